@@ -1,0 +1,20 @@
+/** Unit tests live beside the code (src/, provider/); tests that start real processes live in test/. */
+const transform = { "^.+\\.ts$": ["ts-jest", { isolatedModules: true }] };
+module.exports = {
+  projects: [
+    {
+      displayName: "unit",
+      testEnvironment: "node",
+      transform,
+      roots: ["<rootDir>/src", "<rootDir>/provider"],
+      testMatch: ["**/*.test.ts"],
+    },
+    {
+      displayName: "integration",
+      testEnvironment: "node",
+      transform,
+      roots: ["<rootDir>/test"],
+      testMatch: ["**/*.test.ts"],
+    },
+  ],
+};

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { conditionsSchema } from "./conditions";
+import { GROUP_VERSION, NODESET_STATES } from "./lvmnodeset";
+import { objectMetaSchema } from "./objectmeta";
+import { checkTemplate, templateCelRules, templateFields } from "./template";
+
+export const VOLUME_GROUP_STATES = ["Pending", "Progressing", "Healthy", "Degraded", "Failed", "Missing"] as const;
+export const DEVICE_CLASS_STATES = ["Pending", "Progressing", "Healthy", "Degraded", "Failed"] as const;
+export const CLASS_OBJECT_STATES = ["Exists", "Missing", "Failed", "NotManaged"] as const;
+
+export const DEFAULT_LVMD_SOCKET = "/run/topolvm/lvmd.sock";
+
+export const lvmNodeSpecSchema = z
+  .strictObject({
+    ...templateFields,
+    lvmd: z
+      .strictObject({
+        socketName: z
+          .string()
+          .regex(/^\/[^\0]*$/, { error: "must be an absolute path" })
+          .meta({ description: `Unix socket of TopoLVM's lvmd. @default "${DEFAULT_LVMD_SOCKET}"` }),
+      })
+      .optional()
+      .meta({ description: "TopoLVM lvmd settings for this node." }),
+  })
+  .superRefine(checkTemplate)
+  .meta({
+    description: "The node set's template for this one node, plus node-level settings.",
+    "x-kubernetes-validations": templateCelRules,
+  });
+
+const deviceRefSchema = z.strictObject({
+  kname: z.string().meta({ description: "Device path by kernel name, e.g. /dev/sdb." }),
+  id: z.string().optional().meta({ description: "Stable identity (WWN+serial, by-id link or PV UUID) that survives renames." }),
+  size: z.string().optional().meta({ description: "Size as a quantity." }),
+});
+
+export const volumeGroupStatusSchema = z.strictObject({
+  name: z.string(),
+  state: z.enum(VOLUME_GROUP_STATES),
+  size: z.string().optional().meta({ description: "Total size as a quantity, e.g. 30Gi." }),
+  free: z.string().optional().meta({ description: "Unallocated size as a quantity." }),
+  message: z.string().optional().meta({ description: "Why, when not Healthy: names devices and lvm commands." }),
+  devices: z
+    .strictObject({
+      included: z.array(deviceRefSchema).optional().meta({ description: "Devices that are physical volumes of the group." }),
+      excluded: z
+        .array(
+          z.strictObject({
+            kname: z.string(),
+            reasons: z.array(z.string()).meta({ description: "Why the device is not used, one sentence each." }),
+          }),
+        )
+        .optional()
+        .meta({ description: "Devices the selector matched, or could have, that are not used, and why." }),
+    })
+    .optional(),
+  volumes: z
+    .array(
+      z.strictObject({
+        name: z.string(),
+        attributes: z.string().optional().meta({ description: "lvm lv_attr, e.g. twi-a-tz--." }),
+        size: z.string().optional(),
+        dataPercent: z.string().optional(),
+        metadataPercent: z.string().optional(),
+      }),
+    )
+    .optional()
+    .meta({ description: "Logical volumes we manage in the group (thin pools)." }),
+});
+
+export const deviceClassStatusSchema = z.strictObject({
+  name: z.string(),
+  volumeGroup: z.string(),
+  state: z.enum(DEVICE_CLASS_STATES),
+  message: z.string().optional(),
+  storageClass: z.strictObject({ name: z.string(), state: z.enum(CLASS_OBJECT_STATES) }).optional(),
+  snapshotClass: z.strictObject({ name: z.string(), state: z.enum(CLASS_OBJECT_STATES) }).optional(),
+});
+
+export const lvmNodeStatusSchema = z
+  .strictObject({
+    state: z.enum(NODESET_STATES).optional(),
+    observedGeneration: z.number().int().min(0).optional(),
+    volumeGroups: z.array(volumeGroupStatusSchema).optional(),
+    deviceClasses: z.array(deviceClassStatusSchema).optional(),
+    conditions: conditionsSchema,
+  })
+  .meta({ description: "What is on the node, written by the node agent and operator." });
+
+export const lvmNodeSchema = z
+  .strictObject({
+    apiVersion: z.literal(GROUP_VERSION),
+    kind: z.literal("LVMNode"),
+    metadata: objectMetaSchema,
+    spec: lvmNodeSpecSchema,
+    status: lvmNodeStatusSchema.optional(),
+  })
+  .meta({ description: "The LVM configuration and detailed state of one node; named after the node." });
+
+export type LVMNode = z.infer<typeof lvmNodeSchema>;
+export type LVMNodeSpec = z.infer<typeof lvmNodeSpecSchema>;
+export type LVMNodeStatus = z.infer<typeof lvmNodeStatusSchema>;
+export type VolumeGroupStatus = z.infer<typeof volumeGroupStatusSchema>;
+export type DeviceClassStatus = z.infer<typeof deviceClassStatusSchema>;

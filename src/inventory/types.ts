@@ -1,0 +1,124 @@
+/**
+ * A node's disks and LVM state, as the planner sees them. Built from raw tool output by the parsers in
+ * this folder (lsblk, sysfs, udev links, wipefs/blkid probes, lvm reports); never from lsblk's FSTYPE
+ * alone, which is empty without udev even for a disk carrying an LVM2_member signature.
+ * All sizes are bytes. Every device is named by its path (`/dev/sdb`, `/dev/mapper/x`, `/dev/dm-0`).
+ */
+
+/** A signature found by probing the device itself (`wipefs --json --no-act`, `blkid -p`). */
+export interface Signature {
+  /** e.g. "LVM2_member", "xfs", "ext4", "gpt", "dos", "swap", "crypto_LUKS" */
+  readonly type: string;
+  /** Byte offset as wipefs prints it, e.g. "0x218". */
+  readonly offset?: string;
+  readonly uuid?: string;
+  readonly label?: string;
+  /** wipefs usage column: "filesystem", "raid", "partition table", "crypto", "other". */
+  readonly usage?: string;
+}
+
+export interface BlockDevice {
+  /** Device path of the kernel name: "/dev/sdb", "/dev/dm-3", "/dev/loop7". */
+  readonly kname: string;
+  /** lsblk NAME as a path (for dm devices "/dev/mapper/<name>"); may equal kname. */
+  readonly path: string;
+  /** lsblk TYPE: disk, part, loop, lvm, crypt, dm, raid1, mpath, rom, ... */
+  readonly type: string;
+  readonly size: number;
+  /** Every udev symlink known to point at this device: /dev/disk/by-id/..., by-path/..., /dev/mapper/... */
+  readonly symlinks: readonly string[];
+  readonly serial?: string;
+  /** World wide name, lowercase, as "0x5000c500a1b2c3d4" or an NVMe eui/nguid string. */
+  readonly wwn?: string;
+  readonly model?: string;
+  readonly vendor?: string;
+  readonly rotational?: boolean;
+  readonly readOnly: boolean;
+  readonly removable: boolean;
+  readonly partlabel?: string;
+  readonly parttype?: string;
+  /** lsblk FSTYPE; informational only, signatures decide. */
+  readonly fstype?: string;
+  readonly mountpoints: readonly string[];
+  /** kname of the parent disk, for partitions; of the lower device, for dm/md stacked devices. */
+  readonly parent?: string;
+  /** knames of devices directly on top of this one (partitions, dm/md/crypt holders). */
+  readonly children: readonly string[];
+  /** dm state: true when a device-mapper device is suspended. */
+  readonly suspended: boolean;
+  /** For loop devices, the backing file. */
+  readonly backingFile?: string;
+  /** Signatures probed on the device. */
+  readonly signatures: readonly Signature[];
+}
+
+export interface PhysicalVolume {
+  /** Device path of the PV as lvm reports it (pv_name). */
+  readonly device: string;
+  readonly uuid: string;
+  /** Empty string when the PV belongs to no VG. */
+  readonly vgName: string;
+  readonly size: number;
+  readonly free: number;
+  readonly tags: readonly string[];
+}
+
+export interface VolumeGroupInfo {
+  readonly name: string;
+  readonly uuid: string;
+  readonly size: number;
+  readonly free: number;
+  readonly extentSize: number;
+  readonly extentCount: number;
+  readonly freeExtentCount: number;
+  readonly tags: readonly string[];
+}
+
+export interface LogicalVolume {
+  readonly name: string;
+  readonly vgName: string;
+  readonly uuid: string;
+  readonly size: number;
+  /** lv_attr, e.g. "twi-aotz--" (thin pool), "Vwi-a-tz--" (thin volume), "-wi-a-----" (linear). */
+  readonly attr: string;
+  /** For thin volumes, their pool. */
+  readonly poolLv?: string;
+  readonly dataPercent?: number;
+  readonly metadataPercent?: number;
+  readonly tags: readonly string[];
+}
+
+export interface NodeInventory {
+  readonly node: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly devices: readonly BlockDevice[];
+  readonly pvs: readonly PhysicalVolume[];
+  readonly vgs: readonly VolumeGroupInfo[];
+  readonly lvs: readonly LogicalVolume[];
+}
+
+/**
+ * The raw, recorded form of a node's inventory: exactly what the tools printed. This is the format of
+ * the `--inventory` file (`{"nodes": [RawNodeInventory, ...]}`) and of what the agent collects.
+ */
+export interface RawNodeInventory {
+  readonly name: string;
+  readonly labels?: Readonly<Record<string, string>>;
+  /** `lsblk --json --bytes --output-all` (with or without --paths). */
+  readonly lsblk: unknown;
+  /** `lvm fullreport --reportformat json --units b --nosuffix`, or `{pvs, vgs, lvs}` reports; null when lvm is absent. */
+  readonly lvm: unknown | null;
+  /** The entries of the "signatures" arrays printed by `wipefs --json --no-act` for the node's devices. */
+  readonly signatures?: readonly unknown[];
+  /** sysfs facts lsblk misses without udev: kname → { serial, wwid, ro, removable, ... }. */
+  readonly sysfs?: Readonly<Record<string, Readonly<Record<string, string>>>>;
+  /** udev symlinks: link path → target kname path (readlink -f of the links under /dev/disk and /dev/mapper). */
+  readonly links?: Readonly<Record<string, string>>;
+  /** /proc/self/mountinfo or /proc/mounts text, for mounts lsblk does not show. */
+  readonly mounts?: string;
+  /** /proc/swaps text. */
+  readonly swaps?: string;
+}
+
+/** LVM tag that marks volume groups and PVs this project created. Ownership survives everything. */
+export const OWNER_TAG = "pulumi-lvm";
