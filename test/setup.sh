@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the test tiers need, idempotently (fast when everything is present):
+#   - lvm2 and friends for the host tier (loop devices, lvm metadata),
+#   - etcd + a kube-apiserver built from its Go module (test/env/install.sh),
+#   - qemu, a pinned Debian kernel and our initramfs for the real-kernel tier (test/vm/install.sh).
+# Needs root (apt-get, loop devices). Fails loudly; it never skips a tier silently.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" != 0 ]; then
+  echo "test/setup.sh: the test tiers need root (apt-get, losetup, lvm); run as root" >&2
+  exit 1
+fi
+need=()
+for tool in pvcreate:lvm2 wipefs:util-linux blkid:util-linux sfdisk:fdisk mkfs.ext4:e2fsprogs mkswap:util-linux openssl:openssl; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
+done
+if [ ${#need[@]} -gt 0 ]; then
+  echo "test/setup.sh: installing ${need[*]}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
