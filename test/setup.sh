@@ -19,3 +19,6 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
+
+# A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.
+bash test/env/install.sh

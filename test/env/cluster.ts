@@ -25,8 +25,15 @@ import * as path from "node:path";
 
 /* ------------------------------------------------------------------------- binaries ---- */
 
-const ENV_DIR = __dirname;
-const REPO_ROOT = path.resolve(ENV_DIR, "..", "..");
+/** The repository root: the nearest ancestor with test/env/k8s/go.mod (works from dist/ too). */
+function findRepoRoot(): string {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    if (fs.existsSync(path.join(dir, "test", "env", "k8s", "go.mod"))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no test/env/k8s/go.mod above ${__dirname}`);
+  }
+}
+const REPO_ROOT = findRepoRoot();
+const ENV_DIR = path.join(REPO_ROOT, "test", "env");
 export const INSTALL_SCRIPT = path.join(ENV_DIR, "install.sh");
 export const BINARIES = ["etcd", "kube-apiserver", "kube-controller-manager"] as const;
 export type BinaryName = (typeof BINARIES)[number];
@@ -35,7 +42,8 @@ export type BinaryName = (typeof BINARIES)[number];
 export function kubernetesVersion(): string {
   const goMod = fs.readFileSync(path.join(ENV_DIR, "k8s", "go.mod"), "utf8");
   const m = /^\s*(?:require\s+)?k8s\.io\/kubernetes\s+(v\S+)/m.exec(goMod);
-  if (!m?.[1]) throw new Error(`cannot find the k8s.io/kubernetes version in ${path.join(ENV_DIR, "k8s", "go.mod")}`);
+  if (!m?.[1])
+    throw new Error(`cannot find the k8s.io/kubernetes version in ${path.join(ENV_DIR, "k8s", "go.mod")}`);
   return m[1];
 }
 
@@ -91,21 +99,26 @@ export function requireBinaries(dir = binDir()): void {
 
 export interface ControlPlaneOptions {
   /** Also run kube-controller-manager (garbage collection of owned objects, namespace deletion, ...). */
-  controllerManager?: boolean;
+  readonly controllerManager?: boolean;
   /** Controllers for kube-controller-manager. @default garbagecollector,namespace,serviceaccount,serviceaccount-token */
-  controllers?: string[];
+  readonly controllers?: string[];
   /** Namespace of the operator's and agent's service-account-like identities. @default "pulumi-lvm-system" */
-  namespace?: string;
+  readonly namespace?: string;
   /** Where the binaries are. @default binDir() */
-  binDir?: string;
+  readonly binDir?: string;
+  /**
+   * Another etcd to use, e.g. Debian's /usr/bin/etcd (3.4, which works but lacks
+   * RequestWatchProgress). @default $PULUMI_LVM_ETCD, else <binDir>/etcd (built by install.sh)
+   */
+  readonly etcdBinary?: string;
   /** Parent of the temporary data directory. @default os.tmpdir() */
-  tmpDir?: string;
+  readonly tmpDir?: string;
   /** Give up waiting for readiness after this long. @default 90000 */
-  startTimeoutMs?: number;
+  readonly startTimeoutMs?: number;
   /** Extra kube-apiserver flags ("--name=value"). */
-  apiserverFlags?: string[];
+  readonly apiserverFlags?: string[];
   /** Keep the data directory (logs, certs) after stop(), for debugging. @default false */
-  keepDataDir?: boolean;
+  readonly keepDataDir?: boolean;
 }
 
 export type IdentityName = "admin" | "operator" | "agent" | "unprivileged";
@@ -117,7 +130,14 @@ export interface Identity {
   groups: string[];
 }
 
-export interface Response<T = any> {
+/**
+ * Kubernetes JSON as tests read it: objects from the apiserver are plain JSON whose shape the
+ * tests' assertions check, so property paths are not type-checked here.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Json = any;
+
+export interface Response<T = Json> {
   status: number;
   body: T;
   headers: http.IncomingHttpHeaders;
@@ -146,9 +166,15 @@ export interface ControlPlane {
   /** Milliseconds from start to etcd healthy, apiserver /readyz, and (if started) controller-manager healthy. */
   timings: { etcdMs: number; apiserverMs: number; controllerManagerMs?: number; totalMs: number };
   /** A request to the apiserver; `token` defaults to the admin's. The body is parsed as JSON when it is. */
-  request<T = any>(method: string, urlPath: string, body?: unknown, token?: string, opts?: RequestOptions): Promise<Response<T>>;
+  request<T = Json>(
+    method: string,
+    urlPath: string,
+    body?: unknown,
+    token?: string,
+    opts?: RequestOptions,
+  ): Promise<Response<T>>;
   /** Creates a Node object (no kubelet behind it) with the given labels and returns it. */
-  createNode(name: string, labels?: Record<string, string>): Promise<any>;
+  createNode(name: string, labels?: Record<string, string>): Promise<Json>;
   /** Writes a kubeconfig for one of the identities and returns its path. */
   kubeconfigFor(identity: IdentityName): string;
   /** The tail of a component's log file. */
@@ -176,17 +202,35 @@ async function freePort(): Promise<number> {
 function openssl(args: string[], cwd: string): void {
   try {
     execFileSync("openssl", args, { cwd, stdio: ["ignore", "pipe", "pipe"] });
-  } catch (e: any) {
-    throw new Error(`openssl ${args.join(" ")} failed: ${e.stderr?.toString() ?? e.message}`);
+  } catch (e) {
+    const err = e as Error & { stderr?: Buffer };
+    throw new Error(`openssl ${args.join(" ")} failed: ${err.stderr?.toString() ?? err.message}`);
   }
 }
 
 function tail(file: string, lines = 40): string {
   try {
     const text = fs.readFileSync(file, "utf8");
-    return text.split("\n").slice(-lines - 1).join("\n");
+    return text
+      .split("\n")
+      .slice(-lines - 1)
+      .join("\n");
   } catch {
     return `(no log at ${file})`;
+  }
+}
+
+/** The error lines of a klog/zap log (E/F severity, panics), which a plain tail often misses. */
+function errorLines(file: string, lines = 15): string {
+  try {
+    const text = fs.readFileSync(file, "utf8");
+    return text
+      .split("\n")
+      .filter((l) => /^[EF]\d{4} |"level":"(error|fatal|panic)"|panic:|fatal error:/.test(l))
+      .slice(-lines)
+      .join("\n");
+  } catch {
+    return "";
   }
 }
 
@@ -196,8 +240,23 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 function makePki(dir: string): void {
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   openssl(
-    ["req", "-x509", ...ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2", "-subj", "/CN=pulumi-lvm-test-ca",
-      "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign"],
+    [
+      "req",
+      "-x509",
+      ...ec,
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      "-days",
+      "2",
+      "-subj",
+      "/CN=pulumi-lvm-test-ca",
+      "-addext",
+      "basicConstraints=critical,CA:TRUE",
+      "-addext",
+      "keyUsage=critical,keyCertSign,cRLSign",
+    ],
     dir,
   );
   fs.writeFileSync(
@@ -210,10 +269,28 @@ function makePki(dir: string): void {
       "",
     ].join("\n"),
   );
-  openssl(["req", ...ec, "-keyout", "apiserver.key", "-out", "apiserver.csr", "-subj", "/CN=kube-apiserver"], dir);
   openssl(
-    ["x509", "-req", "-in", "apiserver.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial", "-out", "apiserver.crt",
-      "-days", "2", "-extfile", "serving.ext"],
+    ["req", ...ec, "-keyout", "apiserver.key", "-out", "apiserver.csr", "-subj", "/CN=kube-apiserver"],
+    dir,
+  );
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      "apiserver.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "apiserver.crt",
+      "-days",
+      "2",
+      "-extfile",
+      "serving.ext",
+    ],
     dir,
   );
   openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-out", "sa.key"], dir);
@@ -247,6 +324,8 @@ function kubeconfigYaml(url: string, caPem: string, user: string, token: string)
 /* ----------------------------------------------------------------- process bookkeeping ---- */
 
 const live = new Set<ChildProcess>();
+/** Data directories of control planes not yet stopped (removed by the exit hook). */
+const liveDirs = new Set<string>();
 let exitHookInstalled = false;
 
 function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
@@ -264,7 +343,35 @@ function installExitHook(): void {
   // Last resort (stop() not called, e.g. a crashed test file): kill synchronously on exit.
   process.on("exit", () => {
     for (const child of live) killGroup(child, "SIGKILL");
+    for (const dir of liveDirs) fs.rmSync(dir, { recursive: true, force: true });
   });
+}
+
+const DATA_DIR_PREFIX = "pulumi-lvm-k8s-";
+
+/** Removes data directories left by test processes that died without stop() (e.g. SIGKILL). */
+function removeStaleDataDirs(parent: string): void {
+  let entries: string[] = [];
+  try {
+    entries = fs.readdirSync(parent).filter((e) => e.startsWith(DATA_DIR_PREFIX));
+  } catch {
+    return;
+  }
+  for (const e of entries) {
+    const dir = path.join(parent, e);
+    try {
+      const owner = Number(fs.readFileSync(path.join(dir, "owner.pid"), "utf8"));
+      if (!Number.isInteger(owner) || owner <= 0) continue;
+      try {
+        process.kill(owner, 0);
+        continue; // its owner is alive
+      } catch {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    } catch {
+      /* no owner.pid (not ours, or being created): leave it */
+    }
+  }
 }
 
 const PDEATHSIG = fs.existsSync("/usr/bin/setpriv") ? "/usr/bin/setpriv" : undefined;
@@ -313,7 +420,11 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   requireBinaries(bin);
   installExitHook();
 
-  const dataDir = fs.mkdtempSync(path.join(opts.tmpDir ?? os.tmpdir(), "pulumi-lvm-k8s-"));
+  const parent = opts.tmpDir ?? os.tmpdir();
+  removeStaleDataDirs(parent);
+  const dataDir = fs.mkdtempSync(path.join(parent, DATA_DIR_PREFIX));
+  fs.writeFileSync(path.join(dataDir, "owner.pid"), String(process.pid));
+  if (!opts.keepDataDir) liveDirs.add(dataDir);
   const children: ChildProcess[] = [];
   const logs = {
     etcd: path.join(dataDir, "etcd.log"),
@@ -334,24 +445,28 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       }
     }
     if (!opts.keepDataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    liveDirs.delete(dataDir);
   };
 
   const fail = async (what: string): Promise<never> => {
     const tails = (Object.keys(logs) as (keyof typeof logs)[])
       .filter((c) => fs.existsSync(logs[c]))
-      .map((c) => `----- ${c} (${logs[c]}), last lines -----\n${tail(logs[c])}`)
+      .map((c) => {
+        const errors = errorLines(logs[c]);
+        return (
+          (errors ? `----- ${c}: error lines -----\n${errors}\n` : "") +
+          `----- ${c} (${logs[c]}), last lines -----\n${tail(logs[c], 25)}`
+        );
+      })
       .join("\n");
-    const keep = opts.keepDataDir;
-    opts.keepDataDir = true; // keep the logs on disk long enough to read the error
-    await stop();
-    if (!keep) fs.rmSync(dataDir, { recursive: true, force: true });
+    await stop(); // the log tails are in the message; the directory goes unless keepDataDir
     throw new Error(`control plane failed to start: ${what}\n${tails}`);
   };
 
   try {
     makePki(dataDir);
-  } catch (e: any) {
-    return fail(e.message);
+  } catch (e) {
+    return fail((e as Error).message);
   }
   const caPem = fs.readFileSync(path.join(dataDir, "ca.crt"), "utf8");
 
@@ -385,12 +500,20 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   );
 
   /* etcd */
+  const etcdBinary = opts.etcdBinary ?? process.env.PULUMI_LVM_ETCD ?? path.join(bin, "etcd");
+  let etcdMinor = 0;
+  try {
+    const v = /etcd Version: 3\.(\d+)/.exec(execFileSync(etcdBinary, ["--version"], { encoding: "utf8" }));
+    etcdMinor = Number(v?.[1] ?? 0);
+  } catch (e) {
+    return fail(`${etcdBinary} --version failed: ${(e as Error).message}`);
+  }
   const [etcdPort, etcdPeerPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
   children.push(
     startProcess(
-      path.join(bin, "etcd"),
+      etcdBinary,
       [
         "--name=test",
         `--data-dir=${path.join(dataDir, "etcd")}`,
@@ -400,7 +523,8 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         `--initial-advertise-peer-urls=${peerUrl}`,
         `--initial-cluster=test=${peerUrl}`,
         "--initial-cluster-state=new",
-        "--unsafe-no-fsync", // a throw-away test store: durability buys nothing here
+        // A throw-away test store: durability buys nothing here (etcd >= 3.5 has the flag).
+        ...(etcdMinor >= 5 ? ["--unsafe-no-fsync"] : []),
         "--log-level=warn",
       ],
       logs.etcd,
@@ -428,6 +552,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         `--etcd-servers=${etcdUrl}`,
         "--bind-address=127.0.0.1",
         "--advertise-address=127.0.0.1",
+        // The "lease" reconciler refuses a loopback advertise address; nothing here needs the
+        // default/kubernetes Endpoints to be maintained.
+        "--endpoint-reconciler-type=none",
         `--secure-port=${apiPort}`,
         `--cert-dir=${f("certs")}`,
         `--tls-cert-file=${f("apiserver.crt")}`,
@@ -450,11 +577,18 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   );
   const adminToken = identities.admin.token;
   for (;;) {
-    const status = await httpGet(`${url}/readyz`, { ca: caPem, headers: { authorization: `Bearer ${adminToken}` } });
+    const status = await httpGet(`${url}/readyz`, {
+      ca: caPem,
+      headers: { authorization: `Bearer ${adminToken}` },
+    });
     if (status === 200) break;
     const dead = exited();
-    if (dead) return fail(`${dead === children[0] ? "etcd" : "kube-apiserver"} exited (${dead.exitCode ?? dead.signalCode})`);
-    if (Date.now() > deadline) return fail(`kube-apiserver /readyz not 200 after ${Date.now() - t0} ms (last: ${status})`);
+    if (dead)
+      return fail(
+        `${dead === children[0] ? "etcd" : "kube-apiserver"} exited (${dead.exitCode ?? dead.signalCode})`,
+      );
+    if (Date.now() > deadline)
+      return fail(`kube-apiserver /readyz not 200 after ${Date.now() - t0} ms (last: ${status})`);
     await sleep(100);
   }
   const apiserverMs = Date.now() - t0;
@@ -471,9 +605,16 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   let controllerManagerMs: number | undefined;
   if (opts.controllerManager) {
     const kcmKubeconfig = path.join(dataDir, "kubeconfig-kube-controller-manager");
-    fs.writeFileSync(kcmKubeconfig, kubeconfigYaml(url, caPem, "system:kube-controller-manager", kcmToken), { mode: 0o600 });
+    fs.writeFileSync(kcmKubeconfig, kubeconfigYaml(url, caPem, "system:kube-controller-manager", kcmToken), {
+      mode: 0o600,
+    });
     const kcmPort = await freePort();
-    const controllers = opts.controllers ?? ["garbagecollector", "namespace", "serviceaccount", "serviceaccount-token"];
+    const controllers = opts.controllers ?? [
+      "garbagecollector",
+      "namespace",
+      "serviceaccount",
+      "serviceaccount-token",
+    ];
     children.push(
       startProcess(
         path.join(bin, "kube-controller-manager"),
@@ -501,14 +642,17 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       const status = await httpGet(`https://127.0.0.1:${kcmPort}/healthz`, { rejectUnauthorized: false });
       if (status === 200) break;
       const dead = exited();
-      if (dead) return fail(`a component exited (${dead.exitCode ?? dead.signalCode}) while starting kube-controller-manager`);
+      if (dead)
+        return fail(
+          `a component exited (${dead.exitCode ?? dead.signalCode}) while starting kube-controller-manager`,
+        );
       if (Date.now() > deadline) return fail("kube-controller-manager /healthz not 200 in time");
       await sleep(100);
     }
     controllerManagerMs = Date.now() - t0;
   }
 
-  const request = <T = any>(
+  const request = <T = Json>(
     method: string,
     urlPath: string,
     body?: unknown,
@@ -517,9 +661,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   ): Promise<Response<T>> =>
     new Promise((resolve, reject) => {
       const payload =
-        body === undefined ? undefined : typeof body === "string" || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+        body === undefined
+          ? undefined
+          : typeof body === "string" || Buffer.isBuffer(body)
+            ? body
+            : JSON.stringify(body);
       const contentType =
-        ropts.contentType ?? (method.toUpperCase() === "PATCH" ? "application/merge-patch+json" : "application/json");
+        ropts.contentType ??
+        (method.toUpperCase() === "PATCH" ? "application/merge-patch+json" : "application/json");
       const req = https.request(
         `${url}${urlPath}`,
         {
@@ -529,7 +678,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           headers: {
             accept: "application/json",
             authorization: `Bearer ${token}`,
-            ...(payload !== undefined ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) } : {}),
+            ...(payload !== undefined
+              ? { "content-type": contentType, "content-length": Buffer.byteLength(payload) }
+              : {}),
           },
         },
         (res) => {
@@ -537,7 +688,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           res.on("data", (c: Buffer) => chunks.push(c));
           res.on("end", () => {
             const text = Buffer.concat(chunks).toString("utf8");
-            let parsed: any = text;
+            let parsed: Json = text;
             try {
               parsed = text.length ? JSON.parse(text) : undefined;
             } catch {
@@ -553,9 +704,14 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       req.end();
     });
 
-  const createNode = async (name: string, labels: Record<string, string> = {}): Promise<any> => {
-    const r = await request("POST", "/api/v1/nodes", { apiVersion: "v1", kind: "Node", metadata: { name, labels } });
-    if (r.status !== 201) throw new Error(`creating node ${name}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
+  const createNode = async (name: string, labels: Record<string, string> = {}): Promise<Json> => {
+    const r = await request("POST", "/api/v1/nodes", {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name, labels },
+    });
+    if (r.status !== 201)
+      throw new Error(`creating node ${name}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
     return r.body;
   };
 

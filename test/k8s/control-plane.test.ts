@@ -8,7 +8,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
-import { ControlPlane, repoRoot, startControlPlane } from "../env/cluster";
+import { ControlPlane, Json, repoRoot, startControlPlane } from "../env/cluster";
 
 jest.setTimeout(60_000);
 
@@ -39,7 +39,7 @@ async function eventually<T>(fn: () => Promise<T>, ms = 10_000, every = 100): Pr
   }
 }
 
-async function mustCreate(urlPath: string, body: unknown): Promise<any> {
+async function mustCreate(urlPath: string, body: unknown): Promise<Json> {
   const r = await cp.request("POST", urlPath, body);
   if (r.status !== 201) throw new Error(`POST ${urlPath}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
   return r.body;
@@ -49,7 +49,7 @@ async function createNamespace(name: string): Promise<void> {
   await mustCreate("/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name } });
 }
 
-async function tokenReview(token: string, audiences?: string[]): Promise<any> {
+async function tokenReview(token: string, audiences?: string[]): Promise<Json> {
   const r = await cp.request("POST", "/apis/authentication.k8s.io/v1/tokenreviews", {
     apiVersion: "authentication.k8s.io/v1",
     kind: "TokenReview",
@@ -108,7 +108,7 @@ describe("authentication", () => {
 /* ---------------------------------------------------------------------- authorization ---- */
 
 describe("authorization (RBAC)", () => {
-  async function sar(who: "agent" | "unprivileged", name: string): Promise<any> {
+  async function sar(who: "agent" | "unprivileged", name: string): Promise<Json> {
     const id = cp.identities[who];
     const r = await cp.request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
       apiVersion: "authorization.k8s.io/v1",
@@ -129,7 +129,14 @@ describe("authorization (RBAC)", () => {
       apiVersion: "rbac.authorization.k8s.io/v1",
       kind: "ClusterRole",
       metadata: { name: "test-lvmnode-node-a" },
-      rules: [{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["update"], resourceNames: ["node-a"] }],
+      rules: [
+        {
+          apiGroups: ["lvm.topolvm.io"],
+          resources: ["lvmnodes"],
+          verbs: ["update"],
+          resourceNames: ["node-a"],
+        },
+      ],
     });
     await mustCreate("/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
       apiVersion: "rbac.authorization.k8s.io/v1",
@@ -169,8 +176,11 @@ describe("nodes", () => {
     const r = await cp.request("GET", "/api/v1/nodes/worker-1");
     expect(r.status).toBe(200);
     expect(r.body.metadata.labels).toMatchObject(labels);
-    const sel = await cp.request("GET", `/api/v1/nodes?labelSelector=${encodeURIComponent("pulumi-lvm.io/storage=true")}`);
-    expect(sel.body.items.map((n: any) => n.metadata.name)).toEqual(["worker-1"]);
+    const sel = await cp.request(
+      "GET",
+      `/api/v1/nodes?labelSelector=${encodeURIComponent("pulumi-lvm.io/storage=true")}`,
+    );
+    expect(sel.body.items.map((n: Json) => n.metadata.name)).toEqual(["worker-1"]);
   });
 });
 
@@ -203,7 +213,10 @@ describe("garbage collection (kube-controller-manager)", () => {
       30_000,
       250,
     );
-    if (!gone) throw new Error(`owned ConfigMap not garbage-collected; controller-manager log:\n${cp.logTail("kube-controller-manager")}`);
+    if (!gone)
+      throw new Error(
+        `owned ConfigMap not garbage-collected; controller-manager log:\n${cp.logTail("kube-controller-manager")}`,
+      );
   });
 });
 
@@ -211,20 +224,28 @@ describe("garbage collection (kube-controller-manager)", () => {
 
 const GROUP = "lvm.topolvm.io";
 const VERSION = "v2alpha1";
-const CRD_DIR = path.join(repoRoot, "deploy", "crds");
+// PULUMI_LVM_CRD_DIR: try CRDs from another directory (e.g. freshly generated ones) before committing them.
+const CRD_DIR = process.env.PULUMI_LVM_CRD_DIR ?? path.join(repoRoot, "deploy", "crds");
 const NODESET_FIXTURE = path.join(repoRoot, "test", "fixtures", "api", "proposal-lvmnodeset.yaml");
 
 interface Served {
-  crd: any;
+  crd: Json;
   /** List/collection path, e.g. /apis/lvm.topolvm.io/v2alpha1/lvmnodesets */
   collection: string;
 }
 
 /** Reads deploy/crds/*.yaml; throws (failing the tests) when the CRDs are not there. */
-function loadCrds(): any[] {
-  const files = fs.existsSync(CRD_DIR) ? fs.readdirSync(CRD_DIR).filter((f) => /\.ya?ml$/.test(f)).sort() : [];
+function loadCrds(): Json[] {
+  const files = fs.existsSync(CRD_DIR)
+    ? fs
+        .readdirSync(CRD_DIR)
+        .filter((f) => /\.ya?ml$/.test(f))
+        .sort()
+    : [];
   if (files.length === 0)
-    throw new Error(`no CRDs: ${path.relative(repoRoot, CRD_DIR)}/*.yaml does not exist yet (generate them: npm run generate)`);
+    throw new Error(
+      `no CRDs: ${path.relative(repoRoot, CRD_DIR)}/*.yaml does not exist yet (generate them: npm run generate)`,
+    );
   const crds = files.flatMap((f) =>
     YAML.parseAllDocuments(fs.readFileSync(path.join(CRD_DIR, f), "utf8"))
       .map((d) => d.toJS())
@@ -232,24 +253,27 @@ function loadCrds(): any[] {
   );
   for (const kind of ["LVMNodeSet", "LVMNode"]) {
     const crd = crds.find((c) => c.spec?.names?.kind === kind);
-    if (!crd) throw new Error(`${path.relative(repoRoot, CRD_DIR)} has no CustomResourceDefinition for kind ${kind}`);
-    if (crd.spec.group !== GROUP) throw new Error(`the ${kind} CRD has group ${crd.spec.group}, expected ${GROUP}`);
-    if (!crd.spec.versions?.some((v: any) => v.name === VERSION && v.served))
+    if (!crd)
+      throw new Error(`${path.relative(repoRoot, CRD_DIR)} has no CustomResourceDefinition for kind ${kind}`);
+    if (crd.spec.group !== GROUP)
+      throw new Error(`the ${kind} CRD has group ${crd.spec.group}, expected ${GROUP}`);
+    if (!crd.spec.versions?.some((v: Json) => v.name === VERSION && v.served))
       throw new Error(`the ${kind} CRD does not serve version ${VERSION}`);
   }
   return crds;
 }
 
-function loadNodeSetFixture(): any {
+function loadNodeSetFixture(): Json {
   if (!fs.existsSync(NODESET_FIXTURE))
     throw new Error(`fixture ${path.relative(repoRoot, NODESET_FIXTURE)} does not exist yet`);
   const obj = YAML.parse(fs.readFileSync(NODESET_FIXTURE, "utf8"));
-  if (obj?.kind !== "LVMNodeSet") throw new Error(`${NODESET_FIXTURE} is not an LVMNodeSet (kind ${obj?.kind})`);
+  if (obj?.kind !== "LVMNodeSet")
+    throw new Error(`${NODESET_FIXTURE} is not an LVMNodeSet (kind ${obj?.kind})`);
   return obj;
 }
 
 /** The path (from the object root) of the first object that has a `deviceClasses` array. */
-function findDeviceClassesParent(obj: any, at: string[] = []): string[] | undefined {
+function findDeviceClassesParent(obj: Json, at: string[] = []): string[] | undefined {
   if (!obj || typeof obj !== "object" || Array.isArray(obj)) return undefined;
   if (Array.isArray(obj.deviceClasses)) return at;
   for (const [k, v] of Object.entries(obj)) {
@@ -259,7 +283,7 @@ function findDeviceClassesParent(obj: any, at: string[] = []): string[] | undefi
   return undefined;
 }
 
-function getAt(obj: any, p: string[]): any {
+function getAt(obj: Json, p: string[]): Json {
   return p.reduce((o, k) => o[k], obj);
 }
 
@@ -273,25 +297,30 @@ describe("CRDs (deploy/crds) on a real apiserver", () => {
     for (const crd of crds) {
       const r = await cp.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
       if (r.status !== 201)
-        throw new Error(`applying CRD ${crd.metadata?.name}: HTTP ${r.status}: ${r.body?.message ?? JSON.stringify(r.body)}`);
+        throw new Error(
+          `applying CRD ${crd.metadata?.name}: HTTP ${r.status}: ${r.body?.message ?? JSON.stringify(r.body)}`,
+        );
     }
     for (const crd of crds) {
       const name = crd.metadata.name;
       const established = await eventually(async () => {
         const r = await cp.request("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
-        return r.body?.status?.conditions?.some((c: any) => c.type === "Established" && c.status === "True");
+        return r.body?.status?.conditions?.some((c: Json) => c.type === "Established" && c.status === "True");
       }, 20_000);
       if (!established) throw new Error(`CRD ${name} did not become Established in 20 s`);
       const namespaced = crd.spec.scope === "Namespaced";
       const collection = `/apis/${crd.spec.group}/${VERSION}/${namespaced ? `namespaces/${NS}/` : ""}${crd.spec.names.plural}`;
-      const listable = await eventually(async () => (await cp.request("GET", collection)).status === 200, 10_000);
+      const listable = await eventually(
+        async () => (await cp.request("GET", collection)).status === 200,
+        10_000,
+      );
       if (!listable) throw new Error(`GET ${collection} did not answer 200 after the CRD was Established`);
       served[crd.spec.names.kind] = { crd, collection };
     }
     await createNamespace(NS);
   }, 60_000);
 
-  function nodeSet(name: string): any {
+  function nodeSet(name: string): Json {
     const obj = structuredClone(loadNodeSetFixture());
     obj.metadata = { name };
     return obj;
@@ -305,7 +334,8 @@ describe("CRDs (deploy/crds) on a real apiserver", () => {
     const { collection } = served.LVMNodeSet!;
     const obj = nodeSet("proposal-example");
     const r = await cp.request("POST", collection, obj);
-    if (r.status !== 201) throw new Error(`example LVMNodeSet rejected: HTTP ${r.status}: ${r.body?.message}`);
+    if (r.status !== 201)
+      throw new Error(`example LVMNodeSet rejected: HTTP ${r.status}: ${r.body?.message}`);
     // Nothing the fixture says was pruned away by the structural schema.
     expect(r.body.spec).toEqual(obj.spec);
   });
@@ -343,11 +373,11 @@ describe("CRDs (deploy/crds) on a real apiserver", () => {
 
   test("status is ignored through the main resource and written through /status", async () => {
     const { crd, collection } = served.LVMNodeSet!;
-    const version = crd.spec.versions.find((v: any) => v.name === VERSION);
+    const version = crd.spec.versions.find((v: Json) => v.name === VERSION);
     expect(version.subresources?.status).toBeDefined();
     const statusProps = version.schema?.openAPIV3Schema?.properties?.status?.properties ?? {};
-    let status: any;
-    let read: (s: any) => unknown;
+    let status: Json;
+    let read: (s: Json) => unknown;
     if (statusProps.observedGeneration) {
       status = { observedGeneration: 42 };
       read = (s) => s?.observedGeneration;
@@ -380,11 +410,13 @@ describe("CRDs (deploy/crds) on a real apiserver", () => {
     expect(read((await cp.request("GET", `${collection}/${name}`)).body.status)).not.toEqual(expected);
 
     const viaStatus = await cp.request("PUT", `${collection}/${name}/status`, { ...viaMain.body, status });
-    if (viaStatus.status !== 200) throw new Error(`PUT /status: HTTP ${viaStatus.status}: ${viaStatus.body?.message}`);
+    if (viaStatus.status !== 200)
+      throw new Error(`PUT /status: HTTP ${viaStatus.status}: ${viaStatus.body?.message}`);
     expect(read((await cp.request("GET", `${collection}/${name}`)).body.status)).toEqual(expected);
     // ... and /status does not change the spec.
     const changedSpec = structuredClone(viaStatus.body);
-    getAt(changedSpec, findDeviceClassesParent(changedSpec.spec, ["spec"]) ?? ["spec"]).deletionPolicy = "Delete";
+    getAt(changedSpec, findDeviceClassesParent(changedSpec.spec, ["spec"]) ?? ["spec"]).deletionPolicy =
+      "Delete";
     const specViaStatus = await cp.request("PUT", `${collection}/${name}/status`, changedSpec);
     expect(specViaStatus.status).toBe(200);
     expect(specViaStatus.body.spec).toEqual(viaStatus.body.spec);
