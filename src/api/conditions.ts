@@ -6,26 +6,59 @@ export const conditionSchema = z
     type: z
       .string()
       .max(316)
-      .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/)
+      .regex(
+        /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$/,
+      )
       .meta({ description: "CamelCase condition type, e.g. VolumeGroupsHealthy." }),
     status: z.enum(["True", "False", "Unknown"]),
-    observedGeneration: z.number().int().min(0).optional().meta({ description: "The .metadata.generation the condition was set from." }),
-    lastTransitionTime: z.iso.datetime({ offset: true }).meta({ description: "When status last changed." }),
+    observedGeneration: z
+      .number()
+      .int()
+      .min(0)
+      .optional()
+      .meta({ description: "The .metadata.generation the condition was set from." }),
+    lastTransitionTime: z.iso
+      .datetime({
+        offset: true,
+        error: (i) =>
+          `must be an RFC 3339 date-time with a time zone, such as "2044-10-22T16:29:24Z" (got ${JSON.stringify(i.input)})`,
+      })
+      .meta({ description: "When status last changed." }),
     reason: z
       .string()
       .max(1024)
       .regex(/^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$/)
       .optional()
       .meta({ description: "CamelCase reason for the last transition." }),
-    message: z.string().max(32768).optional().meta({ description: "What a person should know, naming nodes, devices and commands." }),
+    message: z
+      .string()
+      .max(32768)
+      .optional()
+      .meta({ description: "What a person should know, naming nodes, devices and commands." }),
   })
   .meta({ description: "A KEP-1623 condition." });
 
-export const conditionsSchema = z.array(conditionSchema).max(32).optional().meta({
-  description: "Standard conditions.",
-  "x-kubernetes-list-type": "map",
-  "x-kubernetes-list-map-keys": ["type"],
-});
+export const conditionsSchema = z
+  .array(conditionSchema)
+  .max(32)
+  .superRefine((conditions, ctx) => {
+    const seen = new Map<string, number>();
+    conditions.forEach((c, i) => {
+      if (seen.has(c.type))
+        ctx.addIssue({
+          code: "custom",
+          path: [i, "type"],
+          message: `duplicate condition type "${c.type}" (also conditions[${seen.get(c.type)}])`,
+        });
+      else seen.set(c.type, i);
+    });
+  })
+  .optional()
+  .meta({
+    description: "Standard conditions.",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["type"],
+  });
 
 export type Condition = z.infer<typeof conditionSchema>;
 
@@ -33,3 +66,15 @@ export type Condition = z.infer<typeof conditionSchema>;
 export const NODESET_CONDITIONS = ["LVMNodesReady", "ProviderReady"] as const;
 /** Condition types of an LVMNode. */
 export const NODE_CONDITIONS = ["ProviderReady", "VolumeGroupsHealthy", "DeviceClassesHealthy"] as const;
+
+/** What each condition type says when True, from the proposal's workflow (docs/api.md lists them). */
+export const CONDITION_MEANINGS: Record<
+  (typeof NODESET_CONDITIONS)[number] | (typeof NODE_CONDITIONS)[number],
+  string
+> = {
+  LVMNodesReady: "Every LVMNode of the set is Ready.",
+  ProviderReady: "The storage provider (TopoLVM) is installed and ready for the nodes.",
+  VolumeGroupsHealthy: "Every volume group in spec exists on the node and is healthy (status.volumeGroups).",
+  DeviceClassesHealthy:
+    "Every device class in spec is set up (thin pool, lvmd configuration, StorageClass, VolumeSnapshotClass; status.deviceClasses).",
+};

@@ -23,7 +23,8 @@ export function problemsFrom(error: z.ZodError, prefix: readonly PropertyKey[] =
   for (const issue of error.issues) {
     const path = [...prefix, ...issue.path];
     if (issue.code === "unrecognized_keys") {
-      for (const key of issue.keys) problems.push({ path: formatPath([...path, key]), message: "unknown field" });
+      for (const key of issue.keys)
+        problems.push({ path: formatPath([...path, key]), message: "unknown field" });
       continue;
     }
     problems.push({ path: formatPath(path) || "(root)", message: messageOf(issue) });
@@ -52,34 +53,48 @@ function messageOf(issue: z.core.$ZodIssue): string {
   switch (issue.code) {
     case "invalid_type":
       if (input === undefined) return "is required";
-      return `must be ${article(issue.expected)} (got ${describe(input)})`;
+      if (!issue.message.startsWith("Invalid input")) return issue.message; // the schema's own wording
+      return `must be ${article(issue.expected === "int" ? "integer" : issue.expected)} (got ${describeValue(input)})`;
     case "invalid_value":
-      if (issue.values.length === 1) return `must be ${JSON.stringify(issue.values[0])} (got ${describe(input)})`;
-      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")} (got ${describe(input)})`;
+      if (issue.values.length === 1)
+        return `must be ${JSON.stringify(issue.values[0])} (got ${describeValue(input)})`;
+      return `must be one of ${issue.values.map((v) => JSON.stringify(v)).join(", ")} (got ${describeValue(input)})`;
     case "too_small":
-      if (issue.origin === "array") return `needs at least ${issue.minimum} item${issue.minimum === 1 ? "" : "s"}`;
-      if (issue.origin === "string") return `must be at least ${issue.minimum} characters`;
-      return issue.message.startsWith("Too small") ? `must be at least ${issue.minimum} (got ${describe(input)})` : issue.message;
+      if (issue.origin === "array") return `needs at least ${plural(issue.minimum, "item")}`;
+      if (issue.origin === "string") return `must be at least ${plural(issue.minimum, "character")}`;
+      return issue.message.startsWith("Too small")
+        ? `must be at least ${issue.minimum} (got ${describeValue(input)})`
+        : issue.message;
     case "too_big":
-      if (issue.origin === "array") return `may have at most ${issue.maximum} items`;
-      if (issue.origin === "string") return `must be at most ${issue.maximum} characters`;
-      return issue.message.startsWith("Too big") ? `must be at most ${issue.maximum} (got ${describe(input)})` : issue.message;
+      if (issue.origin === "array") return `may have at most ${plural(issue.maximum, "item")}`;
+      if (issue.origin === "string") return `must be at most ${plural(issue.maximum, "character")}`;
+      return issue.message.startsWith("Too big")
+        ? `must be at most ${issue.maximum} (got ${describeValue(input)})`
+        : issue.message;
     case "invalid_format":
-      return issue.message.startsWith("Invalid") ? `has an invalid format: ${issue.format} expected (got ${describe(input)})` : issue.message;
+      return issue.message.startsWith("Invalid")
+        ? `has an invalid format: ${issue.format} expected (got ${describeValue(input)})`
+        : issue.message;
     default:
       return issue.message;
   }
+}
+
+function plural(n: number | bigint, noun: string): string {
+  return `${n} ${noun}${n === 1 || n === 1n ? "" : "s"}`;
 }
 
 function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-function describe(value: unknown): string {
+/** A value as an error message shows it: strings quoted (and shortened), objects and arrays by kind. */
+export function describeValue(value: unknown): string {
   if (value === null) return "null";
   if (Array.isArray(value)) return "an array";
   if (typeof value === "object") return "an object";
-  if (typeof value === "string") return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
+  if (typeof value === "string")
+    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value);
   return String(value);
 }
 

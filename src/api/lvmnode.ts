@@ -2,9 +2,16 @@ import { z } from "zod";
 import { conditionsSchema } from "./conditions";
 import { GROUP_VERSION, NODESET_STATES } from "./lvmnodeset";
 import { objectMetaSchema } from "./objectmeta";
-import { checkTemplate, templateCelRules, templateFields } from "./template";
+import { checkTemplate, EVEN_WITH_FIELD_ERRORS, templateCelRules, templateFields } from "./template";
 
-export const VOLUME_GROUP_STATES = ["Pending", "Progressing", "Healthy", "Degraded", "Failed", "Missing"] as const;
+export const VOLUME_GROUP_STATES = [
+  "Pending",
+  "Progressing",
+  "Healthy",
+  "Degraded",
+  "Failed",
+  "Missing",
+] as const;
 export const DEVICE_CLASS_STATES = ["Pending", "Progressing", "Healthy", "Degraded", "Failed"] as const;
 export const CLASS_OBJECT_STATES = ["Exists", "Missing", "Failed", "NotManaged"] as const;
 
@@ -17,13 +24,14 @@ export const lvmNodeSpecSchema = z
       .strictObject({
         socketName: z
           .string()
+          .max(107) // a Unix socket path (sun_path) holds at most 107 bytes
           .regex(/^\/[^\0]*$/, { error: "must be an absolute path" })
           .meta({ description: `Unix socket of TopoLVM's lvmd. @default "${DEFAULT_LVMD_SOCKET}"` }),
       })
       .optional()
       .meta({ description: "TopoLVM lvmd settings for this node." }),
   })
-  .superRefine(checkTemplate)
+  .superRefine(checkTemplate, EVEN_WITH_FIELD_ERRORS)
   .meta({
     description: "The node set's template for this one node, plus node-level settings.",
     "x-kubernetes-validations": templateCelRules,
@@ -31,7 +39,10 @@ export const lvmNodeSpecSchema = z
 
 const deviceRefSchema = z.strictObject({
   kname: z.string().meta({ description: "Device path by kernel name, e.g. /dev/sdb." }),
-  id: z.string().optional().meta({ description: "Stable identity (WWN+serial, by-id link or PV UUID) that survives renames." }),
+  id: z
+    .string()
+    .optional()
+    .meta({ description: "Stable identity (WWN+serial, by-id link or PV UUID) that survives renames." }),
   size: z.string().optional().meta({ description: "Size as a quantity." }),
 });
 
@@ -40,17 +51,28 @@ export const volumeGroupStatusSchema = z.strictObject({
   state: z.enum(VOLUME_GROUP_STATES),
   size: z.string().optional().meta({ description: "Total size as a quantity, e.g. 30Gi." }),
   free: z.string().optional().meta({ description: "Unallocated size as a quantity." }),
-  message: z.string().optional().meta({ description: "Why, when not Healthy: names devices and lvm commands." }),
+  message: z
+    .string()
+    .optional()
+    .meta({ description: "Why, when not Healthy: names devices and lvm commands." }),
   devices: z
     .strictObject({
-      included: z.array(deviceRefSchema).optional().meta({ description: "Devices that are physical volumes of the group." }),
+      included: z
+        .array(deviceRefSchema)
+        .max(1024)
+        .optional()
+        .meta({ description: "Devices that are physical volumes of the group." }),
       excluded: z
         .array(
           z.strictObject({
             kname: z.string(),
-            reasons: z.array(z.string()).meta({ description: "Why the device is not used, one sentence each." }),
+            reasons: z
+              .array(z.string())
+              .max(16)
+              .meta({ description: "Why the device is not used, one sentence each." }),
           }),
         )
+        .max(1024)
         .optional()
         .meta({ description: "Devices the selector matched, or could have, that are not used, and why." }),
     })
@@ -65,6 +87,7 @@ export const volumeGroupStatusSchema = z.strictObject({
         metadataPercent: z.string().optional(),
       }),
     )
+    .max(64)
     .optional()
     .meta({ description: "Logical volumes we manage in the group (thin pools)." }),
 });
@@ -82,8 +105,8 @@ export const lvmNodeStatusSchema = z
   .strictObject({
     state: z.enum(NODESET_STATES).optional(),
     observedGeneration: z.number().int().min(0).optional(),
-    volumeGroups: z.array(volumeGroupStatusSchema).optional(),
-    deviceClasses: z.array(deviceClassStatusSchema).optional(),
+    volumeGroups: z.array(volumeGroupStatusSchema).max(32).optional(),
+    deviceClasses: z.array(deviceClassStatusSchema).max(32).optional(),
     conditions: conditionsSchema,
   })
   .meta({ description: "What is on the node, written by the node agent and operator." });

@@ -8,7 +8,14 @@ export const API_GROUP = "lvm.topolvm.io";
 export const API_VERSION = "v2alpha1";
 export const GROUP_VERSION = `${API_GROUP}/${API_VERSION}`;
 
-export const NODESET_STATES = ["Pending", "Progressing", "Ready", "Degraded", "Failed", "Terminating"] as const;
+export const NODESET_STATES = [
+  "Pending",
+  "Progressing",
+  "Ready",
+  "Degraded",
+  "Failed",
+  "Terminating",
+] as const;
 
 export const lvmNodeSetSpecSchema = z
   .strictObject({
@@ -29,6 +36,7 @@ export const lvmNodeSetStatusSchema = z
           message: z.string().optional().meta({ description: "Why, when not Ready." }),
         }),
       )
+      .max(5000) // the largest cluster Kubernetes supports
       .optional()
       .meta({ description: "Every selected node and its state." }),
     conditions: conditionsSchema,

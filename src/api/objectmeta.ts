@@ -8,7 +8,9 @@ export const objectMetaSchema = z.looseObject({
   name: z
     .string()
     .max(253)
-    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: "must be a DNS-1123 subdomain (lowercase, digits, '-' and '.')" }),
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+      error: "must be a DNS-1123 subdomain (lowercase, digits, '-' and '.')",
+    }),
   namespace: z.string().optional(),
   labels: z.record(z.string(), z.string()).optional(),
   annotations: z.record(z.string(), z.string()).optional(),

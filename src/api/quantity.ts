@@ -24,14 +24,28 @@ const BINARY: Record<string, bigint> = {
   Pi: 1n << 50n,
   Ei: 1n << 60n,
 };
-const DECIMAL_EXPONENT: Record<string, number> = { n: -9, u: -6, m: -3, k: 3, M: 6, G: 9, T: 12, P: 15, E: 18 };
+const DECIMAL_EXPONENT: Record<string, number> = {
+  n: -9,
+  u: -6,
+  m: -3,
+  k: 3,
+  M: 6,
+  G: 9,
+  T: 12,
+  P: 15,
+  E: 18,
+};
 
 export type QuantityResult = { ok: true; bytes: number } | { ok: false; message: string };
 
 /** Parses a quantity to exact bytes; never throws. */
 export function parseQuantity(text: string): QuantityResult {
   const m = GRAMMAR.exec(text);
-  if (!m) return { ok: false, message: `must be a Kubernetes quantity such as "30Gi", "1.5T" or "500M" (got "${text}")` };
+  if (!m)
+    return {
+      ok: false,
+      message: `must be a Kubernetes quantity such as "30Gi", "1.5T" or "500M" (got "${text}")`,
+    };
   const [, sign, whole = "", frac1, frac2, binary, decimal, exponent] = m;
   const fraction = frac1 ?? frac2 ?? "";
   let numerator = BigInt((whole || "0") + fraction);
@@ -40,14 +54,16 @@ export function parseQuantity(text: string): QuantityResult {
   let power = 0;
   if (decimal) power = DECIMAL_EXPONENT[decimal]!;
   if (exponent !== undefined) {
-    if (!/^[+-]?\d+$/.test(exponent)) return { ok: false, message: `must use a whole-number exponent (got "${text}")` };
+    if (!/^[+-]?\d+$/.test(exponent))
+      return { ok: false, message: `must use a whole-number exponent (got "${text}")` };
     power = Number(exponent);
     if (Math.abs(power) > 30) return { ok: false, message: `exponent out of range (got "${text}")` };
   }
   if (power > 0) numerator *= 10n ** BigInt(power);
   if (power < 0) denominator *= 10n ** BigInt(-power);
   if (sign === "-" && numerator !== 0n) return { ok: false, message: `must not be negative (got "${text}")` };
-  if (numerator % denominator !== 0n) return { ok: false, message: `must be a whole number of bytes (got "${text}")` };
+  if (numerator % denominator !== 0n)
+    return { ok: false, message: `must be a whole number of bytes (got "${text}")` };
   const bytes = numerator / denominator;
   if (bytes > BigInt(Number.MAX_SAFE_INTEGER)) return { ok: false, message: `is too large (got "${text}")` };
   return { ok: true, bytes: Number(bytes) };
@@ -76,7 +92,13 @@ export function formatBytes(bytes: number): string {
 /** zod schema for a byte quantity string; the CRD gets Kubernetes' own pattern. */
 export function quantity(description: string) {
   return z
-    .string({ error: (i) => `must be a quantity string such as "30Gi" (got ${JSON.stringify(i.input)})` })
+    .string({
+      error: (i) =>
+        i.code === "invalid_type"
+          ? `must be a quantity string such as "30Gi" (got ${JSON.stringify(i.input)})`
+          : undefined,
+    })
+    .max(64)
     .superRefine((value, ctx) => {
       const r = parseQuantity(value);
       if (!r.ok) ctx.addIssue({ code: "custom", message: r.message });

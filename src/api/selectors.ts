@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { dnsSubdomainProblem, labelKeyProblem, labelValueProblem } from "./names";
 import { parseQuantity } from "./quantity";
 
 /* ---------------------------------------------------------------- node selector (core/v1) ---- */
@@ -7,20 +8,29 @@ export const NODE_SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist",
 
 const nodeSelectorRequirement = z
   .strictObject({
-    key: z.string().min(1).meta({ description: "The label key (matchExpressions) or field (matchFields) to test." }),
+    key: z
+      .string()
+      .min(1)
+      .max(317)
+      .meta({ description: "The label key (matchExpressions) or field (matchFields) to test." }),
     operator: z.enum(NODE_SELECTOR_OPERATORS).meta({ description: "How `key` relates to `values`." }),
-    values: z
-      .array(z.string())
-      .optional()
-      .meta({
-        description:
-          "For In/NotIn: one or more values; for Exists/DoesNotExist: none; for Gt/Lt: exactly one integer.",
-      }),
+    values: z.array(z.string().max(253)).max(256).optional().meta({
+      description:
+        "For In/NotIn: one or more values; for Exists/DoesNotExist: none; for Gt/Lt: exactly one integer.",
+    }),
   })
   .superRefine((r, ctx) => {
     checkValueCount(r.operator, r.values, ["In", "NotIn"], ["Gt", "Lt"], ctx);
-    if ((r.operator === "Gt" || r.operator === "Lt") && r.values?.length === 1 && !/^-?\d+$/.test(r.values[0]!))
-      ctx.addIssue({ code: "custom", path: ["values", 0], message: `${r.operator} needs an integer (got "${r.values[0]}")` });
+    if (
+      (r.operator === "Gt" || r.operator === "Lt") &&
+      r.values?.length === 1 &&
+      !/^-?\d+$/.test(r.values[0]!)
+    )
+      ctx.addIssue({
+        code: "custom",
+        path: ["values", 0],
+        message: `${r.operator} needs an integer (got "${r.values[0]}")`,
+      });
   })
   .meta({
     description: "A node selector requirement, as in core/v1 NodeSelectorRequirement.",
@@ -40,28 +50,84 @@ const nodeSelectorRequirement = z
     ],
   });
 
+type NodeSelectorRequirement = z.infer<typeof nodeSelectorRequirement>;
+
+/**
+ * Node selectors become the node affinity of TopoLVM's DaemonSet, so they follow the apiserver's rules
+ * for it (a selector it refuses would only fail later, when the DaemonSet is created): matchExpressions
+ * use label keys and label values...
+ */
+function checkMatchExpression(e: NodeSelectorRequirement, at: PropertyKey[], ctx: z.RefinementCtx) {
+  const keyProblem = labelKeyProblem(e.key);
+  if (keyProblem) ctx.addIssue({ code: "custom", path: [...at, "key"], message: keyProblem });
+  e.values?.forEach((v, j) => {
+    const problem = labelValueProblem(v);
+    if (problem) ctx.addIssue({ code: "custom", path: [...at, "values", j], message: problem });
+  });
+}
+
+/** ... and in matchFields only `metadata.name`, with In or NotIn and exactly one node name. */
+function checkMatchField(f: NodeSelectorRequirement, at: PropertyKey[], ctx: z.RefinementCtx) {
+  if (f.key !== "metadata.name")
+    ctx.addIssue({
+      code: "custom",
+      path: [...at, "key"],
+      message: `only "metadata.name" is supported (got "${f.key}")`,
+    });
+  if (f.operator !== "In" && f.operator !== "NotIn")
+    ctx.addIssue({
+      code: "custom",
+      path: [...at, "operator"],
+      message: `matchFields only supports In and NotIn (got "${f.operator}")`,
+    });
+  else if (f.values?.length !== undefined && f.values.length > 1)
+    ctx.addIssue({
+      code: "custom",
+      path: [...at, "values"],
+      message: `matchFields ${f.operator} takes exactly one node name (got ${f.values.length})`,
+    });
+  if (f.key === "metadata.name")
+    f.values?.forEach((v, j) => {
+      const problem = dnsSubdomainProblem(v);
+      if (problem)
+        ctx.addIssue({ code: "custom", path: [...at, "values", j], message: `a node name ${problem}` });
+    });
+}
+
 const nodeSelectorTerm = z
   .strictObject({
-    matchExpressions: z.array(nodeSelectorRequirement).max(32).optional().meta({ description: "Node label requirements, ANDed." }),
-    matchFields: z
+    matchExpressions: z
       .array(nodeSelectorRequirement)
       .max(32)
       .optional()
-      .meta({ description: "Node field requirements, ANDed. Only `metadata.name` is supported, as in core/v1." }),
+      .meta({ description: "Node label requirements, ANDed." }),
+    matchFields: z.array(nodeSelectorRequirement).max(32).optional().meta({
+      description:
+        "Node field requirements, ANDed. Only `metadata.name` with In or NotIn and exactly one node name, as in core/v1.",
+    }),
   })
   .superRefine((term, ctx) => {
     if (!term.matchExpressions?.length && !term.matchFields?.length)
-      ctx.addIssue({ code: "custom", message: "a node selector term needs at least one matchExpression or matchField" });
-    term.matchFields?.forEach((f, i) => {
-      if (f.key !== "metadata.name")
-        ctx.addIssue({
-          code: "custom",
-          path: ["matchFields", i, "key"],
-          message: `only "metadata.name" is supported (got "${f.key}")`,
-        });
-    });
+      ctx.addIssue({
+        code: "custom",
+        message: "a node selector term needs at least one matchExpression or matchField",
+      });
+    term.matchExpressions?.forEach((e, i) => checkMatchExpression(e, ["matchExpressions", i], ctx));
+    term.matchFields?.forEach((f, i) => checkMatchField(f, ["matchFields", i], ctx));
   })
-  .meta({ description: "Requirements that are ANDed; a node matches the term when all of them hold." });
+  .meta({
+    description: "Requirements that are ANDed; a node matches the term when all of them hold.",
+    "x-kubernetes-validations": [
+      {
+        rule: "(has(self.matchExpressions) && size(self.matchExpressions) > 0) || (has(self.matchFields) && size(self.matchFields) > 0)",
+        message: "a node selector term needs at least one matchExpression or matchField",
+      },
+      {
+        rule: "!has(self.matchFields) || self.matchFields.all(f, f.key == 'metadata.name' && f.operator in ['In', 'NotIn'] && has(f.values) && size(f.values) == 1)",
+        message: "matchFields only supports metadata.name with In or NotIn and exactly one value",
+      },
+    ],
+  });
 
 export const nodeSelectorSchema = z
   .strictObject({
@@ -100,21 +166,25 @@ export type DeviceKey = (typeof DEVICE_KEYS)[number];
  * other volume group selects. `Exists`/`DoesNotExist` test that the attribute is known and not empty.
  * `GreaterThan`/`LessThan` compare numbers (`size` takes a quantity such as "30Gi").
  */
-export const DEVICE_OPERATORS = ["In", "NotIn", "Any", "Exists", "DoesNotExist", "GreaterThan", "LessThan"] as const;
+export const DEVICE_OPERATORS = [
+  "In",
+  "NotIn",
+  "Any",
+  "Exists",
+  "DoesNotExist",
+  "GreaterThan",
+  "LessThan",
+] as const;
 export type DeviceOperator = (typeof DEVICE_OPERATORS)[number];
 
 const deviceSelectorRequirement = z
   .strictObject({
     key: z.enum(DEVICE_KEYS).meta({ description: "The device attribute to test." }),
     operator: z.enum(DEVICE_OPERATORS).meta({ description: "How the attribute relates to `values`." }),
-    values: z
-      .array(z.string().max(4096))
-      .max(256)
-      .optional()
-      .meta({
-        description:
-          "For In/NotIn: one or more values; for Any/Exists/DoesNotExist: none; for GreaterThan/LessThan: exactly one number (a quantity for `size`).",
-      }),
+    values: z.array(z.string().max(4096)).max(256).optional().meta({
+      description:
+        "For In/NotIn: one or more values; for Any/Exists/DoesNotExist: none; for GreaterThan/LessThan: exactly one number (a quantity for `size`).",
+    }),
   })
   .superRefine((r, ctx) => {
     checkValueCount(r.operator, r.values, ["In", "NotIn"], ["GreaterThan", "LessThan"], ctx);
@@ -134,7 +204,11 @@ const deviceSelectorRequirement = z
     if (r.key === "rotational") {
       for (const [i, v] of (r.values ?? []).entries())
         if (!["0", "1", "true", "false"].includes(v))
-          ctx.addIssue({ code: "custom", path: ["values", i], message: `rotational is "true" or "false" (got "${v}")` });
+          ctx.addIssue({
+            code: "custom",
+            path: ["values", i],
+            message: `rotational is "true" or "false" (got "${v}")`,
+          });
     }
   })
   .meta({
@@ -171,7 +245,8 @@ const deviceSelectorTerm = z
       ctx.addIssue({
         code: "custom",
         path: ["matchExpressions"],
-        message: "a device selector term needs at least one expression (an empty term would match every disk)",
+        message:
+          "a device selector term needs at least one expression (an empty term would match every disk)",
       });
   })
   .meta({
@@ -179,7 +254,8 @@ const deviceSelectorTerm = z
     "x-kubernetes-validations": [
       {
         rule: "size(self.matchExpressions) > 0",
-        message: "a device selector term needs at least one expression (an empty term would match every disk)",
+        message:
+          "a device selector term needs at least one expression (an empty term would match every disk)",
       },
     ],
   });
@@ -210,10 +286,15 @@ function checkValueCount(
 ) {
   const count = values?.length ?? 0;
   if (needsSome.includes(operator)) {
-    if (count === 0) ctx.addIssue({ code: "custom", path: ["values"], message: `${operator} needs at least one value` });
+    if (count === 0)
+      ctx.addIssue({ code: "custom", path: ["values"], message: `${operator} needs at least one value` });
   } else if (needsOne.includes(operator)) {
     if (count !== 1)
-      ctx.addIssue({ code: "custom", path: ["values"], message: `${operator} takes exactly one value (got ${count})` });
+      ctx.addIssue({
+        code: "custom",
+        path: ["values"],
+        message: `${operator} takes exactly one value (got ${count})`,
+      });
   } else if (count > 0) {
     ctx.addIssue({ code: "custom", path: ["values"], message: `${operator} takes no values (got ${count})` });
   }

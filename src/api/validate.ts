@@ -1,7 +1,13 @@
 import type { z } from "zod";
 import { problemsFrom, ValidationError, type ValidationProblem } from "./errors";
 import { lvmNodeSchema, type LVMNode } from "./lvmnode";
-import { GROUP_VERSION, lvmNodeSetSchema, lvmNodeSetSpecSchema, type LVMNodeSet, type LVMNodeSetSpec } from "./lvmnodeset";
+import {
+  GROUP_VERSION,
+  lvmNodeSetSchema,
+  lvmNodeSetSpecSchema,
+  type LVMNodeSet,
+  type LVMNodeSetSpec,
+} from "./lvmnodeset";
 
 export type Kind = "LVMNodeSet" | "LVMNode";
 
@@ -54,9 +60,21 @@ export function checkManifest(input: unknown): { kind: string; name: string; pro
   const { apiVersion, kind } = (input ?? {}) as { apiVersion?: unknown; kind?: unknown };
   const name = nameOf(input);
   if (kind !== "LVMNodeSet" && kind !== "LVMNode")
-    return { kind: String(kind), name, problems: [{ path: "kind", message: `must be "LVMNodeSet" or "LVMNode" (got ${JSON.stringify(kind)})` }] };
+    return {
+      kind: String(kind),
+      name,
+      problems: [
+        { path: "kind", message: `must be "LVMNodeSet" or "LVMNode" (got ${JSON.stringify(kind)})` },
+      ],
+    };
   if (apiVersion !== GROUP_VERSION)
-    return { kind, name, problems: [{ path: "apiVersion", message: `must be "${GROUP_VERSION}" (got ${JSON.stringify(apiVersion)})` }] };
+    return {
+      kind,
+      name,
+      problems: [
+        { path: "apiVersion", message: `must be "${GROUP_VERSION}" (got ${JSON.stringify(apiVersion)})` },
+      ],
+    };
   const r = check(schemas[kind] as z.ZodType<unknown>, input);
   return { kind, name, problems: r.ok ? [] : r.problems };
 }

@@ -1,0 +1,22 @@
+/**
+ * What a subcommand of the `pulumi-lvm` binary gets from the outside world, passed in so tests can
+ * substitute it: its arguments, a way to read files, and the two output streams.
+ */
+export interface CliIO {
+  /** The arguments after the subcommand's name. */
+  readonly argv: readonly string[];
+  /** Reads a file as UTF-8; rejects with a Node.js error (with `code`) when it cannot. */
+  readFile(file: string): Promise<string>;
+  /** Writes to standard output (the caller adds newlines). */
+  stdout(text: string): void;
+  /** Writes to standard error (the caller adds newlines). */
+  stderr(text: string): void;
+}
+
+/** A subcommand module exports `run`, which returns the process exit code. */
+export interface Subcommand {
+  run(io: CliIO): Promise<number>;
+}
+
+/** Exit code for a command line that cannot be understood (as for `--help`). */
+export const USAGE_EXIT = 2;

@@ -1,0 +1,47 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import type { CliIO } from "./io";
+import { COMMANDS, main, usage } from "./main";
+
+async function cli(argv: string[], files: Record<string, string> = {}) {
+  const out = { stdout: "", stderr: "" };
+  const io: CliIO = {
+    argv,
+    readFile: async (f) => {
+      if (f in files) return files[f]!;
+      throw Object.assign(new Error("ENOENT"), { code: "ENOENT" });
+    },
+    stdout: (t) => (out.stdout += t),
+    stderr: (t) => (out.stderr += t),
+  };
+  return { code: await main(io), ...out };
+}
+
+test("the binary starts with a shebang line", () => {
+  expect(fs.readFileSync(path.join(__dirname, "main.ts"), "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");
+});
+
+test("the usage lists every command with its summary", () => {
+  for (const [name, c] of Object.entries(COMMANDS)) expect(usage()).toContain(`  ${name}  ${c.summary}\n`);
+});
+
+test.each([
+  [[], "pulumi-lvm: no command"],
+  [["valdiate"], 'pulumi-lvm: unknown command "valdiate"'],
+  [["toString"], 'pulumi-lvm: unknown command "toString"'],
+])("%j prints the usage and exits 2", async (argv, message) => {
+  expect(await cli(argv)).toEqual({ code: 2, stdout: "", stderr: `${message}\n\n${usage()}` });
+});
+
+test.each([["--help"], ["-h"], ["help"]])("%s prints the usage on stdout and exits 0", async (flag) => {
+  expect(await cli([flag])).toEqual({ code: 0, stdout: usage(), stderr: "" });
+});
+
+test("every command loads a module with run()", async () => {
+  for (const c of Object.values(COMMANDS)) expect(typeof (await c.load()).run).toBe("function");
+});
+
+test("a command gets the arguments after its name", async () => {
+  const r = await cli(["validate", "a.yaml"], { "a.yaml": "apiVersion: v1\nkind: ConfigMap\n" });
+  expect(r).toEqual({ code: 1, stdout: "a.yaml: has no LVMNodeSet or LVMNode documents\n", stderr: "" });
+});

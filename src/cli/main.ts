@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+import { readFile } from "node:fs/promises";
+import { USAGE_EXIT, type CliIO, type Subcommand } from "./io";
+
+/**
+ * The `pulumi-lvm` binary: a dispatcher over subcommands. Each entry loads its module only when it
+ * runs, so `pulumi-lvm validate` does not load the agent. Adding a subcommand is one line here:
+ * its module exports `run(io)` (io.ts).
+ */
+export interface Command {
+  /** One line for the usage text. */
+  readonly summary: string;
+  readonly load: () => Promise<Subcommand>;
+}
+
+export const COMMANDS: Readonly<Record<string, Command>> = {
+  validate: { summary: "check LVMNodeSet and LVMNode YAML files", load: () => import("./validate") },
+};
+
+export function usage(): string {
+  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
+  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+  return [
+    "usage: pulumi-lvm <command> [arguments]",
+    "",
+    "commands:",
+    ...lines,
+    "",
+    'Run "pulumi-lvm <command> --help" for its arguments.',
+    "",
+  ].join("\n");
+}
+
+/** Runs the command line `io.argv` (without the node and script paths); returns the exit code. */
+export async function main(io: CliIO): Promise<number> {
+  const [name, ...rest] = io.argv;
+  if (name === "--help" || name === "-h" || name === "help") {
+    io.stdout(usage());
+    return 0;
+  }
+  const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) {
+    io.stderr(
+      `${name === undefined ? "pulumi-lvm: no command" : `pulumi-lvm: unknown command "${name}"`}\n\n${usage()}`,
+    );
+    return USAGE_EXIT;
+  }
+  const subcommand = await command.load();
+  return subcommand.run({ ...io, argv: rest });
+}
+
+if (require.main === module) {
+  main({
+    argv: process.argv.slice(2),
+    readFile: (file) => readFile(file, "utf8"),
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  }).then(
+    (code) => (process.exitCode = code),
+    (error: unknown) => {
+      process.stderr.write(
+        `pulumi-lvm: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exitCode = 1;
+    },
+  );
+}
