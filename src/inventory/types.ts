@@ -13,7 +13,7 @@ export interface Signature {
   readonly offset?: string;
   readonly uuid?: string;
   readonly label?: string;
-  /** wipefs usage column: "filesystem", "raid", "partition table", "crypto", "other". */
+  /** wipefs/blkid usage: "filesystem", "raid", "partition-table" (with a hyphen), "crypto", "other". */
   readonly usage?: string;
 }
 
@@ -50,6 +50,13 @@ export interface BlockDevice {
   readonly backingFile?: string;
   /** Signatures probed on the device. */
   readonly signatures: readonly Signature[];
+  /**
+   * True when wipefs ran on this device and succeeded, so `signatures` is the complete list. When false
+   * or absent the signatures are unknown (an empty list then proves nothing): treat the device as in use.
+   */
+  readonly probed?: boolean;
+  /** Why probing this device failed (the command and its error), when it did. */
+  readonly probeError?: string;
 }
 
 export interface PhysicalVolume {
@@ -86,6 +93,8 @@ export interface LogicalVolume {
   readonly dataPercent?: number;
   readonly metadataPercent?: number;
   readonly tags: readonly string[];
+  /** An internal LV lvm shows in brackets (`[pool0_tdata]`, `[lvol0_pmspare]`); `name` is without them. */
+  readonly hidden?: boolean;
 }
 
 export interface NodeInventory {
@@ -110,9 +119,28 @@ export interface RawNodeInventory {
   readonly lvm: unknown | null;
   /** The entries of the "signatures" arrays printed by `wipefs --json --no-act` for the node's devices. */
   readonly signatures?: readonly unknown[];
-  /** sysfs facts lsblk misses without udev: kname → { serial, wwid, ro, removable, ... }. */
+  /**
+   * Device paths wipefs ran on successfully. A blank device adds no entry to `signatures`, so only this list
+   * tells "probed, nothing found" from "not probed"; a device missing here is reported with `probed: false`.
+   */
+  readonly probed?: readonly string[];
+  /** Device path → why probing it failed (command and error). */
+  readonly probeErrors?: Readonly<Record<string, string>>;
+  /**
+   * Device path → `blkid -p -o export <device>` output ("" when blkid found nothing). Gives partition
+   * entry names and types (PART_ENTRY_NAME/TYPE) that lsblk leaves empty without udev.
+   */
+  readonly blkid?: Readonly<Record<string, string>>;
+  /**
+   * sysfs facts lsblk misses without udev: kname → { attribute → file content }, attributes relative to
+   * /sys/class/block/<kname>/ ("ro", "serial", "device/wwid", "dm/suspended", ... see SYSFS_ATTRIBUTES),
+   * plus "holders": the names in holders/ separated by spaces.
+   */
   readonly sysfs?: Readonly<Record<string, Readonly<Record<string, string>>>>;
-  /** udev symlinks: link path → target kname path (readlink -f of the links under /dev/disk and /dev/mapper). */
+  /**
+   * udev symlinks: link path → target kname path (readlink -f of the links under /dev/disk and /dev/mapper);
+   * a relative target ("../../sdb") is taken relative to the link's directory.
+   */
   readonly links?: Readonly<Record<string, string>>;
   /** /proc/self/mountinfo or /proc/mounts text, for mounts lsblk does not show. */
   readonly mounts?: string;
