@@ -22,3 +22,6 @@ fi
 
 # A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.
 bash test/env/install.sh
+
+# qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
+bash test/vm/install.sh
