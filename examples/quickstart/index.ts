@@ -1,0 +1,72 @@
+import * as pulumi from "@pulumi/pulumi";
+// In your own program: import { LvmSystem, NodeSet, type TemplateArgs } from "pulumi-lvm";
+import { LvmSystem, NodeSet, type AgentEndpointArgs, type TemplateArgs } from "../../src";
+
+const config = new pulumi.Config();
+
+/** One volume group from two disks picked by serial, and one thin device class on it. */
+const template: TemplateArgs = {
+  volumeGroups: [
+    {
+      name: "vg-data",
+      deviceSelector: {
+        deviceSelectorTerms: [
+          {
+            matchExpressions: [
+              {
+                key: "serial",
+                operator: "In",
+                values: config.getObject<string[]>("diskSerials") ?? ["SN-AAA111", "SN-BBB222"],
+              },
+            ],
+          },
+        ],
+      },
+    },
+  ],
+  deviceClasses: [
+    {
+      name: "thin",
+      strategy: "Thin",
+      volumeGroup: "vg-data",
+      default: true,
+      thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 },
+      // StorageClass and VolumeSnapshotClass "lvms-thin" (the API's default naming).
+    },
+  ],
+};
+
+const system = new LvmSystem("lvm", {
+  agentImage: config.get("agentImage") ?? "ghcr.io/pulumi-lvm/agent:0.1.0",
+  tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
+  topolvm: {
+    chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",
+    deviceClasses: template.deviceClasses ?? [],
+  },
+});
+
+// Sandbox mode: set `agentUrl` (and the secret `agentToken`) to let Pulumi plan and apply through a
+// node agent directly; `pulumi preview` then shows the node's plan.
+const agentUrl = config.get("agentUrl");
+const agents: Record<string, AgentEndpointArgs> | undefined = agentUrl
+  ? { [config.get("node") ?? "node-1"]: { url: agentUrl, token: config.requireSecret("agentToken") } }
+  : undefined;
+
+const nodeSet = new NodeSet(
+  "quickstart",
+  {
+    nodeSelector: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
+      ],
+    },
+    template,
+    ...(agents ? { agents } : {}),
+  },
+  { dependsOn: [system] },
+);
+
+export const namespace = system.namespace;
+export const storageClass = nodeSet.storageClassNames.apply((names) => names["thin"]);
+export const snapshotClass = nodeSet.snapshotClassNames.apply((names) => names["thin"]);
+export const nodes = nodeSet.nodes;

@@ -1,0 +1,2 @@
+export * from "./node-set-disks";
+export { nodeSetDisksProvider, RUNTIME_VERSION } from "./provider";

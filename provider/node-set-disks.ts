@@ -1,0 +1,79 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { Template } from "../src/api";
+import { nodeSetDisksProvider } from "./provider";
+
+/** Inputs of a NodeSetDisks. */
+export interface NodeSetDisksArgs {
+  /** metadata.name of the LVMNodeSet these disks belong to. */
+  readonly nodeSetName: string;
+  readonly namespace: string;
+  /** The validated template every node gets (sent to the agents as the LVMNode spec). */
+  readonly spec: Template;
+  /** Node name → its agent's URL and bearer token (kept as a secret). */
+  readonly agents: Readonly<
+    Record<
+      string,
+      { readonly url: string; readonly token: pulumi.Input<string>; readonly caCertificate?: string }
+    >
+  >;
+}
+
+/** What one node's agent planned and applied. */
+export interface NodeResult {
+  readonly selected: boolean;
+  /** The plan hash that was reviewed and applied. */
+  readonly planHash: string;
+  /** Steps the last apply ran, and skipped because they were already done. */
+  readonly stepsDone: number;
+  readonly stepsSkipped: number;
+  /** The agent's operation id of the last apply, when there was anything to do. */
+  readonly operation?: string;
+  /** What the planner would not do on the node, and why. */
+  readonly blocked: string[];
+  /** The LVMNode state the agent reported at the last refresh. */
+  readonly state?: string;
+  /** The agent's last operation and its result, at the last refresh. */
+  readonly lastOperation?: string;
+}
+
+/**
+ * The disks of one node set's nodes, applied by their agents (sandbox mode of NodeSet).
+ * Preview shows each node's plan (devices claimed, extended, removed, wiped, excluded and why) in
+ * the `plans` input; update applies exactly those plans, refusing nodes whose disks changed since;
+ * delete honours the template's deletionPolicy (Retain: nothing happens on the disks).
+ */
+export class NodeSetDisks extends pulumi.dynamic.Resource {
+  /** Node → the plan summary reviewed at preview (set by the provider's check). */
+  public readonly plans!: pulumi.Output<Record<string, unknown>>;
+  /** Node → what its agent applied. */
+  public readonly nodes!: pulumi.Output<Record<string, NodeResult>>;
+
+  constructor(name: string, args: NodeSetDisksArgs, opts?: pulumi.CustomResourceOptions) {
+    const agents = Object.fromEntries(
+      Object.entries(args.agents).map(([node, agent]) => [
+        node,
+        {
+          url: agent.url,
+          token: pulumi.secret(agent.token),
+          ...(agent.caCertificate ? { ca: agent.caCertificate } : {}),
+        },
+      ]),
+    );
+    super(
+      nodeSetDisksProvider,
+      name,
+      {
+        nodeSetName: args.nodeSetName,
+        namespace: args.namespace,
+        spec: args.spec,
+        agents,
+        plans: undefined,
+        nodes: undefined,
+      },
+      // Tokens must never be stored in plain text, whatever the provider returns.
+      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "agents"] },
+      "pulumi-lvm",
+      "NodeSetDisks",
+    );
+  }
+}

@@ -1,0 +1,189 @@
+import * as http from "node:http";
+import * as https from "node:https";
+import type { z } from "zod";
+import type { LVMNodeSpec } from "../../../src/api";
+import {
+  errorResponseSchema,
+  nodePlanSchema,
+  operationResultSchema,
+  statusResponseSchema,
+} from "../../../src/agent/schemas";
+
+/** One node's agent as the provider reaches it. */
+export interface AgentEndpoint {
+  readonly node: string;
+  /** Base URL, e.g. "http://127.0.0.1:9443". */
+  readonly url: string;
+  /** Bearer token; never part of an error message. */
+  readonly token: string;
+  /** PEM of the CA of an https agent. @default the system CAs */
+  readonly ca?: string;
+}
+
+/** One HTTP exchange; the seam tests and other transports plug into. */
+export type Transport = (request: {
+  readonly method: "GET" | "POST";
+  readonly url: URL;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body?: string;
+  readonly timeoutMs: number;
+  readonly ca?: string;
+}) => Promise<{ readonly status: number; readonly body: string }>;
+
+/** How long each call may take. apply/teardown run lvm (a pvmove may take hours). */
+export const TIMEOUTS_MS = {
+  plan: 120_000,
+  status: 60_000,
+  apply: 25 * 3600_000,
+  teardown: 3600_000,
+} as const;
+
+export type NodePlanResponse = z.infer<typeof nodePlanSchema>;
+export type OperationResponse = z.infer<typeof operationResultSchema>;
+export type StatusResponse = z.infer<typeof statusResponseSchema>;
+
+/** An agent answered with an error, or could not be reached; the message names the node. */
+export class AgentCallError extends Error {
+  constructor(
+    readonly node: string,
+    /** HTTP status, or 0 when the agent was not reached. */
+    readonly status: number,
+    /** The agent's error code (PlanChanged, VolumeGroupInUse, CommandFailed, ...), or "Unreachable", "BadResponse". */
+    readonly code: string,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = "AgentCallError";
+  }
+}
+
+/** The agent's /v1 API (src/agent/routes/v1.ts), responses validated with the agent's own schemas. */
+export function agentClient(transport: Transport = httpTransport) {
+  async function call<T>(
+    ep: AgentEndpoint,
+    method: "GET" | "POST",
+    path: string,
+    timeoutMs: number,
+    schema: z.ZodType<T>,
+    body?: unknown,
+  ): Promise<T> {
+    const url = new URL(path, ep.url.endsWith("/") ? ep.url : `${ep.url}/`);
+    let response: { status: number; body: string };
+    try {
+      response = await transport({
+        method,
+        url,
+        headers: {
+          authorization: `Bearer ${ep.token}`,
+          accept: "application/json",
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(ep.ca ? { ca: ep.ca } : {}),
+        timeoutMs,
+      });
+    } catch (e) {
+      throw new AgentCallError(
+        ep.node,
+        0,
+        "Unreachable",
+        `node ${ep.node}: cannot reach its agent at ${url.origin}: ${(e as Error).message}`,
+      );
+    }
+    const json = parseJson(response.body);
+    if (response.status < 200 || response.status > 299)
+      throw errorFrom(ep.node, response.status, json, `${method} ${url.pathname}`);
+    const parsed = schema.safeParse(json);
+    if (!parsed.success)
+      throw new AgentCallError(
+        ep.node,
+        response.status,
+        "BadResponse",
+        `node ${ep.node}: ${method} ${url.pathname} answered with an unexpected body: ${parsed.error.issues[0]?.message ?? "?"}`,
+      );
+    return parsed.data;
+  }
+  return {
+    plan: (ep: AgentEndpoint, spec: LVMNodeSpec) =>
+      call(ep, "POST", "v1/plan", TIMEOUTS_MS.plan, nodePlanSchema, { spec }),
+    apply: (ep: AgentEndpoint, spec: LVMNodeSpec, planHash: string) =>
+      call(ep, "POST", "v1/apply", TIMEOUTS_MS.apply, operationResultSchema, { spec, planHash }),
+    teardown: (ep: AgentEndpoint, spec: LVMNodeSpec) =>
+      call(ep, "POST", "v1/teardown", TIMEOUTS_MS.teardown, operationResultSchema, { spec }),
+    status: (ep: AgentEndpoint) => call(ep, "GET", "v1/status", TIMEOUTS_MS.status, statusResponseSchema),
+  };
+}
+
+export type AgentClient = ReturnType<typeof agentClient>;
+
+/**
+ * An AgentCallError for an error response: the agent's code and message, prefixed with the node,
+ * and the details a person needs (field problems, the volumes in the way, the failed command).
+ */
+export function errorFrom(node: string, status: number, json: unknown, what: string): AgentCallError {
+  const parsed = errorResponseSchema.safeParse(json);
+  if (!parsed.success)
+    return new AgentCallError(
+      node,
+      status,
+      "BadResponse",
+      `node ${node}: ${what} failed with HTTP ${status}`,
+    );
+  const { code, message, ...details } = parsed.data.error;
+  const lines = [`node ${node}: ${code}: ${message}`];
+  for (const p of parsed.data.error.problems ?? []) lines.push(`  ${p.path}: ${p.message}`);
+  for (const v of parsed.data.error.volumes ?? [])
+    lines.push(`  logical volume ${v.volumeGroup}/${v.name} (${v.attributes}, ${v.size} bytes)`);
+  const command = (details as { command?: { argv?: string[]; exitCode?: number | null; stderr?: string } })
+    .command;
+  if (command?.argv)
+    lines.push(
+      `  command: ${command.argv.join(" ")} (exit code ${command.exitCode ?? "none"})`,
+      ...indent(command.stderr),
+    );
+  return new AgentCallError(node, status, code, lines.join("\n"), details);
+}
+
+function indent(text: string | undefined): string[] {
+  return (text ?? "")
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => `    ${l}`);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * node:http(s) rather than fetch: fetch (undici) gives up on a response after 300 s of silence,
+ * and an apply that moves extents may take hours.
+ */
+export const httpTransport: Transport = (request) =>
+  new Promise((resolve, reject) => {
+    const client = request.url.protocol === "https:" ? https : http;
+    const options = {
+      method: request.method,
+      headers: request.headers,
+      timeout: request.timeoutMs,
+      ...(request.ca ? { ca: request.ca } : {}),
+    };
+    const req = client.request(request.url, options, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+      );
+      res.on("error", reject);
+    });
+    req.on("timeout", () =>
+      req.destroy(new Error(`no answer within ${Math.round(request.timeoutMs / 1000)} s`)),
+    );
+    req.on("error", reject);
+    req.end(request.body);
+  });

@@ -1,0 +1,207 @@
+import { AgentError, errorBody } from "../../../src/agent/errors";
+import { AgentCallError, errorFrom, type Transport } from "./agent-client";
+import { createProvider, describeApplyFailure, diff, UNKNOWN } from "./index";
+import type { PlanSummary } from "./plan-summary";
+
+/** Asserts the code under test never talks to an agent. */
+const noAgentCalls: Transport = async (request) => {
+  throw new Error(`unexpected call to ${request.url}`);
+};
+
+const spec = {
+  volumeGroups: [
+    {
+      name: "vg-data",
+      deviceSelector: {
+        deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "In", values: ["/dev/vdb"] }] }],
+      },
+    },
+  ],
+};
+
+function plan(over: Partial<PlanSummary> = {}): PlanSummary {
+  return {
+    hash: "h1",
+    selected: true,
+    steps: 0,
+    claimed: [],
+    extended: [],
+    removed: [],
+    wiped: [],
+    excluded: [],
+    blocked: [],
+    actions: [],
+    ...over,
+  };
+}
+
+function inputs(over: Record<string, unknown> = {}) {
+  return {
+    nodeSetName: "edge",
+    namespace: "lvm-system",
+    spec,
+    agents: { "node-a": { url: "http://127.0.0.1:9443", token: "t" } },
+    ...over,
+  };
+}
+
+describe("diff", () => {
+  test("no work: same inputs and every fresh plan empty", () => {
+    expect(
+      diff(inputs({ plans: { "node-a": plan({ hash: "old" }) } }), inputs({ plans: { "node-a": plan() } })),
+    ).toEqual({
+      changes: false,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test.each([
+    ["a node's fresh plan has steps", {}, { plans: { "node-a": plan({ steps: 3 }) } }],
+    ["the spec changed", {}, { spec: { ...spec, deletionPolicy: "Delete" } }],
+    ["a token was rotated", {}, { agents: { "node-a": { url: "http://127.0.0.1:9443", token: "t2" } } }],
+    [
+      "a node was added",
+      {},
+      {
+        agents: {
+          "node-a": { url: "http://127.0.0.1:9443", token: "t" },
+          "node-b": { url: "http://127.0.0.2:9443", token: "t" },
+        },
+      },
+    ],
+    ["the node set was renamed", {}, { nodeSetName: "edge-2" }],
+  ])("changes when %s, and never replaces", (_what, olds, news) => {
+    expect(diff(inputs(olds), inputs(news))).toEqual({
+      changes: true,
+      replaces: [],
+      deleteBeforeReplace: false,
+    });
+  });
+
+  test("a plan with steps on an unselected node is no work", () => {
+    expect(diff(inputs(), inputs({ plans: { "node-a": plan({ selected: false, steps: 2 }) } })).changes).toBe(
+      false,
+    );
+  });
+
+  test("unknown inputs (preview): unknown changes, still never a replacement", () => {
+    expect(diff(inputs(), inputs({ agents: { "node-a": { url: "http://x", token: UNKNOWN } } }))).toEqual({
+      replaces: [],
+    });
+  });
+});
+
+describe("provider methods that must not touch disks", () => {
+  const provider = createProvider({ transport: noAgentCalls });
+
+  test("check passes unknown inputs through without asking agents", async () => {
+    const news = inputs({ agents: { "node-a": { url: "http://x", token: UNKNOWN } } });
+    expect(await provider.check!({}, news)).toEqual({ inputs: news });
+  });
+
+  test("check reports malformed inputs as failures with property paths, without asking agents", async () => {
+    const result = await provider.check!(
+      {},
+      inputs({ namespace: 7, agents: { "node-a": { url: "http://x" } } }),
+    );
+    expect(result.failures).toEqual([
+      { property: "namespace", reason: "must be a string (got 7)" },
+      { property: "agents.node-a.token", reason: "is required" },
+    ]);
+  });
+
+  test("delete with deletionPolicy Retain (the default) does nothing on any node", async () => {
+    await expect(
+      provider.delete!("lvm-system/edge", inputs({ plans: { "node-a": plan() } })),
+    ).resolves.toBeUndefined();
+  });
+
+  test("apply refuses a node without a reviewed plan, before any call", async () => {
+    await expect(provider.create(inputs())).rejects.toThrow(
+      "applying node set lvm-system/edge failed:\nnode node-a: no plan was made for it; run pulumi preview, then pulumi up",
+    );
+  });
+
+  test("apply skips converged and unselected nodes", async () => {
+    const result = await provider.create(
+      inputs({
+        agents: { "node-a": { url: "http://a", token: "t" }, "node-b": { url: "http://b", token: "t" } },
+        plans: { "node-a": plan({ steps: 0 }), "node-b": plan({ selected: false, steps: 5, hash: "h2" }) },
+      }),
+    );
+    expect(result.id).toBe("lvm-system/edge");
+    expect(result.outs.nodes).toEqual({
+      "node-a": { selected: true, planHash: "h1", stepsDone: 0, stepsSkipped: 0, blocked: [] },
+      "node-b": { selected: false, planHash: "h2", stepsDone: 0, stepsSkipped: 0, blocked: [] },
+    });
+  });
+});
+
+describe("agent errors", () => {
+  test("an agent error body (as the agent writes it) becomes a message naming the node and the details", () => {
+    const body = errorBody(
+      new AgentError(
+        409,
+        "VolumeGroupInUse",
+        'volume group "vg-data" holds logical volumes that are not ours',
+        {
+          volumes: [{ volumeGroup: "vg-data", name: "pvc-1234", attributes: "Vwi-aotz--", size: 1073741824 }],
+        },
+      ),
+    );
+    const error = errorFrom("node-a", 409, body, "POST /v1/teardown");
+    expect(error).toMatchObject({ node: "node-a", status: 409, code: "VolumeGroupInUse" });
+    expect(error.message).toBe(
+      'node node-a: VolumeGroupInUse: volume group "vg-data" holds logical volumes that are not ours\n  logical volume vg-data/pvc-1234 (Vwi-aotz--, 1073741824 bytes)',
+    );
+  });
+
+  test("a failed lvm command shows argv, exit code and stderr", () => {
+    const body = errorBody(
+      new AgentError(500, "CommandFailed", "step 2 (vgcreate) failed: vgcreate exited with 5", {
+        command: {
+          argv: ["vgcreate", "vg-data", "/dev/vdb"],
+          exitCode: 5,
+          stderr: "  Device /dev/vdb excluded by a filter.\n",
+        },
+      }),
+    );
+    expect(errorFrom("node-a", 500, body, "POST /v1/apply").message).toBe(
+      [
+        "node node-a: CommandFailed: step 2 (vgcreate) failed: vgcreate exited with 5",
+        "  command: vgcreate vg-data /dev/vdb (exit code 5)",
+        "      Device /dev/vdb excluded by a filter.",
+      ].join("\n"),
+    );
+  });
+
+  test("field problems are listed with their paths", () => {
+    const body = errorBody(
+      new AgentError(400, "InvalidBody", "the body is invalid", {
+        problems: [{ path: "spec.volumeGroups[0].name", message: "is required" }],
+      }),
+    );
+    expect(errorFrom("node-a", 400, body, "POST /v1/plan").message).toBe(
+      "node node-a: InvalidBody: the body is invalid\n  spec.volumeGroups[0].name: is required",
+    );
+  });
+
+  test("a body that is not an agent error still names the node and the call", () => {
+    expect(errorFrom("node-a", 502, "<html>bad gateway</html>", "POST /v1/apply").message).toBe(
+      "node node-a: POST /v1/apply failed with HTTP 502",
+    );
+  });
+
+  test("a changed plan (409 PlanChanged) says nothing was done and how to continue", () => {
+    const e = new AgentCallError(
+      "node-a",
+      409,
+      "PlanChanged",
+      "node node-a: PlanChanged: the node changed since the plan was made",
+    );
+    expect(describeApplyFailure(e, plan({ hash: "abc" }))).toBe(
+      "node node-a: PlanChanged: the node changed since the plan was made\n  nothing was done on node node-a: its disks changed after the plan (abc) was reviewed; run pulumi preview to review the new plan, then pulumi up",
+    );
+  });
+});

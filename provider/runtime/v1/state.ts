@@ -1,0 +1,73 @@
+import { z } from "zod";
+import { lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec, type ValidationProblem } from "../../../src/api";
+import type { PlanSummary } from "./plan-summary";
+
+/**
+ * The v1 state of a NodeSetDisks resource: its inputs (as the component sends them, plus the plans
+ * `check` adds) and its outputs. Read with zod because it comes from state files written by any
+ * earlier version of the program.
+ */
+
+export const agentSchema = z.strictObject({ url: z.string(), token: z.string(), ca: z.string().optional() });
+
+const planSummarySchema = z.looseObject({
+  hash: z.string(),
+  selected: z.boolean(),
+  steps: z.number(),
+  blocked: z.array(z.string()),
+}) as unknown as z.ZodType<PlanSummary>;
+
+export const inputsSchema = z.looseObject({
+  nodeSetName: z.string(),
+  namespace: z.string(),
+  spec: lvmNodeSpecSchema,
+  agents: z.record(z.string(), agentSchema),
+  plans: z.record(z.string(), planSummarySchema).optional(),
+});
+
+export interface Inputs {
+  readonly nodeSetName: string;
+  readonly namespace: string;
+  readonly spec: LVMNodeSpec;
+  readonly agents: Readonly<
+    Record<string, { readonly url: string; readonly token: string; readonly ca?: string }>
+  >;
+  /** Set by check: node → the plan reviewed at preview. */
+  readonly plans?: Readonly<Record<string, PlanSummary>>;
+}
+
+/** What one node's agent planned and applied (the `nodes` output). */
+export interface NodeOutcome {
+  readonly selected: boolean;
+  /** The plan hash approved and applied. */
+  readonly planHash: string;
+  /** Steps the apply ran and skipped (already done); 0 and 0 when the node was converged. */
+  readonly stepsDone: number;
+  readonly stepsSkipped: number;
+  /** The agent's operation id, when something was applied. */
+  readonly operation?: string;
+  /** What the planner would not do, and why. */
+  readonly blocked: string[];
+  /** LVMNode state as the agent last reported it (refresh). */
+  readonly state?: string;
+  /** The agent's last operation and its result (refresh), e.g. "apply 3f2a… succeeded". */
+  readonly lastOperation?: string;
+}
+
+/** Parses stored or checked inputs; problems carry property paths. */
+export function parseInputs(
+  value: unknown,
+): { ok: true; inputs: Inputs } | { ok: false; problems: ValidationProblem[] } {
+  const r = inputsSchema.safeParse(value, { reportInput: true });
+  return r.success ? { ok: true, inputs: r.data as Inputs } : { ok: false, problems: problemsFrom(r.error) };
+}
+
+/** Parses inputs or throws an Error listing every problem. */
+export function requireInputs(value: unknown, what: string): Inputs {
+  const r = parseInputs(value);
+  if (!r.ok)
+    throw new Error(
+      `${what}: the resource's state is not what the v1 runtime expects:\n  ${r.problems.map((p) => `${p.path}: ${p.message}`).join("\n  ")}`,
+    );
+  return r.inputs;
+}

@@ -1,0 +1,108 @@
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import { find, installMocks, ofType, runProgramDirectory, type Recorded } from "../testing/pulumi-mocks";
+
+/** examples/quickstart as `pulumi up` runs it (default config), against mocks. */
+const program = path.resolve(__dirname, "../../../examples/quickstart");
+
+function outputOf<T>(o: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => o.apply(resolve));
+}
+
+let recorded: Recorded[];
+let exported: Record<string, unknown>;
+beforeAll(async () => {
+  await installMocks();
+  ({ recorded, exports: exported } = await runProgramDirectory(program));
+});
+
+test("the resource tree: LvmSystem with TopoLVM, one NodeSet with one VolumeGroup and a Thin DeviceClass", () => {
+  const components = recorded
+    .filter((r) => r.type.startsWith("pulumi-lvm:index:"))
+    .map((r) => [r.type, r.name, r.parent?.name]);
+  expect(components).toEqual([
+    ["pulumi-lvm:index:LvmSystem", "lvm", undefined],
+    ["pulumi-lvm:index:NodeSet", "quickstart", undefined],
+    ["pulumi-lvm:index:VolumeGroup", "quickstart-vg-data", "quickstart"],
+    ["pulumi-lvm:index:DeviceClass", "quickstart-thin", "quickstart"],
+  ]);
+  expect(find(recorded, "kubernetes:helm.sh/v4:Chart", "lvm-topolvm").inputs).toMatchObject({
+    chart: "topolvm",
+    version: "15.7.1",
+  });
+  expect(
+    ofType(recorded, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
+      .map((r) => r.inputs.metadata.name)
+      .sort(),
+  ).toEqual(["lvmnodes.lvm.topolvm.io", "lvmnodesets.lvm.topolvm.io"]);
+  expect(ofType(recorded, "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks")).toEqual([]);
+});
+
+test("the node set waits for the system (CRDs, agent)", () => {
+  const system = find(recorded, "pulumi-lvm:index:LvmSystem", "lvm");
+  expect(find(recorded, "pulumi-lvm:index:NodeSet", "quickstart").opts.dependsOn).toEqual([system.resource]);
+  expect(
+    find(recorded, "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet", "quickstart").opts.dependsOn,
+  ).toEqual([system.resource]);
+});
+
+test("the LVMNodeSet spec and the classes it gets", async () => {
+  expect(find(recorded, "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet", "quickstart").inputs.spec).toEqual({
+    nodeSelector: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
+      ],
+    },
+    template: {
+      volumeGroups: [
+        {
+          name: "vg-data",
+          deviceSelector: {
+            deviceSelectorTerms: [
+              { matchExpressions: [{ key: "serial", operator: "In", values: ["SN-AAA111", "SN-BBB222"] }] },
+            ],
+          },
+        },
+      ],
+      deviceClasses: [
+        {
+          name: "thin",
+          strategy: "Thin",
+          volumeGroup: "vg-data",
+          default: true,
+          thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 },
+        },
+      ],
+    },
+  });
+  expect(
+    find(recorded, "kubernetes:storage.k8s.io/v1:StorageClass", "quickstart-thin-storage-class").inputs,
+  ).toMatchObject({
+    metadata: { name: "lvms-thin" },
+    provisioner: "topolvm.io",
+    parameters: { "topolvm.io/device-class": "thin", "csi.storage.k8s.io/fstype": "xfs" },
+    volumeBindingMode: "WaitForFirstConsumer",
+  });
+  expect(
+    find(
+      recorded,
+      "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass",
+      "quickstart-thin-snapshot-class",
+    ).inputs,
+  ).toMatchObject({
+    metadata: { name: "lvms-thin" },
+    driver: "topolvm.io",
+  });
+  expect(await outputOf(exported.storageClass as pulumi.Output<string>)).toBe("lvms-thin");
+  expect(await outputOf(exported.snapshotClass as pulumi.Output<string>)).toBe("lvms-thin");
+  expect(await outputOf(exported.namespace as pulumi.Output<string>)).toBe("lvm-system");
+});
+
+test("the agent runs privileged with host PID, tolerating the storage taint", () => {
+  const pod = find(recorded, "kubernetes:apps/v1:DaemonSet", "lvm-agent").inputs.spec.template.spec;
+  expect(pod.hostPID).toBe(true);
+  expect(pod.containers[0].securityContext).toEqual({ privileged: true, runAsUser: 0 });
+  expect(pod.tolerations).toEqual([
+    { key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" },
+  ]);
+});

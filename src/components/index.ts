@@ -1,0 +1,7 @@
+export * from "./device-class";
+export * from "./lvm-system";
+export * from "./node-set";
+export * from "./spec-args";
+export * from "./volume-group";
+export { loadCrdManifests, defaultCrdDirectory } from "./crds";
+export { lvmdDeviceClasses, topolvmValues } from "./topolvm-values";

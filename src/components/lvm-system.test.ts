@@ -1,0 +1,433 @@
+import * as pulumi from "@pulumi/pulumi";
+import { ValidationError } from "../api";
+import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
+import { crdDirectory, tempDir } from "./testing/crd-fixtures";
+import {
+  find,
+  installMocks,
+  ofType,
+  runFailingProgram,
+  runProgram,
+  type Recorded,
+} from "./testing/pulumi-mocks";
+
+const DS = "kubernetes:apps/v1:DaemonSet";
+const CHART = "kubernetes:helm.sh/v4:Chart";
+const VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy";
+
+let crds: { dir: string; remove: () => void };
+beforeAll(async () => {
+  await installMocks();
+  crds = crdDirectory();
+});
+afterAll(() => crds.remove());
+
+function args(extra: Partial<LvmSystemArgs> = {}): LvmSystemArgs {
+  return { agentImage: "ghcr.io/acme/pulumi-lvm-agent:0.1.0", crdDirectory: crds.dir, ...extra };
+}
+
+function outputOf<T>(o: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => o.apply(resolve));
+}
+
+const fastClass = {
+  name: "fast",
+  strategy: "Thin",
+  volumeGroup: "vg-data",
+  default: true,
+  thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 },
+};
+const bulkClass = { name: "bulk", strategy: "Thick", volumeGroup: "vg-bulk" };
+
+describe("LvmSystem", () => {
+  let recorded: Recorded[];
+  beforeAll(async () => {
+    recorded = await runProgram(() => new LvmSystem("lvm", args()));
+  });
+
+  test("registers namespace, CRDs, agent, RBAC, admission policy and provisioner account, all its children", () => {
+    expect(recorded.map((r) => [r.type, r.name])).toEqual([
+      [LVM_SYSTEM_TYPE, "lvm"],
+      ["kubernetes:core/v1:Namespace", "lvm-namespace"],
+      ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodes.lvm.topolvm.io"],
+      ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodesets.lvm.topolvm.io"],
+      ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-agent"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-agent"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
+      [VAP, "lvm-agent-own-node"],
+      ["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", "lvm-agent-own-node"],
+      [DS, "lvm-agent"],
+      ["kubernetes:core/v1:ServiceAccount", "lvm-provisioner"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-provisioner"],
+    ]);
+    for (const r of recorded.slice(1)) expect(r.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
+  });
+
+  test("the namespace allows privileged pods (the agent needs them)", () => {
+    expect(find(recorded, "kubernetes:core/v1:Namespace", "lvm-namespace").inputs.metadata).toEqual({
+      name: "lvm-system",
+      labels: { "pod-security.kubernetes.io/enforce": "privileged" },
+    });
+  });
+
+  test("CRDs are created from the YAML as written and retained on delete by default", async () => {
+    const crd = find(
+      recorded,
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+      "lvm-lvmnodesets.lvm.topolvm.io",
+    );
+    expect(crd.inputs).toMatchObject({
+      apiVersion: "apiextensions.k8s.io/v1",
+      kind: "CustomResourceDefinition",
+      metadata: { name: "lvmnodesets.lvm.topolvm.io" },
+      spec: { group: "lvm.topolvm.io", scope: "Namespaced", names: { kind: "LVMNodeSet" } },
+    });
+    expect(crd.opts.retainOnDelete).toBe(true);
+    const deletable = await runProgram(() => new LvmSystem("lvm2", args({ retainCrdsOnDelete: false })));
+    expect(
+      find(
+        deletable,
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "lvm2-lvmnodes.lvm.topolvm.io",
+      ).opts.retainOnDelete,
+    ).toBe(false);
+  });
+
+  test("the agent may read LVMNodes and write their status in its namespace, and delegate auth", () => {
+    expect(find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-agent").inputs).toMatchObject({
+      metadata: { name: "lvm-agent", namespace: "lvm-system" },
+      rules: [
+        { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["get", "list", "watch"] },
+        { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes/status"], verbs: ["update", "patch"] },
+      ],
+    });
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-agent").inputs,
+    ).toMatchObject({
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lvm-agent" },
+      subjects: [{ kind: "ServiceAccount", name: "lvm-agent", namespace: "lvm-system" }],
+    });
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator")
+        .inputs,
+    ).toMatchObject({
+      roleRef: { kind: "ClusterRole", name: "system:auth-delegator" },
+      subjects: [{ kind: "ServiceAccount", name: "lvm-agent", namespace: "lvm-system" }],
+    });
+  });
+
+  test("an admission policy holds each agent to its own node's LVMNode", () => {
+    const policy = find(recorded, VAP, "lvm-agent-own-node").inputs;
+    expect(policy.spec.matchConstraints.resourceRules).toEqual([
+      {
+        apiGroups: ["lvm.topolvm.io"],
+        apiVersions: ["*"],
+        operations: ["UPDATE"],
+        resources: ["lvmnodes/status"],
+      },
+    ]);
+    expect(policy.spec.matchConditions).toEqual([
+      {
+        name: "is-node-agent",
+        expression: "request.userInfo.username == 'system:serviceaccount:lvm-system:lvm-agent'",
+      },
+    ]);
+    expect(policy.spec.validations[0].expression).toBe(
+      "'authentication.kubernetes.io/node-name' in request.userInfo.extra && object.metadata.name == request.userInfo.extra['authentication.kubernetes.io/node-name'][0]",
+    );
+    const binding = find(
+      recorded,
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
+      "lvm-agent-own-node",
+    ).inputs;
+    expect(binding.spec).toEqual({
+      policyName: "lvm-agent-own-node",
+      validationActions: ["Deny"],
+      matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } } },
+    });
+  });
+
+  test("callers of the agents need update on lvmnodes, which the agents' SubjectAccessReview checks", () => {
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner").inputs.rules,
+    ).toEqual([{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["update"] }]);
+  });
+
+  test("the agent DaemonSet: host PID, privileged, host paths, probes, resources", () => {
+    const ds = find(recorded, DS, "lvm-agent");
+    const pod = ds.inputs.spec.template.spec;
+    const [container] = pod.containers;
+    expect(pod.hostPID).toBe(true);
+    expect(pod.serviceAccountName).toBe("lvm-agent");
+    expect(pod.nodeSelector).toEqual({ "kubernetes.io/os": "linux" });
+    expect(pod.tolerations).toEqual([]);
+    expect(container.image).toBe("ghcr.io/acme/pulumi-lvm-agent:0.1.0");
+    expect(container.securityContext).toEqual({ privileged: true, runAsUser: 0 });
+    expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTP" });
+    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http", scheme: "HTTP" });
+    expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
+    expect(container.command).toEqual(["pulumi-lvm", "agent"]);
+    expect(container.args).toEqual([
+      "--listen",
+      "0.0.0.0:8080",
+      "--allow-plain-http",
+      "--namespace",
+      "lvm-system",
+      "--command-prefix",
+      "nsenter --target 1 --mount --uts --ipc --net --pid --",
+      "--state-dir",
+      "/var/lib/pulumi-lvm/agent",
+      "--lvmd-config",
+      "/etc/topolvm/lvmd.yaml",
+    ]);
+    expect(container.resources).toEqual({
+      requests: { cpu: "20m", memory: "64Mi" },
+      limits: { memory: "256Mi" },
+    });
+    expect(container.env).toEqual([
+      { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+      { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+    ]);
+    expect(container.volumeMounts.map((m: { mountPath: string }) => m.mountPath)).toEqual([
+      "/dev",
+      "/run/topolvm",
+      "/etc/topolvm",
+      "/var/lib/pulumi-lvm",
+    ]);
+    expect(pod.volumes).toEqual([
+      { name: "dev", hostPath: { path: "/dev", type: "Directory" } },
+      { name: "run-topolvm", hostPath: { path: "/run/topolvm", type: "DirectoryOrCreate" } },
+      { name: "etc-topolvm", hostPath: { path: "/etc/topolvm", type: "DirectoryOrCreate" } },
+      { name: "state", hostPath: { path: "/var/lib/pulumi-lvm", type: "DirectoryOrCreate" } },
+    ]);
+    expect(ds.inputs.spec.selector.matchLabels).toEqual(ds.inputs.spec.template.metadata.labels);
+  });
+
+  test("agent settings: namespace, port, tolerations, node selector, resources, priority, args", async () => {
+    const custom = await runProgram(
+      () =>
+        new LvmSystem(
+          "edge",
+          args({
+            namespace: "storage",
+            agentPort: 8443,
+            agentArgs: ["--command-timeout", "5m"],
+            agentTlsSecretName: "agent-tls",
+            agentImagePullPolicy: "Always",
+            tolerations: [{ key: "node-role.kubernetes.io/edge", operator: "Exists", effect: "NoSchedule" }],
+            nodeSelector: { "acme.com/storage": "true" },
+            agentResources: { requests: { cpu: "100m" } },
+            priorityClassName: "system-node-critical",
+            restrictAgentToOwnNode: false,
+          }),
+        ),
+    );
+    const pod = find(custom, DS, "edge-agent").inputs.spec.template.spec;
+    expect(pod).toMatchObject({
+      tolerations: [{ key: "node-role.kubernetes.io/edge", operator: "Exists", effect: "NoSchedule" }],
+      nodeSelector: { "acme.com/storage": "true" },
+      priorityClassName: "system-node-critical",
+    });
+    expect(pod.containers[0]).toMatchObject({
+      imagePullPolicy: "Always",
+      ports: [{ containerPort: 8443 }],
+      resources: { requests: { cpu: "100m" } },
+      livenessProbe: { httpGet: { scheme: "HTTPS" } },
+      readinessProbe: { httpGet: { scheme: "HTTPS" } },
+    });
+    expect(pod.containers[0].args).toEqual([
+      "--listen",
+      "0.0.0.0:8443",
+      "--tls-cert",
+      "/etc/pulumi-lvm/tls/tls.crt",
+      "--tls-key",
+      "/etc/pulumi-lvm/tls/tls.key",
+      "--namespace",
+      "storage",
+      "--command-prefix",
+      "nsenter --target 1 --mount --uts --ipc --net --pid --",
+      "--state-dir",
+      "/var/lib/pulumi-lvm/agent",
+      "--lvmd-config",
+      "/etc/topolvm/lvmd.yaml",
+      "--command-timeout",
+      "5m",
+    ]);
+    expect(pod.containers[0].volumeMounts).toContainEqual({
+      name: "tls",
+      mountPath: "/etc/pulumi-lvm/tls",
+      readOnly: true,
+    });
+    expect(pod.volumes).toContainEqual({ name: "tls", secret: { secretName: "agent-tls" } });
+    expect(find(custom, "kubernetes:core/v1:Namespace", "edge-namespace").inputs.metadata.name).toBe(
+      "storage",
+    );
+    expect(ofType(custom, VAP)).toEqual([]);
+  });
+
+  test("outputs", async () => {
+    let system: LvmSystem | undefined;
+    await runProgram(() => (system = new LvmSystem("lvm3", args())));
+    expect(await outputOf(system!.namespace)).toBe("lvm-system");
+    expect(await outputOf(system!.crdNames)).toEqual([
+      "lvmnodes.lvm.topolvm.io",
+      "lvmnodesets.lvm.topolvm.io",
+    ]);
+    expect(await outputOf(system!.agentServiceAccountName)).toBe("lvm3-agent");
+    expect(await outputOf(system!.agentDaemonSetName)).toBe("lvm3-agent");
+    expect(await outputOf(system!.provisionerServiceAccountName)).toBe("lvm3-provisioner");
+    expect(system!.topolvmReleaseName).toBeUndefined();
+  });
+
+  describe("TopoLVM", () => {
+    test("installs the pinned official chart with lvmd device classes derived from ours", async () => {
+      let system: LvmSystem | undefined;
+      const withTopolvm = await runProgram(
+        () =>
+          (system = new LvmSystem(
+            "lvm",
+            args({
+              topolvm: {
+                chartVersion: "15.7.1",
+                deviceClasses: [fastClass, bulkClass],
+                values: {
+                  "cert-manager": { enabled: true },
+                  lvmd: { managed: false, tolerations: [{ operator: "Exists" }] },
+                  storageClasses: [{ name: "x" }],
+                },
+              },
+            }),
+          )),
+      );
+      const chart = find(withTopolvm, CHART, "lvm-topolvm");
+      expect(chart.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
+      expect(chart.inputs).toEqual({
+        chart: "topolvm",
+        version: "15.7.1",
+        repositoryOpts: { repo: "https://topolvm.github.io/topolvm" },
+        name: "topolvm",
+        namespace: "lvm-system",
+        values: {
+          "cert-manager": { enabled: true },
+          lvmd: {
+            managed: true,
+            tolerations: [{ operator: "Exists" }],
+            socketName: "/run/topolvm/lvmd.sock",
+            deviceClasses: [
+              {
+                name: "fast",
+                "volume-group": "vg-data",
+                default: true,
+                type: "thin",
+                "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
+              },
+              { name: "bulk", "volume-group": "vg-bulk", type: "thick", "spare-gb": 0 },
+            ],
+          },
+          node: { lvmdSocket: "/run/topolvm/lvmd.sock" },
+          storageClasses: [],
+        },
+      });
+      expect(
+        find(withTopolvm, "kubernetes:core/v1:Namespace", "lvm-namespace").inputs.metadata.labels,
+      ).toEqual({
+        "pod-security.kubernetes.io/enforce": "privileged",
+        "topolvm.io/webhook": "ignore",
+      });
+      expect(await outputOf(system!.topolvmReleaseName!)).toBe("topolvm");
+    });
+
+    test("release name and repository mirror", async () => {
+      const mirrored = await runProgram(
+        () =>
+          new LvmSystem(
+            "lvm",
+            args({
+              topolvm: {
+                chartVersion: "15.7.1",
+                deviceClasses: [bulkClass],
+                releaseName: "csi",
+                repository: "https://charts.example.com/topolvm",
+              },
+            }),
+          ),
+      );
+      expect(find(mirrored, CHART, "lvm-topolvm").inputs).toMatchObject({
+        name: "csi",
+        repositoryOpts: { repo: "https://charts.example.com/topolvm" },
+      });
+    });
+  });
+
+  describe("validation", () => {
+    test("lists every problem with its args path, and registers nothing", async () => {
+      const { error, registered } = await runFailingProgram(
+        () =>
+          new LvmSystem(
+            "lvm",
+            args({
+              agentImage: "",
+              agentPort: 70000,
+              tolerations: [{ operator: "exists" }],
+              agentResources: { limits: { memory: "lots" } },
+              topolvm: {
+                chartVersion: "latest",
+                deviceClasses: [fastClass, { ...fastClass, thin: { ...fastClass.thin, sizePercent: 120 } }],
+              },
+            }),
+          ),
+      );
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.message).toBe(
+        [
+          'LvmSystem "lvm" is invalid:',
+          "  args.agentImage: must not be empty",
+          "  args.agentPort: must be at most 65535 (got 70000)",
+          '  args.tolerations[0].operator: must be one of "Exists", "Equal" (got "exists")',
+          '  args.agentResources.limits.memory: must be a quantity such as "64Mi" or "20m" (got "lots")',
+          '  args.topolvm.chartVersion: must be an exact chart version such as "15.7.1" (got "latest")',
+          "  args.topolvm.deviceClasses[1].thin.sizePercent: must be between 1 and 100 (got 120)",
+          '  args.topolvm.deviceClasses[1].name: duplicate device class name "fast" (also deviceClasses[0])',
+          "  args.topolvm.deviceClasses[1].default: at most one device class may be the default (deviceClasses[0], deviceClasses[1] are)",
+        ].join("\n"),
+      );
+      expect(registered).toBe(0);
+    });
+
+    test("a missing CRD directory fails clearly before anything registers", async () => {
+      const { error, registered } = await runFailingProgram(
+        () => new LvmSystem("lvm", args({ crdDirectory: "/nonexistent/crds" })),
+      );
+      expect(error.message).toBe(
+        'LvmSystem "lvm" cannot read its CustomResourceDefinitions: /nonexistent/crds does not exist: the CRDs are generated there by `npm run generate` (or pass crdDirectory)',
+      );
+      expect(registered).toBe(0);
+    });
+
+    test("an empty CRD directory fails clearly", async () => {
+      const empty = tempDir({});
+      try {
+        const { error } = await runFailingProgram(
+          () => new LvmSystem("lvm", args({ crdDirectory: empty.dir })),
+        );
+        expect(error.message).toBe(
+          `LvmSystem "lvm" cannot read its CustomResourceDefinitions: ${empty.dir} holds no CustomResourceDefinition: generate them with \`npm run generate\``,
+        );
+      } finally {
+        empty.remove();
+      }
+    });
+
+    test("the component name must make valid object names", async () => {
+      const { error } = await runFailingProgram(() => new LvmSystem("LVM", args()));
+      expect((error as ValidationError).problems).toEqual([
+        {
+          path: "name",
+          message: `prefixes the Kubernetes object names ("LVM-agent"), so must be a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (got "LVM-provisioner")`,
+        },
+      ]);
+    });
+  });
+});

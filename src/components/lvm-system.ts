@@ -1,0 +1,572 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import {
+  API_GROUP,
+  deviceClassSchema,
+  dnsLabelProblem,
+  QUANTITY_PATTERN,
+  type DeviceClass as DeviceClassSpec,
+  type ValidationProblem,
+} from "../api";
+import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
+import type { DeviceClassSpecArgs } from "./spec-args";
+import { topolvmValues } from "./topolvm-values";
+import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+
+/** A toleration of the agent pods (core/v1 Toleration). */
+export interface TolerationArgs {
+  /** The taint key; empty with operator Exists matches every taint. @example "node-role.kubernetes.io/edge" */
+  readonly key?: string;
+  /** Exists or Equal. @default "Equal" */
+  readonly operator?: string;
+  /** The taint value for operator Equal. @example "true" */
+  readonly value?: string;
+  /** NoSchedule, PreferNoSchedule or NoExecute; empty matches all effects. @example "NoSchedule" */
+  readonly effect?: string;
+  /** For NoExecute: how long the pod stays bound after the taint appears. @example 300 */
+  readonly tolerationSeconds?: number;
+}
+
+/** Compute resources of the agent container (core/v1 ResourceRequirements). */
+export interface ResourceRequirementsArgs {
+  /** @example { cpu: "20m", memory: "64Mi" } */
+  readonly requests?: Record<string, string>;
+  /** @example { memory: "256Mi" } */
+  readonly limits?: Record<string, string>;
+}
+
+/** TopoLVM, installed from its official Helm chart. */
+export interface TopolvmArgs {
+  /** The chart version, pinned (upgrades are deliberate). @example "15.7.1" */
+  readonly chartVersion: string;
+  /**
+   * The device classes lvmd serves on these nodes: every device class of every node set, exactly as
+   * in their templates; lvmd's device-classes are derived from them.
+   */
+  readonly deviceClasses: DeviceClassSpecArgs[];
+  /** The Helm release name. @default "topolvm" */
+  readonly releaseName?: string;
+  /** The chart repository; point it at a mirror on air-gapped sites. @default "https://topolvm.github.io/topolvm" */
+  readonly repository?: string;
+  /**
+   * Extra chart values, e.g. for cert-manager or the scheduler. Ours win: lvmd.managed, lvmd.socketName,
+   * lvmd.deviceClasses, node.lvmdSocket and storageClasses (the DeviceClass components create those).
+   * @default {}
+   * @example { "cert-manager": { enabled: true } }
+   */
+  // Free-form Helm values: Pulumi's schema inference maps `any` (not `unknown`) to its Any type.
+  readonly values?: { [key: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+}
+
+/** Arguments of an LvmSystem. */
+export interface LvmSystemArgs {
+  /** The namespace, created here, of the agents, the LVMNodeSets and LVMNodes, and TopoLVM. @default "lvm-system" */
+  readonly namespace?: string;
+  /** The node agent's image, pinned. @example "ghcr.io/acme/pulumi-lvm-agent:0.1.0" */
+  readonly agentImage: string;
+  /** Always, IfNotPresent or Never. @default "IfNotPresent" */
+  readonly agentImagePullPolicy?: string;
+  /** The agent's port (API, /healthz, /readyz, /metrics). @default 8080 */
+  readonly agentPort?: number;
+  /** How the image starts the agent. @default ["pulumi-lvm", "agent"] */
+  readonly agentCommand?: string[];
+  /** Extra agent flags (`pulumi-lvm agent --help`), after ours. @default [] @example ["--command-timeout", "5m"] */
+  readonly agentArgs?: string[];
+  /**
+   * A kubernetes.io/tls Secret in the namespace with the agent's serving certificate: the agent then
+   * serves HTTPS. Without it the agent serves plain HTTP on the pod network (`--allow-plain-http`),
+   * where bearer tokens travel unencrypted; set it outside a lab.
+   * @default none
+   * @example "lvm-agent-tls"
+   */
+  readonly agentTlsSecretName?: string;
+  /** Nodes the agents run on. @default { "kubernetes.io/os": "linux" } */
+  readonly nodeSelector?: Record<string, string>;
+  /** Taints the agents tolerate; storage nodes at the edge are often tainted. @default [] @example [{ operator: "Exists" }] */
+  readonly tolerations?: TolerationArgs[];
+  /** @default { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } } */
+  readonly agentResources?: ResourceRequirementsArgs;
+  /** @default none @example "system-node-critical" */
+  readonly priorityClassName?: string;
+  /**
+   * Enforce with a ValidatingAdmissionPolicy that an agent only writes the status of its own node's
+   * LVMNode (RBAC cannot say "its own node"). Needs Kubernetes 1.30+ (bound service account tokens
+   * carry the node name); turn off on older clusters.
+   * @default true
+   */
+  readonly restrictAgentToOwnNode?: boolean;
+  /** Where the CRD YAML is read from at construction. @default this package's deploy/crds */
+  readonly crdDirectory?: string;
+  /**
+   * Leave the CRDs in the cluster when this component is deleted: deleting a CRD deletes every
+   * LVMNodeSet and LVMNode with it.
+   * @default true
+   */
+  readonly retainCrdsOnDelete?: boolean;
+  /** Install TopoLVM from its Helm chart. @default not installed */
+  readonly topolvm?: TopolvmArgs;
+}
+
+/**
+ * The cluster-wide part of pulumi-lvm: its namespace, the lvm.topolvm.io CRDs, the node agent
+ * (DaemonSet, service account, least-privilege RBAC), the service account that may call the agents,
+ * and optionally TopoLVM with lvmd device classes derived from ours.
+ */
+export class LvmSystem extends pulumi.ComponentResource {
+  /** The namespace. */
+  public readonly namespace!: pulumi.Output<string>;
+  /** Names of the CustomResourceDefinitions. */
+  public readonly crdNames!: pulumi.Output<string[]>;
+  /** The agents' service account. */
+  public readonly agentServiceAccountName!: pulumi.Output<string>;
+  /** The agent DaemonSet. */
+  public readonly agentDaemonSetName!: pulumi.Output<string>;
+  /** The service account the agents accept apply/teardown calls from (their SubjectAccessReview). */
+  public readonly provisionerServiceAccountName!: pulumi.Output<string>;
+  /** The TopoLVM Helm release; absent when TopoLVM is not installed. */
+  public readonly topolvmReleaseName?: pulumi.Output<string>;
+
+  constructor(name: string, args: LvmSystemArgs, opts?: pulumi.ComponentResourceOptions) {
+    const { crds, topolvmDeviceClasses } = validate(name, args);
+    super(LVM_SYSTEM_TYPE, name, {}, opts);
+    const plan = planSystem(name, args);
+    const parent = { parent: this };
+
+    const ns = new k8s.core.v1.Namespace(
+      `${name}-namespace`,
+      { metadata: { name: plan.namespace, labels: plan.namespaceLabels } },
+      parent,
+    );
+    const inNamespace = { parent: this, dependsOn: [ns] };
+    const crdResources = crds.map(
+      (crd) =>
+        // The generated manifest as-is; its shape is the apiserver's to check.
+        new k8s.apiextensions.v1.CustomResourceDefinition(
+          `${name}-${crd.metadata.name}`,
+          crd as unknown as k8s.apiextensions.v1.CustomResourceDefinitionArgs,
+          {
+            parent: this,
+            retainOnDelete: args.retainCrdsOnDelete ?? true,
+          },
+        ),
+    );
+
+    const agentSa = new k8s.core.v1.ServiceAccount(
+      plan.agent,
+      { metadata: { name: plan.agent, namespace: plan.namespace } },
+      inNamespace,
+    );
+    const agentRole = new k8s.rbac.v1.Role(
+      plan.agent,
+      { metadata: { name: plan.agent, namespace: plan.namespace }, rules: agentRules() },
+      inNamespace,
+    );
+    new k8s.rbac.v1.RoleBinding(plan.agent, roleBinding(plan.agent, plan.namespace, "Role", plan.agent), {
+      ...inNamespace,
+      dependsOn: [ns, agentRole, agentSa],
+    });
+    // TokenReview and SubjectAccessReview create, for delegated authentication and authorization of
+    // callers (as the kubelet does): exactly the built-in system:auth-delegator ClusterRole.
+    new k8s.rbac.v1.ClusterRoleBinding(
+      `${plan.agent}-auth-delegator`,
+      {
+        metadata: { name: `${plan.agent}-auth-delegator` },
+        ...roleBindingBody(plan.agent, plan.namespace, "ClusterRole", "system:auth-delegator"),
+      },
+      { parent: this, dependsOn: [agentSa] },
+    );
+    if (plan.restrictAgentToOwnNode) {
+      const policy = new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
+        plan.ownNodePolicy,
+        ownNodePolicy(plan),
+        parent,
+      );
+      new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
+        plan.ownNodePolicy,
+        ownNodePolicyBinding(plan),
+        { parent: this, dependsOn: [policy] },
+      );
+    }
+    const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
+      parent: this,
+      dependsOn: [ns, agentSa, ...crdResources],
+    });
+
+    const provisionerSa = new k8s.core.v1.ServiceAccount(
+      plan.provisioner,
+      { metadata: { name: plan.provisioner, namespace: plan.namespace } },
+      inNamespace,
+    );
+    const provisionerRole = new k8s.rbac.v1.Role(
+      plan.provisioner,
+      { metadata: { name: plan.provisioner, namespace: plan.namespace }, rules: provisionerRules() },
+      inNamespace,
+    );
+    new k8s.rbac.v1.RoleBinding(
+      plan.provisioner,
+      roleBinding(plan.provisioner, plan.namespace, "Role", plan.provisioner),
+      {
+        ...inNamespace,
+        dependsOn: [ns, provisionerRole, provisionerSa],
+      },
+    );
+
+    if (args.topolvm && topolvmDeviceClasses) {
+      const release = args.topolvm.releaseName ?? "topolvm";
+      new k8s.helm.v4.Chart(
+        `${name}-topolvm`,
+        {
+          chart: "topolvm",
+          version: args.topolvm.chartVersion,
+          repositoryOpts: { repo: args.topolvm.repository ?? TOPOLVM_REPOSITORY },
+          name: release,
+          namespace: plan.namespace,
+          values: topolvmValues({ deviceClasses: topolvmDeviceClasses, values: args.topolvm.values ?? {} }),
+        },
+        inNamespace,
+      );
+      this.topolvmReleaseName = pulumi.output(release);
+    }
+
+    this.namespace = ns.metadata.name;
+    this.crdNames = pulumi.output(crds.map((c) => c.metadata.name));
+    this.agentServiceAccountName = agentSa.metadata.name;
+    this.agentDaemonSetName = daemonSet.metadata.name;
+    this.provisionerServiceAccountName = provisionerSa.metadata.name;
+    this.registerOutputs({
+      namespace: this.namespace,
+      crdNames: this.crdNames,
+      agentServiceAccountName: this.agentServiceAccountName,
+      agentDaemonSetName: this.agentDaemonSetName,
+      provisionerServiceAccountName: this.provisionerServiceAccountName,
+      topolvmReleaseName: this.topolvmReleaseName,
+    });
+  }
+}
+
+export const LVM_SYSTEM_TYPE = "pulumi-lvm:index:LvmSystem";
+export const DEFAULT_NAMESPACE = "lvm-system";
+export const DEFAULT_AGENT_PORT = 8080;
+export const TOPOLVM_REPOSITORY = "https://topolvm.github.io/topolvm";
+/** The agent's state (operation journal) survives pod restarts here, so an interrupted apply resumes. */
+export const AGENT_STATE_DIR = "/var/lib/pulumi-lvm";
+const TLS_DIR = "/etc/pulumi-lvm/tls";
+/** lvm runs in the host's namespaces (its /etc/lvm, lock files and udev), entered through PID 1. */
+export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net --pid --";
+
+/* ------------------------------------------------------------------------- validation ---- */
+
+const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
+  error: (i) => `must be a quantity such as "64Mi" or "20m" (got ${JSON.stringify(i.input)})`,
+});
+
+const argsSchema = z.strictObject({
+  namespace: namespaceName.optional(),
+  agentImage: z.string().refine((image) => image.length > 0, { error: "must not be empty" }),
+  agentImagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+  agentPort: z.number().int().min(1).max(65535).optional(),
+  agentCommand: z.array(z.string()).min(1).optional(),
+  agentArgs: z.array(z.string()).optional(),
+  agentTlsSecretName: objectName.optional(),
+  nodeSelector: labels.optional(),
+  tolerations: z
+    .array(
+      z.strictObject({
+        key: z.string().optional(),
+        operator: z.enum(["Exists", "Equal"]).optional(),
+        value: z.string().optional(),
+        effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+        tolerationSeconds: z.number().int().optional(),
+      }),
+    )
+    .optional(),
+  agentResources: z
+    .strictObject({
+      requests: z.record(z.string(), quantity).optional(),
+      limits: z.record(z.string(), quantity).optional(),
+    })
+    .optional(),
+  priorityClassName: z.string().min(1).optional(),
+  restrictAgentToOwnNode: z.boolean().optional(),
+  crdDirectory: z.string().min(1).optional(),
+  retainCrdsOnDelete: z.boolean().optional(),
+  topolvm: z
+    .strictObject({
+      chartVersion: z.string().regex(/^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, {
+        error: (i) => `must be an exact chart version such as "15.7.1" (got ${JSON.stringify(i.input)})`,
+      }),
+      deviceClasses: z.array(deviceClassSchema).min(1).superRefine(checkLvmdDeviceClasses),
+      releaseName: namespaceName.optional(),
+      repository: z.url({ protocol: /^(https?|oci)$/ }).optional(),
+      values: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
+});
+
+/** lvmd refuses duplicate device class names and more than one default. */
+function checkLvmdDeviceClasses(classes: DeviceClassSpec[], ctx: z.RefinementCtx) {
+  const seen = new Map<string, number>();
+  classes.forEach((dc, i) => {
+    if (seen.has(dc.name))
+      ctx.addIssue({
+        code: "custom",
+        path: [i, "name"],
+        message: `duplicate device class name "${dc.name}" (also deviceClasses[${seen.get(dc.name)}])`,
+      });
+    else seen.set(dc.name, i);
+  });
+  const defaults = classes.flatMap((dc, i) => (dc.default ? [i] : []));
+  if (defaults.length > 1)
+    ctx.addIssue({
+      code: "custom",
+      path: [defaults[1]!, "default"],
+      message: `at most one device class may be the default (deviceClasses[${defaults.join("], deviceClasses[")}] are)`,
+    });
+}
+
+function validate(
+  name: string,
+  args: LvmSystemArgs,
+): { crds: CrdManifest[]; topolvmDeviceClasses?: DeviceClassSpec[] } {
+  const problems: ValidationProblem[] = [...argsProblems(argsSchema, args)];
+  const nameProblem = dnsLabelProblem(`${name}-provisioner`);
+  if (nameProblem)
+    problems.push({
+      path: "name",
+      message: `prefixes the Kubernetes object names ("${name}-agent"), so ${nameProblem}`,
+    });
+  throwIfInvalid("LvmSystem", name, problems);
+  let crds: CrdManifest[];
+  try {
+    crds = loadCrdManifests(args.crdDirectory ?? defaultCrdDirectory());
+  } catch (e) {
+    throw new Error(`LvmSystem "${name}" cannot read its CustomResourceDefinitions: ${(e as Error).message}`);
+  }
+  return {
+    crds,
+    ...(args.topolvm ? { topolvmDeviceClasses: args.topolvm.deviceClasses as DeviceClassSpec[] } : {}),
+  };
+}
+
+/* ------------------------------------------------------------------------------ plan ---- */
+
+export interface SystemPlan {
+  readonly namespace: string;
+  readonly namespaceLabels: Record<string, string>;
+  /** Name of the agent's ServiceAccount, Role, RoleBinding and DaemonSet. */
+  readonly agent: string;
+  readonly provisioner: string;
+  readonly ownNodePolicy: string;
+  readonly restrictAgentToOwnNode: boolean;
+  readonly selectorLabels: Record<string, string>;
+}
+
+function planSystem(name: string, args: LvmSystemArgs): SystemPlan {
+  return {
+    namespace: args.namespace ?? DEFAULT_NAMESPACE,
+    namespaceLabels: {
+      // The agent must run privileged; Pod Security Admission would refuse it under baseline/restricted.
+      "pod-security.kubernetes.io/enforce": "privileged",
+      // TopoLVM's pod webhook must not act on its own namespace.
+      ...(args.topolvm ? { "topolvm.io/webhook": "ignore" } : {}),
+    },
+    agent: `${name}-agent`,
+    provisioner: `${name}-provisioner`,
+    ownNodePolicy: `${name}-agent-own-node`,
+    restrictAgentToOwnNode: args.restrictAgentToOwnNode ?? true,
+    selectorLabels: { "app.kubernetes.io/name": "pulumi-lvm-agent", "app.kubernetes.io/instance": name },
+  };
+}
+
+/**
+ * The agent reads LVMNodes and writes their status. Namespaced, so it sees nothing outside the
+ * system namespace. RBAC cannot narrow "lvmnodes/status" to the LVMNode of the agent's own node
+ * (every agent pod shares one service account), so a node could write its neighbours' status;
+ * the own-node ValidatingAdmissionPolicy closes that gap.
+ */
+export function agentRules() {
+  return [
+    { apiGroups: [API_GROUP], resources: ["lvmnodes"], verbs: ["get", "list", "watch"] },
+    { apiGroups: [API_GROUP], resources: ["lvmnodes/status"], verbs: ["update", "patch"] },
+  ];
+}
+
+/**
+ * Callers of the agents' /v1 API need `update` on the node's LVMNode: the agent's
+ * SubjectAccessReview (src/agent/auth/authorizer.ts, REQUIRED_ACCESS) checks exactly that.
+ */
+export function provisionerRules() {
+  return [{ apiGroups: [API_GROUP], resources: ["lvmnodes"], verbs: ["update"] }];
+}
+
+function roleBindingBody(
+  serviceAccount: string,
+  namespace: string,
+  kind: "Role" | "ClusterRole",
+  role: string,
+) {
+  return {
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind, name: role },
+    subjects: [{ kind: "ServiceAccount", name: serviceAccount, namespace }],
+  };
+}
+
+function roleBinding(serviceAccount: string, namespace: string, kind: "Role" | "ClusterRole", role: string) {
+  return {
+    metadata: { name: serviceAccount, namespace },
+    ...roleBindingBody(serviceAccount, namespace, kind, role),
+  };
+}
+
+function ownNodePolicy(plan: SystemPlan) {
+  return {
+    metadata: { name: plan.ownNodePolicy },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [API_GROUP],
+            apiVersions: ["*"],
+            operations: ["UPDATE"],
+            resources: ["lvmnodes/status"],
+          },
+        ],
+      },
+      matchConditions: [
+        {
+          name: "is-node-agent",
+          expression: `request.userInfo.username == 'system:serviceaccount:${plan.namespace}:${plan.agent}'`,
+        },
+      ],
+      validations: [
+        {
+          expression: `'${NODE_NAME_EXTRA}' in request.userInfo.extra && object.metadata.name == request.userInfo.extra['${NODE_NAME_EXTRA}'][0]`,
+          message: "a node agent may only write the status of its own node's LVMNode",
+          reason: "Forbidden",
+        },
+      ],
+    },
+  };
+}
+
+/** The node a bound service account token was issued for (Kubernetes 1.30+). */
+const NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name";
+
+function ownNodePolicyBinding(plan: SystemPlan) {
+  return {
+    metadata: { name: plan.ownNodePolicy },
+    spec: {
+      policyName: plan.ownNodePolicy,
+      validationActions: ["Deny"],
+      matchResources: {
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": plan.namespace } },
+      },
+    },
+  };
+}
+
+/** The agent DaemonSet. */
+export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
+  const port = args.agentPort ?? DEFAULT_AGENT_PORT;
+  const hostPath = (name: string, path: string, type: string) => ({ name, hostPath: { path, type } });
+  const tls = args.agentTlsSecretName;
+  return {
+    metadata: { name: plan.agent, namespace: plan.namespace, labels: plan.selectorLabels },
+    spec: {
+      selector: { matchLabels: plan.selectorLabels },
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: plan.selectorLabels },
+        spec: {
+          serviceAccountName: plan.agent,
+          // lvm must run in the host's namespaces (its /etc/lvm, udev, lock files): the agent runs it
+          // through HOST_COMMAND_PREFIX (nsenter --target 1), which needs the host's PID 1 visible.
+          hostPID: true,
+          nodeSelector: args.nodeSelector ?? { "kubernetes.io/os": "linux" },
+          tolerations: args.tolerations ?? [],
+          ...(args.priorityClassName ? { priorityClassName: args.priorityClassName } : {}),
+          // A stopping agent finishes the step it is in (an lvm command is not interrupted).
+          terminationGracePeriodSeconds: 120,
+          containers: [
+            {
+              name: "agent",
+              image: args.agentImage,
+              imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
+              command: args.agentCommand ?? ["pulumi-lvm", "agent"],
+              args: agentFlags(plan, args),
+              env: [
+                { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+                { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+              ],
+              ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+              // Privileged, with justification: pvcreate/vgcreate/lvcreate open arbitrary block
+              // devices (including disks hot-plugged after the pod started, which a device cgroup
+              // allow-list cannot name in advance), issue device-mapper ioctls and need CAP_SYS_ADMIN
+              // to enter the host's mount namespace. No narrower securityContext allows all of that.
+              securityContext: { privileged: true, runAsUser: 0 },
+              livenessProbe: {
+                httpGet: { path: "/healthz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
+                periodSeconds: 10,
+                timeoutSeconds: 5,
+                failureThreshold: 6,
+              },
+              readinessProbe: {
+                httpGet: { path: "/readyz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
+                periodSeconds: 5,
+                timeoutSeconds: 5,
+                failureThreshold: 3,
+              },
+              resources: args.agentResources ?? {
+                requests: { cpu: "20m", memory: "64Mi" },
+                limits: { memory: "256Mi" },
+              },
+              volumeMounts: [
+                { name: "dev", mountPath: "/dev", mountPropagation: "HostToContainer" },
+                { name: "run-topolvm", mountPath: "/run/topolvm" },
+                { name: "etc-topolvm", mountPath: "/etc/topolvm" },
+                { name: "state", mountPath: AGENT_STATE_DIR },
+                ...(tls ? [{ name: "tls", mountPath: TLS_DIR, readOnly: true }] : []),
+              ],
+            },
+          ],
+          volumes: [
+            // Live device nodes, including disks that appear after the pod started.
+            hostPath("dev", "/dev", "Directory"),
+            // lvmd's socket, shared with TopoLVM.
+            hostPath("run-topolvm", "/run/topolvm", "DirectoryOrCreate"),
+            // lvmd.yaml, written by the agent from the plan.
+            hostPath("etc-topolvm", "/etc/topolvm", "DirectoryOrCreate"),
+            hostPath("state", AGENT_STATE_DIR, "DirectoryOrCreate"),
+            ...(tls ? [{ name: "tls", secret: { secretName: tls } }] : []),
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The agent's flags (src/agent/config.ts): serve on the pod network, check callers' access to
+ * LVMNodes in this namespace, run lvm in the host's namespaces, keep state on the host.
+ */
+export function agentFlags(plan: SystemPlan, args: LvmSystemArgs): string[] {
+  const tls = args.agentTlsSecretName
+    ? ["--tls-cert", `${TLS_DIR}/tls.crt`, "--tls-key", `${TLS_DIR}/tls.key`]
+    : ["--allow-plain-http"];
+  return [
+    "--listen",
+    `0.0.0.0:${args.agentPort ?? DEFAULT_AGENT_PORT}`,
+    ...tls,
+    "--namespace",
+    plan.namespace,
+    "--command-prefix",
+    HOST_COMMAND_PREFIX,
+    "--state-dir",
+    `${AGENT_STATE_DIR}/agent`,
+    "--lvmd-config",
+    "/etc/topolvm/lvmd.yaml",
+    ...(args.agentArgs ?? []),
+  ];
+}

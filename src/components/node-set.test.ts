@@ -1,0 +1,176 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { ValidationError } from "../api";
+import { NodeSet, NODE_SET_TYPE } from "./node-set";
+import { edgeArgs } from "./testing/fixtures";
+import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
+
+const CR = "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet";
+const SC = "kubernetes:storage.k8s.io/v1:StorageClass";
+const VSC = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass";
+const DISKS = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
+
+beforeAll(installMocks);
+
+function outputOf<T>(o: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => o.apply(resolve));
+}
+
+describe("NodeSet", () => {
+  test("registers the LVMNodeSet, a VolumeGroup per group and a DeviceClass per class, named after it", async () => {
+    const recorded = await runProgram(() => new NodeSet("edge", edgeArgs()));
+    expect(recorded.map((r) => [r.type, r.name, r.parent?.name])).toEqual([
+      [NODE_SET_TYPE, "edge", undefined],
+      [CR, "edge", "edge"],
+      ["pulumi-lvm:index:VolumeGroup", "edge-vg-data", "edge"],
+      ["pulumi-lvm:index:DeviceClass", "edge-fast", "edge"],
+      [SC, "edge-fast-storage-class", "edge-fast"],
+      [VSC, "edge-fast-snapshot-class", "edge-fast"],
+      ["pulumi-lvm:index:DeviceClass", "edge-bulk", "edge"],
+      [SC, "edge-bulk-storage-class", "edge-bulk"],
+    ]);
+  });
+
+  test("the custom resource carries the validated spec in the system namespace", async () => {
+    const args = edgeArgs();
+    const cr = find(
+      await runProgram(() => new NodeSet("edge", { ...args, labels: { team: "platform" } })),
+      CR,
+      "edge",
+    );
+    expect(cr.inputs).toEqual({
+      apiVersion: "lvm.topolvm.io/v2alpha1",
+      kind: "LVMNodeSet",
+      metadata: { name: "edge", namespace: "lvm-system", labels: { team: "platform" } },
+      spec: { nodeSelector: args.nodeSelector, template: args.template },
+    });
+  });
+
+  test("nodeSetName and namespace override the defaults", async () => {
+    const recorded = await runProgram(
+      () => new NodeSet("edge", { ...edgeArgs(), nodeSetName: "zone-a.edge", namespace: "storage" }),
+    );
+    expect(find(recorded, CR, "edge").inputs.metadata).toMatchObject({
+      name: "zone-a.edge",
+      namespace: "storage",
+    });
+  });
+
+  test("outputs the StorageClass and VolumeSnapshotClass names by device class", async () => {
+    let nodeSet: NodeSet | undefined;
+    await runProgram(() => (nodeSet = new NodeSet("edge", edgeArgs())));
+    expect(await outputOf(nodeSet!.storageClassNames)).toEqual({ fast: "lvms-fast", bulk: "lvms-bulk" });
+    expect(await outputOf(nodeSet!.snapshotClassNames)).toEqual({ fast: "lvms-fast" });
+    expect(await outputOf(nodeSet!.nodeSetName)).toBe("edge");
+    expect(await outputOf(nodeSet!.namespace)).toBe("lvm-system");
+    expect(await outputOf(nodeSet!.nodes)).toEqual({});
+  });
+
+  test("children wait for what the node set depends on", async () => {
+    let crds: k8s.core.v1.Namespace | undefined;
+    const recorded = await runProgram(() => {
+      crds = new k8s.core.v1.Namespace("crds-ready", {});
+      return new NodeSet("edge", edgeArgs(), { dependsOn: [crds] });
+    });
+    expect(find(recorded, CR, "edge").opts.dependsOn).toEqual([crds]);
+    expect(find(recorded, "pulumi-lvm:index:DeviceClass", "edge-fast").opts.dependsOn).toEqual([crds]);
+    expect(find(recorded, SC, "edge-fast-storage-class").opts.dependsOn).toEqual([crds]);
+  });
+
+  describe("sandbox mode (agents)", () => {
+    const agents = { "node-a": { url: "http://127.0.0.1:9443", token: "token-for-node-a-0001" } };
+
+    test("adds the NodeSetDisks resource with the spec and the agents, tokens as secrets", async () => {
+      const recorded = await runProgram(() => new NodeSet("edge", { ...edgeArgs(), agents }));
+      const disks = find(recorded, DISKS, "edge-disks");
+      expect(disks.parent).toEqual({ type: NODE_SET_TYPE, name: "edge" });
+      expect(disks.inputs).toMatchObject({
+        nodeSetName: "edge",
+        namespace: "lvm-system",
+        spec: edgeArgs().template,
+      });
+      // The engine receives the agents as a secret (Pulumi's wire format for secret values).
+      expect(disks.inputs.agents).toEqual({
+        [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig,
+        value: { "node-a": { url: "http://127.0.0.1:9443", token: "token-for-node-a-0001" } },
+      });
+      expect(await pulumi.isSecret(disks.props.agents["node-a"].token)).toBe(true);
+      expect(disks.opts.additionalSecretOutputs).toContain("agents");
+      expect(typeof disks.inputs.__provider).toBe("string");
+    });
+
+    test("without agents there is no NodeSetDisks", async () => {
+      expect(ofType(await runProgram(() => new NodeSet("edge", edgeArgs())), DISKS)).toEqual([]);
+    });
+  });
+
+  describe("validation", () => {
+    test("lists every problem with its args path, and registers nothing", async () => {
+      const args = edgeArgs();
+      const bad = {
+        ...args,
+        namespace: "Storage",
+        agents: { "node-a": { url: "ftp://node-a", token: "" } },
+        template: {
+          ...args.template,
+          deviceClasses: [
+            args.template.deviceClasses![0]!,
+            {
+              name: "cold",
+              strategy: "Thin",
+              volumeGroup: "vg-data",
+              thin: { poolName: "pool1", sizePercent: 120, overprovisionRatio: 1 },
+            },
+            { name: "warm", strategy: "thick", volumeGroup: "vg-nope" },
+          ],
+        },
+      };
+      const { error, registered } = await runFailingProgram(() => new NodeSet("edge", bad));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.message).toBe(
+        [
+          'NodeSet "edge" is invalid:',
+          `  args.namespace: must be a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a letter or digit (got "Storage")`,
+          '  args.agents.node-a.url: must be an http:// or https:// URL (got "ftp://node-a")',
+          "  args.agents.node-a.token: must be a non-empty string or an Output of one",
+          "  args.template.deviceClasses[1].thin.sizePercent: must be between 1 and 100 (got 120)",
+          '  args.template.deviceClasses[2].strategy: must be one of "Thin", "Thick" (got "thick")',
+          '  args.template.deviceClasses[2].volumeGroup: names volume group "vg-nope", which is not in volumeGroups (have: vg-data)',
+        ].join("\n"),
+      );
+      expect(registered).toBe(0);
+    });
+
+    test("names unknown fields and missing required ones", async () => {
+      const { error } = await runFailingProgram(() => new NodeSet("edge", { templates: {} } as never));
+      expect((error as ValidationError).problems).toEqual([
+        { path: "args.template", message: "is required" },
+        { path: "args.templates", message: "unknown field" },
+      ]);
+    });
+
+    test("a component name that is no Kubernetes name needs nodeSetName", async () => {
+      const { error } = await runFailingProgram(() => new NodeSet("Edge_A", edgeArgs()));
+      expect((error as ValidationError).problems).toEqual([
+        {
+          path: "args.nodeSetName",
+          message: `defaults to the component name, which must be a DNS-1123 subdomain: lowercase letters, digits, '-' and '.' (got "Edge_A"); set nodeSetName`,
+        },
+      ]);
+      await expect(
+        runProgram(() => new NodeSet("Edge_A", { ...edgeArgs(), nodeSetName: "edge-a" })),
+      ).resolves.toHaveLength(8);
+    });
+
+    test("an agent map key must be a node name", async () => {
+      const { error } = await runFailingProgram(
+        () =>
+          new NodeSet("edge", {
+            ...edgeArgs(),
+            agents: { "Node A": { url: "http://10.0.0.1:9443", token: "token-000000000000" } },
+          }),
+      );
+      expect((error as ValidationError).problems.map((p) => p.path)).toEqual(["args.agents.Node A"]);
+    });
+  });
+});

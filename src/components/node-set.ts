@@ -1,0 +1,204 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { z } from "zod";
+import {
+  checkLVMNodeSetSpec,
+  dnsSubdomainProblem,
+  GROUP_VERSION,
+  type LVMNodeSetSpec,
+  type ValidationProblem,
+} from "../api";
+import { NodeSetDisks, type NodeResult } from "../../provider";
+import { DeviceClass } from "./device-class";
+import { DEFAULT_NAMESPACE } from "./lvm-system";
+import type { NodeSelectorArgs, TemplateArgs } from "./spec-args";
+import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+import { VolumeGroup } from "./volume-group";
+
+/** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
+export interface AgentEndpointArgs {
+  /** The agent's base URL. @example "http://127.0.0.1:9443" */
+  readonly url: string;
+  /** A bearer token the agent accepts for this node; stored in state only as a secret. @example config.requireSecret("agentToken") */
+  readonly token: pulumi.Input<string>;
+  /** PEM of the CA that signed an https agent's certificate. @default the system CAs */
+  readonly caCertificate?: string;
+}
+
+/** Arguments of a NodeSet. */
+export interface NodeSetArgs {
+  /** metadata.name of the LVMNodeSet. @default the component's name @example "edge-zone-a" */
+  readonly nodeSetName?: string;
+  /**
+   * Namespace of the LVMNodeSet and of the LVMNodes it owns: the LvmSystem's namespace, the only one
+   * the agents may read.
+   * @default "lvm-system"
+   */
+  readonly namespace?: string;
+  /** Labels of the LVMNodeSet, StorageClasses and VolumeSnapshotClasses. @default {} @example { team: "platform" } */
+  readonly labels?: Record<string, string>;
+  /**
+   * Which nodes get the template (core/v1 NodeSelector).
+   * @default every node
+   * @example { nodeSelectorTerms: [{ matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["edge-1"] }] }] }
+   */
+  readonly nodeSelector?: NodeSelectorArgs;
+  /** The volume groups and device classes every selected node gets. */
+  readonly template: TemplateArgs;
+  /**
+   * Sandbox mode: node name → its agent. When set, Pulumi itself plans and applies the template on
+   * exactly these nodes through their agents (POST /v1/plan at preview, /v1/apply at update), and
+   * per-node results appear in NodeSet.nodes; the node selector is not evaluated (the agents
+   * do not know their labels). When unset, the in-cluster operator does the work from the LVMNodeSet.
+   * @default {}
+   * @example { "node-a": { url: "http://127.0.0.1:9443", token: config.requireSecret("agentToken") } }
+   */
+  readonly agents?: Record<string, AgentEndpointArgs>;
+}
+
+/**
+ * An LVMNodeSet: volume groups and TopoLVM device classes for the nodes its selector picks. Its
+ * children are the custom resource itself, one VolumeGroup per volume group, one
+ * DeviceClass (StorageClass, VolumeSnapshotClass) per device class, and, in sandbox mode,
+ * the per-node disk state applied through the agents.
+ */
+export class NodeSet extends pulumi.ComponentResource {
+  /** metadata.name of the LVMNodeSet. */
+  public readonly nodeSetName!: pulumi.Output<string>;
+  /** Its namespace. */
+  public readonly namespace!: pulumi.Output<string>;
+  /** Device class name → its StorageClass name (classes with creationPolicy Never are absent). */
+  public readonly storageClassNames!: pulumi.Output<Record<string, string>>;
+  /** Device class name → its VolumeSnapshotClass name (Thin classes whose snapshot class is created). */
+  public readonly snapshotClassNames!: pulumi.Output<Record<string, string>>;
+  /** Node name → what its agent planned and applied; empty unless `agents` is set. */
+  public readonly nodes!: pulumi.Output<Record<string, NodeResult>>;
+
+  constructor(name: string, args: NodeSetArgs, opts?: pulumi.ComponentResourceOptions) {
+    const { spec, nodeSetName, namespace } = validate(name, args);
+    super(NODE_SET_TYPE, name, {}, opts);
+    const childOpts = { parent: this, dependsOn: opts?.dependsOn };
+
+    new k8s.apiextensions.CustomResource(
+      name,
+      {
+        apiVersion: GROUP_VERSION,
+        kind: "LVMNodeSet",
+        metadata: { name: nodeSetName, namespace, labels: args.labels ?? {} },
+        spec,
+      },
+      childOpts,
+    );
+    for (const vg of spec.template.volumeGroups)
+      new VolumeGroup(`${name}-${vg.name}`, { volumeGroup: vg }, childOpts);
+    const storageClassNames: Record<string, pulumi.Output<string>> = {};
+    const snapshotClassNames: Record<string, pulumi.Output<string>> = {};
+    for (const dc of spec.template.deviceClasses ?? []) {
+      // Children of the node set, not of their volume group: moving a class to another group must not
+      // change its URN (that would create the same-named StorageClass before deleting the old one).
+      const deviceClass = new DeviceClass(
+        `${name}-${dc.name}`,
+        { deviceClass: dc, labels: args.labels ?? {} },
+        childOpts,
+      );
+      if (deviceClass.storageClassName) storageClassNames[dc.name] = deviceClass.storageClassName;
+      if (deviceClass.snapshotClassName) snapshotClassNames[dc.name] = deviceClass.snapshotClassName;
+    }
+    const disks = args.agents
+      ? new NodeSetDisks(
+          `${name}-disks`,
+          { nodeSetName, namespace, spec: spec.template, agents: args.agents },
+          childOpts,
+        )
+      : undefined;
+
+    this.nodeSetName = pulumi.output(nodeSetName);
+    this.namespace = pulumi.output(namespace);
+    this.storageClassNames = pulumi.output(storageClassNames);
+    this.snapshotClassNames = pulumi.output(snapshotClassNames);
+    this.nodes = disks ? disks.nodes : pulumi.output<Record<string, NodeResult>>({});
+    this.registerOutputs({
+      nodeSetName: this.nodeSetName,
+      namespace: this.namespace,
+      storageClassNames: this.storageClassNames,
+      snapshotClassNames: this.snapshotClassNames,
+      nodes: this.nodes,
+    });
+  }
+}
+
+export const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
+
+const agentUrl = z.string().superRefine((url, ctx) => {
+  let parsed: URL | undefined;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // reported below
+  }
+  if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
+    ctx.addIssue({
+      code: "custom",
+      message: `must be an http:// or https:// URL (got ${JSON.stringify(url)})`,
+    });
+});
+
+const agentToken = z.custom<pulumi.Input<string>>(
+  (token) =>
+    pulumi.Output.isInstance(token) ||
+    token instanceof Promise ||
+    (typeof token === "string" && token.length > 0),
+  { error: "must be a non-empty string or an Output of one" },
+);
+
+/** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
+const otherArgsSchema = z.strictObject({
+  nodeSetName: objectName.optional(),
+  namespace: namespaceName.optional(),
+  labels: labels.optional(),
+  agents: z
+    .record(
+      z.string(),
+      z.strictObject({ url: agentUrl, token: agentToken, caCertificate: z.string().optional() }),
+    )
+    .superRefine((agents, ctx) => {
+      for (const node of Object.keys(agents)) {
+        const problem = dnsSubdomainProblem(node);
+        if (problem)
+          ctx.addIssue({ code: "custom", path: [node], message: `is not a node name: it ${problem}` });
+      }
+    })
+    .optional(),
+});
+
+function validate(
+  name: string,
+  args: NodeSetArgs,
+): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string } {
+  const { nodeSetName, namespace, labels: nodeSetLabels, agents, ...spec } = args ?? ({} as NodeSetArgs);
+  const problems: ValidationProblem[] = [
+    ...argsProblems(otherArgsSchema, { nodeSetName, namespace, labels: nodeSetLabels, agents }),
+    ...defaultNameProblems(name, nodeSetName),
+  ];
+  const checked = checkLVMNodeSetSpec(spec, ["args"]);
+  if (!checked.ok) problems.push(...checked.problems);
+  throwIfInvalid("NodeSet", name, problems);
+  return {
+    spec: (checked as { value: LVMNodeSetSpec }).value,
+    nodeSetName: nodeSetName ?? name,
+    namespace: namespace ?? DEFAULT_NAMESPACE,
+  };
+}
+
+function defaultNameProblems(name: string, nodeSetName: string | undefined): ValidationProblem[] {
+  if (nodeSetName !== undefined) return [];
+  const problem = dnsSubdomainProblem(name);
+  return problem
+    ? [
+        {
+          path: "args.nodeSetName",
+          message: `defaults to the component name, which ${problem}; set nodeSetName`,
+        },
+      ]
+    : [];
+}

@@ -1,0 +1,66 @@
+import * as path from "node:path";
+import { Analyzer } from "@pulumi/pulumi/provider/experimental/analyzer";
+
+/**
+ * The components' args and outputs must be something Pulumi's schema inference (the analyzer
+ * behind `pulumi package add` for TypeScript components) accepts: no unions, no `readonly T[]`, no
+ * anonymous object types, no references to our own component classes. This runs the real analyzer
+ * over the package, so a change that would break other-language consumers fails here.
+ */
+describe("Pulumi schema inference", () => {
+  const repo = path.resolve(__dirname, "../..");
+  const components = ["LvmSystem", "NodeSet", "VolumeGroup", "DeviceClass"];
+  let result: ReturnType<Analyzer["analyze"]>;
+
+  beforeAll(() => {
+    result = new Analyzer(
+      repo,
+      "pulumi-lvm",
+      { name: "pulumi-lvm", main: "src/index.ts" },
+      new Set(components),
+    ).analyze();
+  }, 120_000);
+
+  test("infers every component from the package entry point", () => {
+    expect(Object.keys(result.components).sort()).toEqual([...components].sort());
+  });
+
+  test("args and outputs as declared", () => {
+    expect(Object.keys(result.components.NodeSet!.inputs)).toEqual([
+      "nodeSetName",
+      "namespace",
+      "labels",
+      "nodeSelector",
+      "template",
+      "agents",
+    ]);
+    expect(Object.keys(result.components.NodeSet!.outputs)).toEqual([
+      "nodeSetName",
+      "namespace",
+      "storageClassNames",
+      "snapshotClassNames",
+      "nodes",
+    ]);
+    expect(result.components.NodeSet!.inputs.template).toMatchObject({
+      $ref: "#/types/pulumi-lvm:index:TemplateArgs",
+      plain: true,
+    });
+    expect(result.components.LvmSystem!.inputs.agentImage).toMatchObject({ type: "string", plain: true });
+    expect(result.components.LvmSystem!.inputs.topolvm).toMatchObject({
+      $ref: "#/types/pulumi-lvm:index:TopolvmArgs",
+      optional: true,
+    });
+    expect(result.components.DeviceClass!.outputs.storageClassName).toMatchObject({
+      type: "string",
+      optional: true,
+    });
+    expect(result.typeDefinitions.ThinPoolArgs!.properties!.sizePercent).toMatchObject({
+      type: "number",
+      plain: true,
+    });
+  });
+
+  test("every description is text (a {@link} in a doc comment would come out as [object Object])", () => {
+    expect(JSON.stringify(result)).not.toContain("[object Object]");
+  });
+});

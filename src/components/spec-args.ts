@@ -1,0 +1,164 @@
+/**
+ * The LVMNodeSet spec as Pulumi component args: the same fields as the API (src/api), written as
+ * explicit interfaces so Pulumi's schema inference can read them (it rejects the anonymous object
+ * types zod infers, union types, and `readonly T[]`). Enumerations are plain `string`s here; the API
+ * schemas check them, with the field path, when a component is constructed.
+ *
+ * Plain values, not Outputs: a component validates its spec and derives child names from it before
+ * it registers anything, which needs the values at construction.
+ */
+
+/** core/v1 NodeSelector: which nodes a node set applies to. */
+export interface NodeSelectorArgs {
+  /**
+   * Terms ORed: a node is selected when any term matches.
+   * @example [{ matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["edge-1"] }] }]
+   */
+  readonly nodeSelectorTerms: NodeSelectorTermArgs[];
+}
+
+/** Requirements ANDed; a node matches the term when all of them hold. */
+export interface NodeSelectorTermArgs {
+  /** Node label requirements. @default [] */
+  readonly matchExpressions?: NodeSelectorRequirementArgs[];
+  /** Node field requirements; only `metadata.name` is supported. @default [] */
+  readonly matchFields?: NodeSelectorRequirementArgs[];
+}
+
+/** One requirement on a node label or field, as core/v1 NodeSelectorRequirement. */
+export interface NodeSelectorRequirementArgs {
+  /** The label key (or `metadata.name` in matchFields). @example "topology.kubernetes.io/zone" */
+  readonly key: string;
+  /** One of In, NotIn, Exists, DoesNotExist, Gt, Lt. @example "In" */
+  readonly operator: string;
+  /** In/NotIn: one or more; Exists/DoesNotExist: none; Gt/Lt: exactly one integer. @example ["edge-1"] */
+  readonly values?: string[];
+}
+
+/** Which block devices of a node belong to a volume group. */
+export interface DeviceSelectorArgs {
+  /**
+   * Terms ORed: a device is selected when any term matches.
+   * @example [{ matchExpressions: [{ key: "path", operator: "In", values: ["/dev/disk/by-id/nvme-eui.0025388b91b2c3d4"] }] }]
+   */
+  readonly deviceSelectorTerms: DeviceSelectorTermArgs[];
+}
+
+/** Requirements ANDed: a device matches the term when all hold. */
+export interface DeviceSelectorTermArgs {
+  /** At least one requirement (an empty term would match every disk). */
+  readonly matchExpressions: DeviceSelectorRequirementArgs[];
+}
+
+/** One requirement on a device attribute. */
+export interface DeviceSelectorRequirementArgs {
+  /**
+   * One of kname, path, symlink, serial, wwn, model, vendor, size, rotational, type, partlabel.
+   * @example "serial"
+   */
+  readonly key: string;
+  /** One of In, NotIn, Any, Exists, DoesNotExist, GreaterThan, LessThan. @example "In" */
+  readonly operator: string;
+  /** In/NotIn: one or more; Any/Exists/DoesNotExist: none; GreaterThan/LessThan: one number (a quantity for size). @example ["S4EWNX0R123456"] */
+  readonly values?: string[];
+}
+
+/** A volume group built on every selected node from the devices its selector picks. */
+export interface VolumeGroupSpecArgs {
+  /** The LVM volume group name on every node (a DNS-1123 label). @example "vg-data" */
+  readonly name: string;
+  /** Which devices of each node join the group. */
+  readonly deviceSelector: DeviceSelectorArgs;
+  /** Devices smaller than this are excluded. @default "1Gi" @example "100Gi" */
+  readonly minDeviceSize?: string;
+  /**
+   * Erase existing signatures (filesystems, partition tables, foreign LVM metadata) on the selected
+   * devices before pvcreate. Without it such devices are excluded and reported, never touched.
+   * @default false
+   */
+  readonly forceWipeDevicesAndDestroyAllData?: boolean;
+}
+
+/** Thin pool settings of a device class with strategy Thin. */
+export interface ThinPoolArgs {
+  /** The thin pool logical volume's name (must not start with "snapshot" or "pvmove"). @example "pool0" */
+  readonly poolName: string;
+  /** Percent of the volume group the pool's data takes, 1 to 100. @example 90 */
+  readonly sizePercent: number;
+  /** How far thin volumes may overcommit the pool (TopoLVM overprovision-ratio), at least 1. @example 10 */
+  readonly overprovisionRatio: number;
+  /** A multiple of 64Ki between 64Ki and 1Gi. @default chosen by lvm2 @example "256Ki" */
+  readonly chunkSize?: string;
+  /** Between 2Mi and 16Gi. @default chosen by lvm2 @example "1Gi" */
+  readonly metadataSize?: string;
+}
+
+/** The StorageClass of a device class. */
+export interface StorageClassSettingsArgs {
+  /** CreateIfNotExists (the component creates and owns it) or Never (no StorageClass). @default "CreateIfNotExists" */
+  readonly creationPolicy?: string;
+  /** Prefixed: "<prefix>-<deviceClass>"; Explicit: `name`. @default "Prefixed" */
+  readonly namingPolicy?: string;
+  /** Prefix for namingPolicy Prefixed. @default "lvms" */
+  readonly prefix?: string;
+  /** The name for namingPolicy Explicit. @example "fast-local" */
+  readonly name?: string;
+  /** Extra `parameters`; ours (device class, fstype) win on conflicts. @example { "topolvm.io/lvcreate-option-class": "raid1" } */
+  readonly additionalParameters?: Record<string, string>;
+  /** Delete or Retain. @default "Delete" */
+  readonly reclaimPolicy?: string;
+  /** WaitForFirstConsumer or Immediate; TopoLVM needs WaitForFirstConsumer to pick the node. @default "WaitForFirstConsumer" */
+  readonly volumeBindingMode?: string;
+  /** @default true */
+  readonly allowVolumeExpansion?: boolean;
+}
+
+/** The VolumeSnapshotClass of a Thin device class. */
+export interface SnapshotClassSettingsArgs {
+  /** CreateIfNotExists (the component creates and owns it) or Never (no VolumeSnapshotClass). @default "CreateIfNotExists" */
+  readonly creationPolicy?: string;
+  /** Prefixed: "<prefix>-<deviceClass>"; Explicit: `name`. @default "Prefixed" */
+  readonly namingPolicy?: string;
+  /** Prefix for namingPolicy Prefixed. @default "lvms" */
+  readonly prefix?: string;
+  /** The name for namingPolicy Explicit. @example "fast-local-snapshots" */
+  readonly name?: string;
+  /** Extra `parameters` of the VolumeSnapshotClass. @default {} */
+  readonly additionalParameters?: Record<string, string>;
+  /** Delete or Retain. @default "Delete" */
+  readonly deletionPolicy?: string;
+}
+
+/** A TopoLVM device class on one volume group, with its StorageClass and VolumeSnapshotClass. */
+export interface DeviceClassSpecArgs {
+  /** The TopoLVM device class name (a DNS-1123 label). @example "fast" */
+  readonly name: string;
+  /** Thin (volumes in a thin pool, snapshots possible) or Thick (linear volumes). @example "Thin" */
+  readonly strategy: string;
+  /** Name of a volume group of the same template. @example "vg-data" */
+  readonly volumeGroup: string;
+  /** lvmd's default device class; at most one per template. @default false */
+  readonly default?: boolean;
+  /** xfs, ext4 or btrfs. @default "xfs" */
+  readonly fsType?: string;
+  /** Required for strategy Thin, forbidden for Thick. */
+  readonly thin?: ThinPoolArgs;
+  /** @default a StorageClass named "lvms-<name>" */
+  readonly storageClass?: StorageClassSettingsArgs;
+  /** Thin only. @default for Thin, a VolumeSnapshotClass named "lvms-<name>" */
+  readonly snapshotClass?: SnapshotClassSettingsArgs;
+}
+
+/** What every selected node gets. */
+export interface TemplateArgs {
+  /** 1 to 32 volume groups. */
+  readonly volumeGroups: VolumeGroupSpecArgs[];
+  /** Up to 32 device classes over those volume groups. @default [] */
+  readonly deviceClasses?: DeviceClassSpecArgs[];
+  /**
+   * What happens on the nodes when the node set is deleted: Retain (volume groups and pools stay)
+   * or Delete (pools and volume groups that hold no other volumes are removed).
+   * @default "Retain"
+   */
+  readonly deletionPolicy?: string;
+}
