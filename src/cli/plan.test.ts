@@ -1,0 +1,154 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import YAML from "yaml";
+import { parseLVMNodeSet } from "../api";
+import { parseNodeInventory } from "../inventory/parse";
+import type { RawNodeInventory } from "../inventory/types";
+import { planNodes, type PlanDocument } from "../planner";
+import { runPlan } from "./plan";
+
+const root = join(__dirname, "../..");
+const files: Record<string, string> = {
+  "inventory.json": readFileSync(join(root, "examples/sample-inventory.json"), "utf8"),
+  "quickstart.yaml": readFileSync(join(root, "examples/quickstart/nodeset.yaml"), "utf8"),
+  "multi.yaml": readFileSync(join(root, "examples/multi-nodeset/nodeset.yaml"), "utf8"),
+};
+
+async function run(argv: string[], extra: Record<string, string> = {}) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const all = { ...files, ...extra };
+  const code = await runPlan({
+    argv,
+    readFile: async (f) => {
+      if (!(f in all))
+        throw Object.assign(new Error(`ENOENT: no such file or directory, open '${f}'`), { code: "ENOENT" });
+      return all[f]!;
+    },
+    stdout: (t) => out.push(t),
+    stderr: (t) => err.push(t),
+  });
+  return { code, stdout: out.join(""), stderr: err.join("") };
+}
+
+test("--json prints the plan document the library makes", async () => {
+  const r = await run(["--inventory", "inventory.json", "--nodeset", "quickstart.yaml", "--json"]);
+  expect(r).toMatchObject({ code: 0, stderr: "" });
+  const doc = JSON.parse(r.stdout) as PlanDocument;
+  const nodes = (JSON.parse(files["inventory.json"]!) as { nodes: RawNodeInventory[] }).nodes.map(
+    parseNodeInventory,
+  );
+  expect(doc).toEqual(
+    JSON.parse(JSON.stringify(planNodes(nodes, parseLVMNodeSet(YAML.parse(files["quickstart.yaml"]!))))),
+  );
+  expect(doc.apiVersion).toBe("pulumi-lvm.dev/plan/v1");
+  expect(doc.nodeSet).toBe("quickstart");
+  expect(doc.nodes.map((n) => n.node)).toEqual(["edge-1", "edge-2", "edge-3"]);
+});
+
+test("the text shows every node's claims, exclusions, commands and hash", async () => {
+  const r = await run(["plan", "--inventory=inventory.json", "--nodeset=quickstart.yaml"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain(
+    "node edge-1\n  volume group vg-data (new)\n    claimed:\n      /dev/loop0  4Gi  kname:/dev/loop0  joins\n",
+  );
+  expect(r.stdout).toContain(
+    "/dev/loop2  /dev/loop2 is smaller than the minimum device size 1Gi (it has 512Mi)",
+  );
+  expect(r.stdout).toContain("3. vgcreate --addtag pulumi-lvm vg-data /dev/loop0 /dev/loop1\n");
+  expect(r.stdout).toMatch(/\n {2}hash: [0-9a-f]{64}\n/);
+  expect(r.stdout.endsWith("3 nodes, 3 selected: 3 with actions, 0 with blocked steps, 0 converged\n")).toBe(
+    true,
+  );
+});
+
+test("several node sets in one file plan one fleet; destructive steps are marked", async () => {
+  const r = await run(["--inventory", "inventory.json", "--nodeset", "multi.yaml"]);
+  expect(r.code).toBe(0);
+  expect(r.stdout).toContain("node edge-1 (node set zone-a)\n");
+  expect(r.stdout).toContain("node edge-3 (node set zone-b)\n");
+  expect(r.stdout).toContain("wipefs --all /dev/loop2   # DESTRUCTIVE\n");
+  expect(r.stdout).toContain(
+    "/dev/loop0 is a physical volume of volume group inv-fixture-edge3-data, which pulumi-lvm does not own",
+  );
+});
+
+test("an invalid node set: its problems with field paths on stderr, nothing on stdout, exit 1", async () => {
+  const bad = files["quickstart.yaml"]!.replace("sizePercent: 90", "sizePercent: 120").replace(
+    "operator: In\n                  values: [/dev/loop0",
+    "operator: Gt\n                  values: [/dev/loop0",
+  );
+  const r = await run(["--inventory", "inventory.json", "--nodeset", "bad.yaml"], { "bad.yaml": bad });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toContain(
+    "bad.yaml: LVMNodeSet/quickstart: spec.template.deviceClasses[0].thin.sizePercent: must be between 1 and 100 (got 120)\n",
+  );
+  expect(r.stderr).toMatch(
+    /bad\.yaml: LVMNodeSet\/quickstart: spec\.template\.volumeGroups\[0\]\.deviceSelector\.deviceSelectorTerms\[0\]\.matchExpressions\[0\]\.operator: /,
+  );
+});
+
+test.each<[string, string[], Record<string, string>, number, RegExp]>([
+  ["no arguments", [], {}, 2, /--inventory is required/],
+  [
+    "an unknown flag",
+    ["--inventory", "inventory.json", "--nodeset", "quickstart.yaml", "--yes"],
+    {},
+    2,
+    /unknown argument "--yes"/,
+  ],
+  [
+    "a missing file",
+    ["--inventory", "nope.json", "--nodeset", "quickstart.yaml"],
+    {},
+    1,
+    /^nope\.json: cannot read it: no such file\n$/,
+  ],
+  [
+    "an inventory that is not JSON",
+    ["--inventory", "x.json", "--nodeset", "quickstart.yaml"],
+    { "x.json": "{" },
+    1,
+    /^x\.json: not JSON: /,
+  ],
+  [
+    "an inventory without nodes",
+    ["--inventory", "x.json", "--nodeset", "quickstart.yaml"],
+    { "x.json": "{}" },
+    1,
+    /expected \{"nodes": \[\.\.\.\]\}/,
+  ],
+  [
+    "a raw inventory of the wrong shape",
+    ["--inventory", "x.json", "--nodeset", "quickstart.yaml"],
+    { "x.json": '{"nodes":[{"name":"n1","lsblk":{},"lvm":null,"labels":3}]}' },
+    1,
+    /^x\.json: node "n1": labels: /,
+  ],
+  [
+    "no LVMNodeSet in the file",
+    ["--inventory", "inventory.json", "--nodeset", "y.yaml"],
+    { "y.yaml": "kind: ConfigMap\n" },
+    1,
+    /no LVMNodeSet document/,
+  ],
+  [
+    "YAML that does not parse",
+    ["--inventory", "inventory.json", "--nodeset", "y.yaml"],
+    { "y.yaml": "a: [\n" },
+    1,
+    /^y\.yaml: /,
+  ],
+])("%s", async (_name, argv, extra, code, stderr) => {
+  const r = await run(argv, extra);
+  expect(r.code).toBe(code);
+  expect(r.stderr).toMatch(stderr);
+  expect(r.stdout).toBe("");
+});
+
+test("--help prints the usage on stdout", async () => {
+  const r = await run(["--help"]);
+  expect(r.code).toBe(2);
+  expect(r.stdout).toMatch(/^usage: pulumi-lvm plan --inventory/);
+});

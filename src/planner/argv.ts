@@ -1,0 +1,97 @@
+import { OWNER_TAG } from "../inventory/types";
+import { lvmSize } from "./units";
+
+/**
+ * The exact commands a plan runs, as argv arrays for lvm2 2.03 and util-linux wipefs. Devices are
+ * named by path ("/dev/sdb", "/dev/mapper/crypt-a"). No command carries --yes or -ff: the agent runs
+ * them with stdin closed, so any prompt lvm would ask (a signature on a device, a volume group that
+ * still holds logical volumes) is answered "no" and the command fails instead of destroying data.
+ */
+
+/** Erases every signature wipefs finds (destructive; only with forceWipeDevicesAndDestroyAllData). */
+export function wipefsArgv(device: string): string[] {
+  return ["wipefs", "--all", device];
+}
+
+export function pvcreateArgv(device: string): string[] {
+  return ["pvcreate", device];
+}
+
+/** Creates the group with the owner tag, which is what makes it ours. */
+export function vgcreateArgv(vg: string, devices: readonly string[]): string[] {
+  return ["vgcreate", "--addtag", OWNER_TAG, vg, ...devices];
+}
+
+export function vgextendArgv(vg: string, device: string): string[] {
+  return ["vgextend", vg, device];
+}
+
+/** Tags a physical volume (only possible once it is in a volume group: lvm keeps PV tags there). */
+export function pvchangeAddTagArgv(tag: string, device: string): string[] {
+  return ["pvchange", "--addtag", tag, device];
+}
+
+/** Moves every allocated extent of `source` onto `destinations` (and nowhere else). */
+export function pvmoveArgv(source: string, destinations: readonly string[]): string[] {
+  return ["pvmove", source, ...destinations];
+}
+
+export function vgreduceArgv(vg: string, device: string): string[] {
+  return ["vgreduce", vg, device];
+}
+
+export function pvremoveArgv(device: string): string[] {
+  return ["pvremove", device];
+}
+
+export interface ThinPoolCreate {
+  readonly vg: string;
+  readonly pool: string;
+  /** An extent count, or an lvm percentage ("90%VG", "100%FREE"). */
+  readonly extents: number | string;
+  readonly chunkSizeBytes?: number;
+  readonly metadataSizeBytes?: number;
+}
+
+/**
+ * Creates a thin pool with the owner tag. `--zero y` zeroes newly provisioned blocks, so a volume never
+ * reads data a deleted volume of another tenant left in a partly written chunk.
+ */
+export function lvcreateThinPoolArgv(p: ThinPoolCreate): string[] {
+  return [
+    "lvcreate",
+    "--type",
+    "thin-pool",
+    "--name",
+    p.pool,
+    "--extents",
+    String(p.extents),
+    ...(p.chunkSizeBytes ? ["--chunksize", lvmSize(p.chunkSizeBytes)] : []),
+    ...(p.metadataSizeBytes ? ["--poolmetadatasize", lvmSize(p.metadataSizeBytes)] : []),
+    "--zero",
+    "y",
+    "--addtag",
+    OWNER_TAG,
+    p.vg,
+  ];
+}
+
+/** Grows a thin pool's data to an extent count or an lvm percentage ("90%VG", "+100%FREE"). */
+export function lvextendThinPoolArgv(vg: string, pool: string, extents: number | string): string[] {
+  return ["lvextend", "--extents", String(extents), `${vg}/${pool}`];
+}
+
+/** Deactivates a logical volume; fails while it (or a thin volume in a pool) is open. */
+export function lvchangeDeactivateArgv(vg: string, lv: string): string[] {
+  return ["lvchange", "--activate", "n", `${vg}/${lv}`];
+}
+
+/** Removes an inactive logical volume; lvm asks (and so fails) if a thin pool still has volumes. */
+export function lvremoveArgv(vg: string, lv: string): string[] {
+  return ["lvremove", `${vg}/${lv}`];
+}
+
+/** Removes a volume group; with force, every logical volume in it too, without asking. */
+export function vgremoveArgv(vg: string, force = false): string[] {
+  return force ? ["vgremove", "--force", vg] : ["vgremove", vg];
+}

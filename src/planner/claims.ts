@@ -1,0 +1,189 @@
+import type { LVMNodeSpec, VolumeGroup } from "../api";
+import { isWildcardSelector } from "../api";
+import type { BlockDevice } from "../inventory/types";
+import { matchDeviceSelector, type SelectorMatch } from "./device-selector";
+import { eligibility } from "./filters";
+import { displayName, joinNames, sortNatural, type NodeIndex } from "./node-index";
+import type { Member, Ownership, SpecVolumeGroupState } from "./ownership";
+
+/** A device joining a volume group in this plan. */
+export interface Joining {
+  readonly device: BlockDevice;
+  /** Signature types erased first (forceWipeDevicesAndDestroyAllData). */
+  readonly wipe: readonly string[];
+  /** An orphan PV the agent created itself: joins without pvcreate. */
+  readonly adopted: boolean;
+}
+
+export interface Exclusion {
+  readonly kname: string;
+  readonly path?: string;
+  readonly reasons: string[];
+}
+
+/** What one volume group of the spec gets on the node. */
+export interface VolumeGroupClaims {
+  readonly vg: VolumeGroup;
+  readonly wildcard: boolean;
+  readonly state: SpecVolumeGroupState;
+  /** Members the selector still selects. */
+  readonly staying: readonly Member[];
+  /** Members the selector no longer selects. */
+  readonly leaving: readonly Member[];
+  readonly joining: readonly Joining[];
+  /** Selected devices (and selector values naming no device) that are not used, in kname order. */
+  readonly excluded: readonly Exclusion[];
+}
+
+/**
+ * Decides which volume group each device belongs to (docs/device-selection.md):
+ * - a member of one of our groups stays a member while its group selects it; when it does not, it
+ *   leaves that group, and no other group may take it in the same plan;
+ * - a device selected by exactly one non-wildcard group joins it if it is eligible (filters.ts);
+ * - a device selected by two or more non-wildcard groups joins none and is reported in each;
+ * - a wildcard (`Any`) group only takes devices no other group selects;
+ * - an In value naming no device is reported as not found, with the alternatives its expression
+ *   listed that the group did use ("<dev> was found and used instead").
+ * Groups that cannot change now (a foreign group with the name, missing PVs) take no new devices.
+ */
+export function resolveClaims(
+  spec: Pick<LVMNodeSpec, "volumeGroups">,
+  index: NodeIndex,
+  ownership: Ownership,
+  ids: ReadonlyMap<string, string>,
+  adoptOrphanPvs: ReadonlySet<string> = new Set(),
+): VolumeGroupClaims[] {
+  const groups = spec.volumeGroups.map((vg) => ({
+    vg,
+    wildcard: isWildcardSelector(vg.deviceSelector),
+    state: ownership.vgState(vg.name),
+    match: matchDeviceSelector(vg.deviceSelector, index, ownership.recordedNames),
+    staying: [] as Member[],
+    leaving: [] as Member[],
+    joining: [] as Joining[],
+    excluded: new Map<string, Exclusion>(),
+  }));
+  type Group = (typeof groups)[number];
+  const exclude = (g: Group, d: BlockDevice, reasons: readonly string[]) => {
+    let e = g.excluded.get(d.kname);
+    if (!e)
+      g.excluded.set(
+        d.kname,
+        (e =
+          d.path && d.path !== d.kname
+            ? { kname: d.kname, path: d.path, reasons: [] }
+            : { kname: d.kname, reasons: [] }),
+      );
+    for (const r of reasons) if (!e.reasons.includes(r)) e.reasons.push(r);
+  };
+  const adopts = (d: BlockDevice) => {
+    if (ownership.pvOwner(d.kname)?.kind !== "orphan") return false;
+    const uuid = index.pvByKname.get(d.kname)?.uuid;
+    return (
+      adoptOrphanPvs.has(ids.get(d.kname) ?? "") || (uuid !== undefined && adoptOrphanPvs.has(`pv:${uuid}`))
+    );
+  };
+  const check = (g: Group, d: BlockDevice) => eligibility(d, g.vg, index, ownership, adopts(d));
+
+  for (const d of index.devices) {
+    const n = displayName(d);
+    const selecting = groups.filter((g) => g.match.matched.has(d.kname));
+    const owner = ownership.pvOwner(d.kname);
+    if (owner?.kind === "member") {
+      const home = groups.find((g) => g.vg.name === owner.vg)!;
+      const member = (home.state as { members: readonly Member[] }).members.find(
+        (m) => m.device.kname === d.kname,
+      )!;
+      const stays = selecting.includes(home);
+      (stays ? home.staying : home.leaving).push(member);
+      for (const g of selecting) {
+        if (g === home) continue;
+        if (!stays)
+          exclude(g, d, [
+            `${n} is still a physical volume of ${home.vg.name}, which no longer selects it; ${g.vg.name} can take it once it has left ${home.vg.name}`,
+          ]);
+        else if (g.wildcard) exclude(g, d, [wildcardReason(n, [home.vg.name], true)]);
+        else
+          exclude(g, d, [
+            `${n} is selected by both ${g.vg.name} and ${home.vg.name}; it stays in ${home.vg.name}, of which it is already a physical volume`,
+          ]);
+      }
+      continue;
+    }
+    if (selecting.length === 0) continue;
+    const fixed = selecting.filter((g) => !g.wildcard);
+    const wild = selecting.filter((g) => g.wildcard);
+    const contenders = fixed.length ? fixed : wild;
+    if (contenders.length >= 2) {
+      const names = contenders.map((g) => g.vg.name);
+      for (const g of contenders) exclude(g, d, [conflictReason(n, names), ...check(g, d).reasons]);
+    } else {
+      const g = contenders[0]!;
+      const e = check(g, d);
+      if (e.reasons.length) exclude(g, d, e.reasons);
+      else g.joining.push({ device: d, wipe: e.wipe, adopted: adopts(d) });
+    }
+    if (fixed.length) {
+      const used = fixed.length === 1 && fixed[0]!.joining.some((j) => j.device === d);
+      for (const g of wild)
+        exclude(g, d, [
+          wildcardReason(
+            n,
+            fixed.map((f) => f.vg.name),
+            used,
+          ),
+        ]);
+    }
+  }
+
+  return groups.map((g) => {
+    const frozen = frozenReason(g.vg.name, g.state);
+    const joining = frozen ? [] : g.joining;
+    if (frozen) for (const j of g.joining) exclude(g, j.device, [`${displayName(j.device)} ${frozen}`]);
+    const used = new Set([...g.staying.map((m) => m.device.kname), ...joining.map((j) => j.device.kname)]);
+    const devices = sortNatural([...g.excluded.values()], (e) => e.kname);
+    const excluded = [...devices, ...notFoundExclusions(g.match, used, index)];
+    return {
+      vg: g.vg,
+      wildcard: g.wildcard,
+      state: g.state,
+      staying: g.staying,
+      leaving: g.leaving,
+      joining,
+      excluded,
+    };
+  });
+}
+
+function conflictReason(n: string, groups: readonly string[]): string {
+  return groups.length === 2
+    ? `${n} is selected by both ${groups[0]} and ${groups[1]}, so neither uses it`
+    : `${n} is selected by ${joinNames(groups)}, so none of them uses it`;
+}
+
+function wildcardReason(n: string, groups: readonly string[], used: boolean): string {
+  return used
+    ? `${n} is already being used by ${joinNames(groups)} and cannot be used by a wildcard (Any) volumeGroup`
+    : `${n} is selected by ${joinNames(groups)} and cannot be used by a wildcard (Any) volumeGroup`;
+}
+
+/** Why a group takes no new devices in this plan (the rest of a sentence after the device), if it does not. */
+function frozenReason(vg: string, state: SpecVolumeGroupState): string | undefined {
+  if (state.kind === "foreign")
+    return `is not used: a volume group named ${vg} exists on this node and pulumi-lvm does not own it`;
+  if (state.kind === "owned" && state.missing.length)
+    return `is not added while volume group ${vg} is missing ${state.missing.length === 1 ? "physical volume" : "physical volumes"} ${joinNames(state.missing.map((pv) => pv.uuid))}`;
+  return undefined;
+}
+
+function notFoundExclusions(match: SelectorMatch, used: ReadonlySet<string>, index: NodeIndex): Exclusion[] {
+  return match.notFound.map(({ value, alternatives }) => ({
+    kname: value,
+    reasons: [
+      ...alternatives
+        .filter((k) => used.has(k))
+        .map((k) => `${displayName(index.byKname.get(k)!)} was found and used instead`),
+      `${value} was not found`,
+    ],
+  }));
+}

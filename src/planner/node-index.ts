@@ -1,0 +1,145 @@
+import type { BlockDevice, NodeInventory, PhysicalVolume } from "../inventory/types";
+
+/**
+ * A node's inventory indexed for planning: devices in a fixed order (so the plan does not depend on
+ * the order the inventory lists them in), every name a device answers to, the device tree in both
+ * directions, and which device each physical volume lives on.
+ */
+export interface NodeIndex {
+  readonly inventory: NodeInventory;
+  /** Every device, in natural kernel-name order (sda, sdb, ..., sdz, sdaa; nvme0n1 before nvme10n1). */
+  readonly devices: readonly BlockDevice[];
+  readonly byKname: ReadonlyMap<string, BlockDevice>;
+  /** kname, path and every symlink → the device. */
+  readonly byName: ReadonlyMap<string, BlockDevice>;
+  /** Device kname → the physical volume on it. */
+  readonly pvByKname: ReadonlyMap<string, PhysicalVolume>;
+  /** Physical volumes whose device is not in the inventory (lvm's "[unknown]", a vanished disk). */
+  readonly missingPvs: readonly PhysicalVolume[];
+  /** Devices directly on top of a device (partitions, dm/md/crypt holders), in kname order. */
+  childrenOf(kname: string): readonly BlockDevice[];
+  /** Every device above a device, depth first, each once. */
+  descendantsOf(kname: string): readonly BlockDevice[];
+}
+
+/** An inventory the planner cannot work from (two devices with one kernel name). */
+export class InventoryError extends Error {
+  constructor(
+    readonly node: string,
+    message: string,
+  ) {
+    super(`node ${node}: ${message}`);
+    this.name = "InventoryError";
+  }
+}
+
+export function indexNode(inventory: NodeInventory): NodeIndex {
+  const devices = sortNatural(inventory.devices, (d) => d.kname);
+  const byKname = new Map<string, BlockDevice>();
+  for (const d of devices) {
+    if (byKname.has(d.kname))
+      throw new InventoryError(inventory.node, `two devices have the kernel name ${d.kname}`);
+    byKname.set(d.kname, d);
+  }
+  const byName = new Map<string, BlockDevice>();
+  // Symlinks first, then paths, then knames: a device's own kname always wins over a stale link.
+  for (const d of devices) for (const link of d.symlinks) byName.set(link, d);
+  for (const d of devices) byName.set(d.path, d);
+  for (const d of devices) byName.set(d.kname, d);
+
+  const children = new Map<string, Set<string>>();
+  const addChild = (parent: string, child: string) => {
+    if (!byKname.has(parent) || !byKname.has(child) || parent === child) return;
+    let set = children.get(parent);
+    if (!set) children.set(parent, (set = new Set()));
+    set.add(child);
+  };
+  for (const d of devices) {
+    for (const c of d.children) addChild(d.kname, c);
+    if (d.parent) addChild(d.parent, d.kname);
+  }
+  const NONE: readonly BlockDevice[] = [];
+  const childLists = new Map<string, readonly BlockDevice[]>();
+  for (const [parent, set] of children)
+    childLists.set(
+      parent,
+      [...set].sort(compareNatural).map((k) => byKname.get(k)!),
+    );
+  const childrenOf = (kname: string): readonly BlockDevice[] => childLists.get(kname) ?? NONE;
+
+  const pvByKname = new Map<string, PhysicalVolume>();
+  const missingPvs: PhysicalVolume[] = [];
+  for (const pv of inventory.pvs) {
+    const device = byName.get(pv.device);
+    if (device) pvByKname.set(device.kname, pv);
+    else missingPvs.push(pv);
+  }
+
+  return {
+    inventory,
+    devices,
+    byKname,
+    byName,
+    pvByKname,
+    missingPvs,
+    childrenOf,
+    descendantsOf(kname) {
+      if (!childLists.has(kname)) return NONE;
+      const seen = new Set<string>([kname]);
+      const out: BlockDevice[] = [];
+      const visit = (k: string) => {
+        for (const c of childrenOf(k)) {
+          if (seen.has(c.kname)) continue;
+          seen.add(c.kname);
+          out.push(c);
+          visit(c.kname);
+        }
+      };
+      visit(kname);
+      return out;
+    },
+  };
+}
+
+/** How a device is named in messages and lvm commands: its path ("/dev/mapper/crypt-a"), else its kname. */
+export function displayName(device: BlockDevice): string {
+  return device.path || device.kname;
+}
+
+/** Orders strings with embedded numbers by their value: "/dev/sd2" < "/dev/sd10", "/dev/nvme2n1" < "/dev/nvme10n1". */
+export function compareNatural(a: string, b: string): number {
+  if (a === b) return 0;
+  const ka = naturalKey(a);
+  const kb = naturalKey(b);
+  if (ka !== kb) return ka < kb ? -1 : 1;
+  return a < b ? -1 : 1;
+}
+
+/** Items in natural order of a string of each (computed once per item). */
+export function sortNatural<T>(items: readonly T[], nameOf: (item: T) => string): T[] {
+  return items
+    .map((item) => ({ item, name: nameOf(item), key: naturalKey(nameOf(item)) }))
+    .sort((a, b) =>
+      a.key !== b.key ? (a.key < b.key ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+    )
+    .map((x) => x.item);
+}
+
+/** Keys of recently compared strings: the same kernel names recur on every node. */
+const naturalKeys = new Map<string, string>();
+
+/** The string with every run of digits left-padded to 20 places, so plain comparison orders numbers by value. */
+function naturalKey(s: string): string {
+  let key = naturalKeys.get(s);
+  if (key === undefined) {
+    if (naturalKeys.size > 10_000) naturalKeys.clear();
+    naturalKeys.set(s, (key = s.replace(/\d+/g, (digits) => digits.padStart(20, "0"))));
+  }
+  return key;
+}
+
+/** "a", "a and b", "a, b and c". */
+export function joinNames(names: readonly string[]): string {
+  if (names.length <= 1) return names.join("");
+  return `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
+}

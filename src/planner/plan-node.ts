@@ -1,0 +1,164 @@
+import type { DeviceClass, LVMNodeSpec } from "../api";
+import type { NodeInventory } from "../inventory/types";
+import { resolveClaims } from "./claims";
+import { canonicalJson, canonicalJsonOnce, sha256Hex } from "./hash";
+import { deviceIds } from "./identity";
+import { DEFAULT_LVMD_CONFIG_PATH, lvmdConfigFor, lvmdWriteAction } from "./lvmd";
+import { indexNode } from "./node-index";
+import { ownershipOf } from "./ownership";
+import { volumeGroupPlan } from "./plan-objects";
+import { planThinPools } from "./thin";
+import type { ActionOp, Blocked, LvmdConfig, NodePlan, PlanAction, VolumeGroupPlan } from "./types";
+import { planVolumeGroup } from "./volume-group";
+
+/** What the agent knows besides the inventory. */
+export interface PlanOptions {
+  /**
+   * The node's lvmd.yaml as the agent read it (parsed), or null when there is none. When given, the
+   * plan writes lvmd.yaml exactly when it differs from the desired one. When undefined (not read, as
+   * in `pulumi-lvm plan` without it), the plan writes it only alongside other changes.
+   * @default undefined
+   */
+  readonly currentLvmdConfig?: LvmdConfig | null;
+  /**
+   * Where lvmd reads its configuration.
+   * @default "/etc/topolvm/lvmd.yaml"
+   */
+  readonly lvmdConfigPath?: string;
+  /**
+   * Orphan physical volumes the agent's journal shows it created itself (pvcreate ran, then the agent
+   * stopped before vgcreate/vgextend), by the device id the plan gave them (DeviceClaim.id) or as
+   * "pv:<uuid>" of the PV pvcreate made. They join without pvcreate or wipe. Any other orphan PV may
+   * belong to a volume group whose other disks are missing, and is only reused with
+   * forceWipeDevicesAndDestroyAllData.
+   * @default []
+   * @example ["wwn:0x5000c500a1b2c3d4+serial:ZA1B2C3D", "pv:N4aoUP-tcx0-1ZE5-gaB1-Wrsf-R6hz-vmYrH1"]
+   */
+  readonly adoptOrphanPvs?: readonly string[];
+}
+
+/** The order actions run in: every step of one kind, for all volume groups, before the next kind. */
+export const ACTION_ORDER: readonly ActionOp[] = [
+  "wipefs",
+  "pvcreate",
+  "vgcreate",
+  "vgextend",
+  "pvchange",
+  "pvmove",
+  "vgreduce",
+  "pvremove",
+  "lvcreate-thinpool",
+  "lvextend-thinpool",
+  "write-lvmd-config",
+];
+
+/**
+ * Plans one node: which devices each volume group of the spec claims and why others are excluded, and
+ * the exact commands that bring the node there, in a safe order. Pure: the same inventory (in any
+ * order), spec and options give the same plan and hash. A converged node gets no actions.
+ * Throws InventoryError for an inventory it cannot work from.
+ */
+export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: PlanOptions = {}): NodePlan {
+  const index = indexNode(inventory);
+  const ids = deviceIds(index);
+  const ownership = ownershipOf(
+    index,
+    spec.volumeGroups.map((vg) => vg.name),
+  );
+  const claims = resolveClaims(spec, index, ownership, ids, new Set(options.adoptOrphanPvs ?? []));
+
+  const volumeGroups: VolumeGroupPlan[] = [];
+  const actions: PlanAction[] = [];
+  const blocked: Blocked[] = [];
+  const readyClasses = new Set<string>();
+  for (const c of claims) {
+    const vg = planVolumeGroup(c, ids);
+    actions.push(...vg.actions);
+    blocked.push(...vg.blocked);
+    const classes = (spec.deviceClasses ?? []).filter((dc) => dc.volumeGroup === c.vg.name);
+    if (vg.available) for (const dc of classes) if (dc.strategy === "Thick") readyClasses.add(dc.name);
+    const thinClasses = classes.filter((dc) => dc.strategy === "Thin");
+    let thinPools: VolumeGroupPlan["thinPools"];
+    if (vg.available && vg.changeable && vg.geometry && thinClasses.length) {
+      const thin = planThinPools({
+        vg: c.vg.name,
+        classes: thinClasses,
+        lvs: inventory.lvs.filter((lv) => lv.vgName === c.vg.name),
+        geometry: vg.geometry,
+      });
+      actions.push(...thin.actions);
+      blocked.push(...thin.blocked);
+      thin.ready.forEach((name) => readyClasses.add(name));
+      thinPools = thin.pools;
+    } else if (vg.available) {
+      // A group that cannot change now keeps the pools it has.
+      for (const dc of thinClasses)
+        if (
+          inventory.lvs.some(
+            (lv) => lv.vgName === c.vg.name && lv.name === dc.thin!.poolName && lv.attr.startsWith("t"),
+          )
+        )
+          readyClasses.add(dc.name);
+    }
+    volumeGroups.push(
+      volumeGroupPlan({
+        name: c.vg.name,
+        claimed: vg.claimed,
+        excluded: c.excluded,
+        exists: c.state.kind === "owned",
+        wildcard: c.wildcard,
+        ...(vg.leaving.length ? { leaving: vg.leaving } : {}),
+        ...(thinPools ? { thinPools } : {}),
+      }),
+    );
+  }
+
+  const lvmd = lvmdConfigFor(spec, (dc: DeviceClass) => readyClasses.has(dc.name));
+  const write = lvmdWriteAction(
+    lvmd,
+    options.currentLvmdConfig,
+    options.lvmdConfigPath ?? DEFAULT_LVMD_CONFIG_PATH,
+    actions.length > 0,
+  );
+  if (write) actions.push(write);
+  const ordered = orderActions(actions);
+  return withHash(
+    { actions: ordered, blocked, lvmd, node: inventory.node, selected: true, volumeGroups },
+    spec,
+  );
+}
+
+/** Sorts actions into `order`, keeping their relative order within a kind (stable sort). */
+export function orderActions(
+  actions: readonly PlanAction[],
+  order: readonly ActionOp[] = ACTION_ORDER,
+): PlanAction[] {
+  const rank = (a: PlanAction) => order.indexOf(a.op);
+  return [...actions].sort((a, b) => rank(a) - rank(b));
+}
+
+/**
+ * Adds the hash: sha256 of the canonical JSON of the node plan together with the spec it was made
+ * for, so the agent can refuse to apply a plan that is not the one it would make now.
+ */
+export function withHash(plan: Omit<NodePlan, "hash">, spec: LVMNodeSpec | undefined): NodePlan {
+  // The canonical JSON of {plan, spec}, with the spec's text computed once for all nodes sharing it.
+  const hash = sha256Hex(
+    '{"plan":',
+    canonicalJson(plan),
+    ',"spec":',
+    spec ? canonicalJsonOnce(spec) : "null",
+    "}",
+  );
+  const { actions, blocked, lvmd, node, nodeSet, selected, volumeGroups } = plan;
+  return {
+    actions,
+    blocked,
+    hash,
+    lvmd,
+    node,
+    ...(nodeSet !== undefined ? { nodeSet } : {}),
+    selected,
+    volumeGroups,
+  };
+}

@@ -1,0 +1,351 @@
+import type {
+  BlockDevice,
+  LogicalVolume,
+  NodeInventory,
+  PhysicalVolume,
+  VolumeGroupInfo,
+} from "../inventory/types";
+import { estimateThinMetadataBytes, percentOfExtents } from "./thin";
+import type { NodePlan, PlanAction } from "./types";
+import { DEFAULT_EXTENT_SIZE, estimatedPvExtents } from "./volume-group";
+
+/**
+ * What a plan's commands do to a node, as lvm2 would do it, on an inventory: a model for tests and dry
+ * runs (the real check is running the argv on loop devices and in a VM). It follows lvm's rules where
+ * the planner relies on them — extents per new PV, %VG rounding, 100%FREE setting aside metadata and
+ * spare, PV tags living in VG metadata — and throws where lvm would refuse or prompt: pvcreate on a
+ * device with a signature, not enough free extents, a volume group that still holds volumes.
+ */
+export function applyPlanEffects(inventory: NodeInventory, plan: Pick<NodePlan, "actions">): NodeInventory {
+  const s = new State(inventory);
+  for (const action of plan.actions) s.apply(action);
+  return s.result();
+}
+
+/** Thrown when lvm would refuse a command of the plan (or prompt, and so fail with stdin closed). */
+export class SimulationError extends Error {
+  constructor(action: PlanAction, message: string) {
+    super(`${action.argv.join(" ") || action.op}: ${message}`);
+    this.name = "SimulationError";
+  }
+}
+
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+class State {
+  private devices: Mutable<BlockDevice>[];
+  private pvs: Mutable<PhysicalVolume>[];
+  private vgs: Mutable<VolumeGroupInfo>[];
+  private lvs: Mutable<LogicalVolume>[];
+  private uuid = 0;
+
+  constructor(private readonly inventory: NodeInventory) {
+    this.devices = inventory.devices.map((d) => ({ ...d }));
+    this.pvs = inventory.pvs.map((pv) => ({ ...pv }));
+    this.vgs = inventory.vgs.map((vg) => ({ ...vg }));
+    this.lvs = inventory.lvs.map((lv) => ({ ...lv }));
+  }
+
+  result(): NodeInventory {
+    return { ...this.inventory, devices: this.devices, pvs: this.pvs, vgs: this.vgs, lvs: this.lvs };
+  }
+
+  apply(a: PlanAction): void {
+    const fail = (message: string): never => {
+      throw new SimulationError(a, message);
+    };
+    const args = a.argv;
+    switch (a.op) {
+      case "wipefs": {
+        const d = this.device(args[2]!, fail);
+        if (this.pvOn(d)?.vgName) fail(`${d.path} is a physical volume of ${this.pvOn(d)!.vgName}`);
+        d.signatures = [];
+        this.pvs = this.pvs.filter((pv) => pv !== this.pvOn(d));
+        return;
+      }
+      case "pvcreate": {
+        const d = this.device(args[1]!, fail);
+        if (d.signatures.length)
+          fail(`${d.path} has signatures ${d.signatures.map((x) => x.type).join(", ")}: pvcreate would ask`);
+        if (this.pvOn(d)) fail(`${d.path} is already a physical volume`);
+        d.signatures = [{ type: "LVM2_member", offset: "0x218", usage: "raid" }];
+        this.pvs.push({
+          device: d.path,
+          uuid: `sim-pv-${++this.uuid}`,
+          vgName: "",
+          size: d.size,
+          free: d.size,
+          tags: [],
+        });
+        return;
+      }
+      case "vgcreate": {
+        const [, , tag, name, ...paths] = args;
+        if (this.vgs.some((vg) => vg.name === name)) fail(`volume group ${name} exists`);
+        const vg: Mutable<VolumeGroupInfo> = {
+          name: name!,
+          uuid: `sim-vg-${++this.uuid}`,
+          size: 0,
+          free: 0,
+          extentSize: DEFAULT_EXTENT_SIZE,
+          extentCount: 0,
+          freeExtentCount: 0,
+          tags: [tag!],
+        };
+        this.vgs.push(vg);
+        for (const p of paths) this.join(vg, p, fail);
+        return;
+      }
+      case "vgextend":
+        return this.join(this.vg(args[1]!, fail), args[2]!, fail);
+      case "pvchange": {
+        const pv = this.pvOn(this.device(args[3]!, fail)) ?? fail("not a physical volume");
+        if (!pv.vgName) fail("Can't change tag on Physical Volume not in volume group");
+        if (!pv.tags.includes(args[2]!)) pv.tags = [...pv.tags, args[2]!];
+        return;
+      }
+      case "pvmove": {
+        const source = this.pvOn(this.device(args[1]!, fail)) ?? fail("source is not a physical volume");
+        const vg = this.vg(source.vgName, fail);
+        let moving = Math.round((source.size - source.free) / vg.extentSize);
+        for (const p of args.slice(2)) {
+          const dest = this.pvOn(this.device(p, fail)) ?? fail(`${p} is not a physical volume`);
+          if (dest.vgName !== vg.name) fail(`${p} is not in ${vg.name}`);
+          const take = Math.min(moving, Math.floor(dest.free / vg.extentSize));
+          dest.free -= take * vg.extentSize;
+          moving -= take;
+        }
+        if (moving > 0) fail("Insufficient free space");
+        source.free = source.size;
+        return;
+      }
+      case "vgreduce": {
+        const vg = this.vg(args[1]!, fail);
+        const pv = this.pvOn(this.device(args[2]!, fail)) ?? fail("not a physical volume");
+        if (pv.vgName !== vg.name) fail(`not in ${vg.name}`);
+        if (pv.free !== pv.size) fail("Physical volume is still in use");
+        if (this.pvs.filter((x) => x.vgName === vg.name).length === 1)
+          fail("Can't remove final physical volume");
+        const extents = Math.round(pv.size / vg.extentSize);
+        this.resize(vg, -extents, -extents);
+        Object.assign(pv, { vgName: "", tags: [] });
+        return;
+      }
+      case "pvremove": {
+        const d = this.device(args[1]!, fail);
+        const pv = this.pvOn(d) ?? fail("not a physical volume");
+        if (pv.vgName) fail(`is in volume group ${pv.vgName}`);
+        this.pvs = this.pvs.filter((x) => x !== pv);
+        d.signatures = d.signatures.filter((x) => x.type !== "LVM2_member");
+        return;
+      }
+      case "lvcreate-thinpool":
+        return this.createPool(args, fail);
+      case "lvextend-thinpool": {
+        const [vgName, name] = args[3]!.split("/");
+        const vg = this.vg(vgName!, fail);
+        const lv =
+          this.lvs.find((l) => l.vgName === vgName && l.name === name) ?? fail("no such logical volume");
+        const current = Math.floor(lv.size / vg.extentSize);
+        const spec = args[2]!;
+        const target =
+          spec === "+100%FREE"
+            ? current + vg.freeExtentCount
+            : spec.endsWith("%VG")
+              ? percentOfExtents(vg.extentCount, Number(spec.slice(0, -3)), true)
+              : Number(spec);
+        if (target <= current)
+          fail(`New size (${target} extents) not larger than existing size (${current} extents)`);
+        this.allocate(vg, target - current, fail);
+        lv.size = target * vg.extentSize;
+        return;
+      }
+      case "lvchange-deactivate": {
+        const [vgName, name] = args[3]!.split("/");
+        const lv =
+          this.lvs.find((l) => l.vgName === vgName && l.name === name) ?? fail("no such logical volume");
+        if (this.lvs.some((l) => l.poolLv === name && l.vgName === vgName && l.attr[4] === "a"))
+          fail("a thin volume in the pool is active");
+        lv.attr = `${lv.attr.slice(0, 4)}-${lv.attr.slice(5)}`;
+        return;
+      }
+      case "lvremove-thinpool": {
+        const [vgName, name] = args[1]!.split("/");
+        const vg = this.vg(vgName!, fail);
+        const lv =
+          this.lvs.find((l) => l.vgName === vgName && l.name === name) ?? fail("no such logical volume");
+        if (lv.attr[4] === "a") fail("Do you really want to remove active logical volume? (answered no)");
+        if (this.lvs.some((l) => l.poolLv === name && l.vgName === vgName))
+          fail("the pool has dependent volumes (answered no)");
+        const parts = this.lvs.filter(
+          (l) =>
+            l.vgName === vgName && (l === lv || l.name === `${name}_tmeta` || l.name === `${name}_tdata`),
+        );
+        const freed = parts.reduce(
+          (sum, l) => sum + (l.name.endsWith("_tdata") ? 0 : Math.floor(l.size / vg.extentSize)),
+          0,
+        );
+        this.lvs = this.lvs.filter((l) => !parts.includes(l));
+        this.release(vg, freed);
+        return;
+      }
+      case "vgremove": {
+        const force = args[1] === "--force";
+        const vg = this.vg(args[force ? 2 : 1]!, fail);
+        if (!force && this.lvs.some((l) => l.vgName === vg.name && !l.hidden && l.name !== "lvol0_pmspare"))
+          fail(
+            `Do you really want to remove volume group "${vg.name}" containing logical volumes? (answered no)`,
+          );
+        this.lvs = this.lvs.filter((l) => l.vgName !== vg.name);
+        this.vgs = this.vgs.filter((x) => x !== vg);
+        for (const pv of this.pvs)
+          if (pv.vgName === vg.name) Object.assign(pv, { vgName: "", tags: [], free: pv.size });
+        return;
+      }
+      case "write-lvmd-config":
+        return;
+    }
+  }
+
+  private createPool(args: readonly string[], fail: (m: string) => never): void {
+    const opt = (name: string) => {
+      const i = args.indexOf(name);
+      return i >= 0 ? args[i + 1] : undefined;
+    };
+    const vg = this.vg(args[args.length - 1]!, fail);
+    const name = opt("--name")!;
+    if (this.lvs.some((l) => l.vgName === vg.name && l.name === name))
+      fail(`Logical volume ${name} already exists`);
+    const X = vg.extentSize;
+    const extents = opt("--extents")!;
+    const chunk = opt("--chunksize");
+    const metaArg = opt("--poolmetadatasize");
+    const bytes = (v: string) =>
+      Number(v.slice(0, -1)) * { k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[v.slice(-1) as "k" | "m" | "g"];
+    const metaFor = (dataExtents: number) =>
+      Math.ceil(
+        (metaArg
+          ? bytes(metaArg)
+          : estimateThinMetadataBytes(dataExtents * X, chunk ? bytes(chunk) : undefined)) / X,
+      );
+    let data: number;
+    let meta: number;
+    if (extents === "100%FREE") {
+      meta = metaFor(vg.freeExtentCount);
+      data = vg.freeExtentCount - 2 * meta;
+    } else {
+      data = extents.endsWith("%VG")
+        ? percentOfExtents(vg.extentCount, Number(extents.slice(0, -3)))
+        : Number(extents);
+      meta = metaFor(data);
+    }
+    const spareLv = this.lvs.find((l) => l.vgName === vg.name && l.name === "lvol0_pmspare");
+    const spare = spareLv ? Math.floor(spareLv.size / X) : 0;
+    const spareNeeded = Math.max(0, meta - spare);
+    if (data < 1) fail("Not enough space for thin pool creation");
+    this.allocate(vg, data + meta + spareNeeded, fail);
+    const tag = opt("--addtag");
+    this.lvs.push({
+      name,
+      vgName: vg.name,
+      uuid: `sim-lv-${++this.uuid}`,
+      size: data * X,
+      attr: "twi-a-tz--",
+      tags: tag ? [tag] : [],
+    });
+    this.lvs.push({
+      name: `${name}_tmeta`,
+      vgName: vg.name,
+      uuid: `sim-lv-${++this.uuid}`,
+      size: meta * X,
+      attr: "ewi-ao----",
+      tags: [],
+      hidden: true,
+    });
+    this.lvs.push({
+      name: `${name}_tdata`,
+      vgName: vg.name,
+      uuid: `sim-lv-${++this.uuid}`,
+      size: data * X,
+      attr: "Twi-ao----",
+      tags: [],
+      hidden: true,
+    });
+    if (spareNeeded) {
+      if (spareLv) spareLv.size = meta * X;
+      else
+        this.lvs.push({
+          name: "lvol0_pmspare",
+          vgName: vg.name,
+          uuid: `sim-lv-${++this.uuid}`,
+          size: meta * X,
+          attr: "ewi-------",
+          tags: [],
+          hidden: true,
+        });
+    }
+  }
+
+  private join(vg: Mutable<VolumeGroupInfo>, path: string, fail: (m: string) => never): void {
+    const d = this.device(path, fail);
+    const pv = this.pvOn(d) ?? fail(`${path} is not a physical volume`);
+    if (pv.vgName) fail(`${path} is already in volume group ${pv.vgName}`);
+    const extents = estimatedPvExtents(d.size, vg.extentSize);
+    Object.assign(pv, {
+      vgName: vg.name,
+      size: extents * vg.extentSize,
+      free: extents * vg.extentSize,
+      tags: [],
+    });
+    this.resize(vg, extents, extents);
+  }
+
+  /** Takes extents from the group's PVs in order, as lvm's normal allocation policy may. */
+  private allocate(vg: Mutable<VolumeGroupInfo>, extents: number, fail: (m: string) => never): void {
+    if (extents > vg.freeExtentCount)
+      fail(`Insufficient free space: ${extents} extents needed, but only ${vg.freeExtentCount} available`);
+    let left = extents;
+    for (const pv of this.pvs) {
+      if (pv.vgName !== vg.name || left === 0) continue;
+      const take = Math.min(left, Math.floor(pv.free / vg.extentSize));
+      pv.free -= take * vg.extentSize;
+      left -= take;
+    }
+    this.resize(vg, 0, -extents);
+  }
+
+  private release(vg: Mutable<VolumeGroupInfo>, extents: number): void {
+    let left = extents;
+    for (const pv of this.pvs) {
+      if (pv.vgName !== vg.name || left === 0) continue;
+      const give = Math.min(left, Math.round((pv.size - pv.free) / vg.extentSize));
+      pv.free += give * vg.extentSize;
+      left -= give;
+    }
+    this.resize(vg, 0, extents);
+  }
+
+  private resize(vg: Mutable<VolumeGroupInfo>, total: number, free: number): void {
+    vg.extentCount += total;
+    vg.freeExtentCount += free;
+    vg.size = vg.extentCount * vg.extentSize;
+    vg.free = vg.freeExtentCount * vg.extentSize;
+  }
+
+  private device(path: string, fail: (m: string) => never): Mutable<BlockDevice> {
+    return (
+      this.devices.find((d) => d.path === path || d.kname === path || d.symlinks.includes(path)) ??
+      fail(`${path}: no such device`)
+    );
+  }
+
+  private pvOn(d: BlockDevice): Mutable<PhysicalVolume> | undefined {
+    return this.pvs.find(
+      (pv) => pv.device === d.path || pv.device === d.kname || d.symlinks.includes(pv.device),
+    );
+  }
+
+  private vg(name: string, fail: (m: string) => never): Mutable<VolumeGroupInfo> {
+    return this.vgs.find((vg) => vg.name === name) ?? fail(`volume group ${name} not found`);
+  }
+}

@@ -1,0 +1,141 @@
+/**
+ * Planner benchmark: plans synthetic fleets of 500, 5,000 and 50,000 nodes × 24 devices for one node
+ * set and reports total time, time per node and per device, and how far growth is from linear.
+ * Goal: 5,000 × 24 in under 1 s. Run: `npx tsx test/bench/planner.bench.ts [sizes...]`.
+ * Exit status 1 when the goal is missed.
+ */
+import * as os from "node:os";
+import * as v8 from "node:v8";
+import * as vm from "node:vm";
+import type { LVMNodeSet } from "../../src/api";
+import { syntheticNodeInventories } from "../../src/inventory/synthetic";
+import { planNodes } from "../../src/planner";
+
+const DEVICES_PER_NODE = 24;
+const GOAL = { nodes: 5000, ms: 1000 };
+
+/** Matches the synthetic fleet: its owned group vg-pulumi (NVMe, thin pool "thinpool" at 90%) plus a wildcard HDD group. */
+export const BENCH_NODE_SET: LVMNodeSet = {
+  apiVersion: "lvm.topolvm.io/v2alpha1",
+  kind: "LVMNodeSet",
+  metadata: { name: "bench" },
+  spec: {
+    nodeSelector: {
+      nodeSelectorTerms: [
+        { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
+      ],
+    },
+    template: {
+      volumeGroups: [
+        {
+          name: "vg-pulumi",
+          deviceSelector: {
+            deviceSelectorTerms: [
+              { matchExpressions: [{ key: "model", operator: "In", values: ["SAMSUNG MZQL21T9"] }] },
+            ],
+          },
+        },
+        {
+          name: "vg-hdd",
+          minDeviceSize: "100Gi",
+          deviceSelector: {
+            deviceSelectorTerms: [
+              {
+                matchExpressions: [
+                  { key: "kname", operator: "Any" },
+                  { key: "rotational", operator: "In", values: ["true"] },
+                ],
+              },
+            ],
+          },
+        },
+      ],
+      deviceClasses: [
+        {
+          name: "fast",
+          strategy: "Thin",
+          volumeGroup: "vg-pulumi",
+          default: true,
+          thin: { poolName: "thinpool", sizePercent: 90, overprovisionRatio: 10 },
+        },
+        { name: "bulk", strategy: "Thick", volumeGroup: "vg-hdd" },
+      ],
+    },
+  },
+};
+
+export interface BenchRow {
+  readonly nodes: number;
+  readonly devices: number;
+  /** Wall-clock time of planNodes. */
+  readonly ms: number;
+  /** CPU time the process used meanwhile (all its threads: includes the garbage collector's helpers). */
+  readonly cpuMs: number;
+  readonly actions: number;
+}
+
+v8.setFlagsFromString("--expose-gc");
+/** A full garbage collection, so the generator's garbage is not collected on the planner's time. */
+const collectGarbage = vm.runInNewContext("gc") as () => void;
+
+/** Plans `nodes` synthetic nodes (generated first, not timed) and returns the time planNodes took. */
+export function benchPlanner(nodes: number): BenchRow {
+  const inventories = syntheticNodeInventories(nodes, { devicesPerNode: DEVICES_PER_NODE });
+  collectGarbage();
+  const cpu = process.cpuUsage();
+  const started = process.hrtime.bigint();
+  const doc = planNodes(inventories, BENCH_NODE_SET);
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  const used = process.cpuUsage(cpu);
+  const actions = doc.nodes.reduce((n, p) => n + p.actions.length, 0);
+  return {
+    nodes,
+    devices: inventories.reduce((n, i) => n + i.devices.length, 0),
+    ms,
+    cpuMs: (used.user + used.system) / 1000,
+    actions,
+  };
+}
+
+export function formatTable(rows: readonly BenchRow[]): string {
+  const base = rows[0]!;
+  const header = ["nodes", "devices", "total ms", "cpu ms", "µs/node", "µs/device", "actions", "vs linear"];
+  const lines = rows.map((r) => [
+    r.nodes.toLocaleString("en-US"),
+    r.devices.toLocaleString("en-US"),
+    r.ms.toFixed(1),
+    r.cpuMs.toFixed(1),
+    ((r.ms * 1000) / r.nodes).toFixed(1),
+    ((r.ms * 1000) / r.devices).toFixed(2),
+    r.actions.toLocaleString("en-US"),
+    `${(r.ms / r.devices / (base.ms / base.devices)).toFixed(2)}×`,
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const row = (cells: string[]) => cells.map((c, i) => c.padStart(widths[i]!)).join("  ");
+  return [row(header), row(widths.map((w) => "-".repeat(w))), ...lines.map(row)].join("\n");
+}
+
+export function runPlannerBench(sizes: readonly number[] = [500, 5000, 50000]): number {
+  benchPlanner(2000); // warm up the JIT, so the first row is not mostly compilation
+  const rows = sizes.map((n) => benchPlanner(n));
+  const load = os.loadavg()[0]!.toFixed(2);
+  console.log(
+    `planner: planNodes over synthetic nodes × ${DEVICES_PER_NODE} devices (node ${process.version}, ${process.arch}, ${os.cpus().length} cpus, load ${load})\n`,
+  );
+  console.log(formatTable(rows));
+  const goal = rows.find((r) => r.nodes === GOAL.nodes);
+  if (!goal) return 0;
+  const ok = goal.ms < GOAL.ms;
+  console.log(
+    `\ngoal ${GOAL.nodes.toLocaleString("en-US")} nodes × ${DEVICES_PER_NODE} devices under ${GOAL.ms} ms: ${ok ? "met" : "MISSED"} (${goal.ms.toFixed(0)} ms)`,
+  );
+  return ok ? 0 : 1;
+}
+
+if (require.main === module) {
+  const sizes = process.argv
+    .slice(2)
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0);
+  process.exitCode = runPlannerBench(sizes.length ? sizes : undefined);
+}
