@@ -1,0 +1,364 @@
+import type { PlanAction } from "../planner/types";
+import { ActionRefusedError, applyEffect, decide, devicesOf, type LvmState } from "./action-checks";
+
+function state(
+  partial: {
+    pvs?: Record<string, [string, number?, string[]?]>;
+    vgs?: Record<string, string[]>;
+    lvs?: Record<string, string>;
+    aliases?: Record<string, string>;
+  } = {},
+): LvmState {
+  return {
+    pvs: new Map(
+      Object.entries(partial.pvs ?? {}).map(([d, [vg, used, tags]]) => [
+        d,
+        { vg, used: used ?? 0, tags: tags ?? [] },
+      ]),
+    ),
+    vgs: new Map(Object.entries(partial.vgs ?? {}).map(([n, tags]) => [n, { tags }])),
+    lvs: new Map(Object.entries(partial.lvs ?? {})),
+    aliases: new Map(Object.entries(partial.aliases ?? {})),
+  };
+}
+const a = (op: PlanAction["op"], argv: string[], extra: Partial<PlanAction> = {}): PlanAction => ({
+  op,
+  argv,
+  reason: "test",
+  ...extra,
+});
+const ours = ["pulumi-lvm"];
+const noWipes = new Map<string, string>();
+
+type Row = [string, PlanAction, LvmState, "run" | RegExp];
+const rows: Row[] = [
+  [
+    "pvcreate on a fresh device runs",
+    a("pvcreate", ["pvcreate", "/dev/sdb"], { device: "/dev/sdb", volumeGroup: "vg0" }),
+    state(),
+    "run",
+  ],
+  [
+    "pvcreate on an orphan PV is skipped",
+    a("pvcreate", ["pvcreate", "/dev/sdb"], { device: "/dev/sdb" }),
+    state({ pvs: { "/dev/sdb": [""] } }),
+    /already a physical volume$/,
+  ],
+  [
+    "pvcreate on a PV of our VG is skipped",
+    a("pvcreate", ["pvcreate", "/dev/sdb"], { device: "/dev/sdb", volumeGroup: "vg0" }),
+    state({ pvs: { "/dev/sdb": ["vg0"] } }),
+    /already a physical volume of vg0/,
+  ],
+  [
+    "pvcreate on a PV of another VG is refused",
+    a("pvcreate", ["pvcreate", "/dev/sdb"], { device: "/dev/sdb", volumeGroup: "vg0" }),
+    state({ pvs: { "/dev/sdb": ["other"] } }),
+    /REFUSED.*another volume group, other/,
+  ],
+  [
+    "pvcreate through a symlink sees the kname's PV",
+    a("pvcreate", ["pvcreate", "/dev/disk/by-id/x"], { device: "/dev/disk/by-id/x" }),
+    state({ pvs: { "/dev/sdb": [""] }, aliases: { "/dev/disk/by-id/x": "/dev/sdb" } }),
+    /already/,
+  ],
+  [
+    "vgcreate of a new VG runs",
+    a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb"], { volumeGroup: "vg0" }),
+    state({ pvs: { "/dev/sdb": [""] } }),
+    "run",
+  ],
+  [
+    "vgcreate with a PV already in some VG is refused",
+    a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb"]),
+    state({ pvs: { "/dev/sdb": ["x"] } }),
+    /REFUSED.*already in volume group x/,
+  ],
+  [
+    "vgcreate when our VG exists with the devices is skipped",
+    a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb"]),
+    state({ vgs: { vg0: ours }, pvs: { "/dev/sdb": ["vg0"] } }),
+    /already exists with tag/,
+  ],
+  [
+    "vgcreate when a foreign VG of that name exists is refused",
+    a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb"]),
+    state({ vgs: { vg0: [] } }),
+    /REFUSED.*not created by pulumi-lvm/,
+  ],
+  [
+    "vgextend adding a new PV runs",
+    a("vgextend", ["vgextend", "vg0", "/dev/sdc"], { volumeGroup: "vg0" }),
+    state({ vgs: { vg0: ours }, pvs: { "/dev/sdc": [""] } }),
+    "run",
+  ],
+  [
+    "vgextend when the PV is already in is skipped",
+    a("vgextend", ["vgextend", "vg0", "/dev/sdc"]),
+    state({ vgs: { vg0: ours }, pvs: { "/dev/sdc": ["vg0"] } }),
+    /already in vg0/,
+  ],
+  [
+    "vgextend of a missing VG is refused",
+    a("vgextend", ["vgextend", "vg0", "/dev/sdc"]),
+    state(),
+    /REFUSED.*does not exist/,
+  ],
+  [
+    "vgextend with a PV of another VG is refused",
+    a("vgextend", ["vgextend", "vg0", "/dev/sdc"]),
+    state({ vgs: { vg0: ours }, pvs: { "/dev/sdc": ["other"] } }),
+    /REFUSED.*in volume group other/,
+  ],
+  [
+    "pvmove of an empty PV is skipped",
+    a("pvmove", ["pvmove", "/dev/sdc", "/dev/sdb"], { device: "/dev/sdc" }),
+    state({ pvs: { "/dev/sdc": ["vg0", 0] } }),
+    /no extents allocated/,
+  ],
+  [
+    "pvmove of a used PV runs",
+    a("pvmove", ["pvmove", "/dev/sdc", "/dev/sdb"], { device: "/dev/sdc" }),
+    state({ pvs: { "/dev/sdc": ["vg0", 4096] } }),
+    "run",
+  ],
+  [
+    "vgreduce of an empty member runs",
+    a("vgreduce", ["vgreduce", "vg0", "/dev/sdc"]),
+    state({ vgs: { vg0: ours }, pvs: { "/dev/sdc": ["vg0"] } }),
+    "run",
+  ],
+  [
+    "vgreduce of a device not in the VG is skipped",
+    a("vgreduce", ["vgreduce", "vg0", "/dev/sdc"]),
+    state({ pvs: { "/dev/sdc": [""] } }),
+    /not in vg0/,
+  ],
+  [
+    "vgreduce of a PV holding extents is refused",
+    a("vgreduce", ["vgreduce", "vg0", "/dev/sdc"]),
+    state({ pvs: { "/dev/sdc": ["vg0", 8] } }),
+    /REFUSED.*allocated extents/,
+  ],
+  [
+    "pvremove of an orphan PV runs",
+    a("pvremove", ["pvremove", "/dev/sdc"], { device: "/dev/sdc" }),
+    state({ pvs: { "/dev/sdc": [""] } }),
+    "run",
+  ],
+  [
+    "pvremove of a non-PV is skipped",
+    a("pvremove", ["pvremove", "/dev/sdc"], { device: "/dev/sdc" }),
+    state(),
+    /not a physical volume/,
+  ],
+  [
+    "pvremove of a PV still in a VG is refused",
+    a("pvremove", ["pvremove", "/dev/sdc"], { device: "/dev/sdc" }),
+    state({ pvs: { "/dev/sdc": ["vg0"] } }),
+    /REFUSED.*still in volume group vg0/,
+  ],
+  [
+    "lvcreate of a missing thin pool runs",
+    a(
+      "lvcreate-thinpool",
+      [
+        "lvcreate",
+        "--type",
+        "thin-pool",
+        "--name",
+        "pool0",
+        "--extents",
+        "90%VG",
+        "--zero",
+        "y",
+        "--addtag",
+        "pulumi-lvm",
+        "vg0",
+      ],
+      { volumeGroup: "vg0" },
+    ),
+    state({ vgs: { vg0: ours } }),
+    "run",
+  ],
+  [
+    "lvcreate of an existing thin pool is skipped",
+    a("lvcreate-thinpool", [
+      "lvcreate",
+      "--type",
+      "thin-pool",
+      "--name",
+      "pool0",
+      "--extents",
+      "90%VG",
+      "vg0",
+    ]),
+    state({ lvs: { "vg0/pool0": "twi-a-tz--" } }),
+    /thin pool vg0\/pool0 already exists/,
+  ],
+  [
+    "lvcreate over a linear LV of that name is refused",
+    a("lvcreate-thinpool", [
+      "lvcreate",
+      "--type",
+      "thin-pool",
+      "--name",
+      "pool0",
+      "--extents",
+      "90%VG",
+      "vg0",
+    ]),
+    state({ lvs: { "vg0/pool0": "-wi-a-----" } }),
+    /REFUSED.*not a thin pool/,
+  ],
+  [
+    "lvextend of a missing pool is refused",
+    a("lvextend-thinpool", ["lvextend", "--extents", "100%VG", "vg0/pool0"]),
+    state(),
+    /REFUSED.*does not exist/,
+  ],
+  [
+    "lvremove of a missing pool is skipped",
+    a("lvremove-thinpool", ["lvremove", "vg0/pool0"]),
+    state(),
+    /vg0\/pool0 does not exist/,
+  ],
+  [
+    "lvremove of our pool runs",
+    a("lvremove-thinpool", ["lvremove", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi---tz--" } }),
+    "run",
+  ],
+  [
+    "vgremove of a missing VG is skipped",
+    a("vgremove", ["vgremove", "vg0"], { volumeGroup: "vg0" }),
+    state(),
+    /does not exist/,
+  ],
+  [
+    "vgremove of a foreign VG is refused",
+    a("vgremove", ["vgremove", "--force", "vg0"]),
+    state({ vgs: { vg0: ["someone"] } }),
+    /REFUSED.*not created by pulumi-lvm/,
+  ],
+  ["vgremove of our VG runs", a("vgremove", ["vgremove", "vg0"]), state({ vgs: { vg0: ours } }), "run"],
+  [
+    "pvchange adding a tag runs",
+    a("pvchange", ["pvchange", "--addtag", "pulumi-lvm.kname=/dev/sdb", "/dev/sdb"], { device: "/dev/sdb" }),
+    state({ pvs: { "/dev/sdb": ["vg0"] } }),
+    "run",
+  ],
+  [
+    "pvchange of a tag already there is skipped",
+    a("pvchange", ["pvchange", "--addtag", "t1", "/dev/sdb"], { device: "/dev/sdb" }),
+    state({ pvs: { "/dev/sdb": ["vg0", 0, ["t1"]] } }),
+    /already carries tag t1/,
+  ],
+  [
+    "pvchange of a non-PV is refused",
+    a("pvchange", ["pvchange", "--addtag", "t1", "/dev/sdb"], { device: "/dev/sdb" }),
+    state(),
+    /REFUSED.*not a physical volume/,
+  ],
+  [
+    "lvchange-deactivate of an active pool runs",
+    a("lvchange-deactivate", ["lvchange", "--activate", "n", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi-a-tz--" } }),
+    "run",
+  ],
+  [
+    "lvchange-deactivate of an inactive pool is skipped",
+    a("lvchange-deactivate", ["lvchange", "--activate", "n", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi---tz--" } }),
+    /not active/,
+  ],
+  [
+    "vgcreate names its devices in `devices`",
+    a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb"], { devices: ["/dev/sdb"] }),
+    state({ pvs: { "/dev/sdb": ["x"] } }),
+    /REFUSED.*already in volume group x/,
+  ],
+  ["write-lvmd-config always runs", a("write-lvmd-config", []), state(), "run"],
+  [
+    "wipefs of a device already in our VG is skipped",
+    a("wipefs", ["wipefs", "--all", "/dev/sdb"], { device: "/dev/sdb", volumeGroup: "vg0" }),
+    state({ pvs: { "/dev/sdb": ["vg0"] } }),
+    /already a physical volume of vg0/,
+  ],
+  [
+    "an unknown step is refused",
+    a("mkfs" as PlanAction["op"], ["mkfs", "/dev/sdb"]),
+    state(),
+    /REFUSED.*unknown step/,
+  ],
+];
+
+describe("decide", () => {
+  it.each(rows)("%s", (_what, action, s, expected) => {
+    if (expected === "run") return expect(decide(action, s, noWipes)).toEqual({ run: true });
+    if (expected.source.startsWith("REFUSED")) {
+      expect(() => decide(action, s, noWipes)).toThrow(ActionRefusedError);
+      expect(() => decide(action, s, noWipes)).toThrow(
+        new RegExp(expected.source.replace(/^REFUSED\.\*/, "")),
+      );
+      return;
+    }
+    const d = decide(action, s, noWipes);
+    expect(d.run).toBe(false);
+    expect(d.run === false && d.skipped).toMatch(expected);
+  });
+
+  it("skips a wipe the journal already recorded for that device identity", () => {
+    const wipe = a("wipefs", ["wipefs", "--all", "/dev/sdb"], { device: "/dev/sdb", deviceId: "serial:S1" });
+    expect(decide(wipe, state(), new Map([["serial:S1", "op-1"]]))).toEqual({
+      run: false,
+      skipped: "/dev/sdb (serial:S1) was already wiped by operation op-1; a device is never wiped twice",
+    });
+    expect(decide(wipe, state(), new Map([["serial:OTHER", "op-1"]]))).toEqual({ run: true });
+  });
+});
+
+describe("applyEffect then decide: every completed step's postcondition holds", () => {
+  const steps: PlanAction[] = [
+    a("pvcreate", ["pvcreate", "/dev/sdb"], { device: "/dev/sdb" }),
+    a("pvcreate", ["pvcreate", "/dev/sdc"], { device: "/dev/sdc" }),
+    a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb"], { volumeGroup: "vg0" }),
+    a("vgextend", ["vgextend", "vg0", "/dev/sdc"], { volumeGroup: "vg0" }),
+    a("pvchange", ["pvchange", "--addtag", "pulumi-lvm.kname=/dev/sdc", "/dev/sdc"], { device: "/dev/sdc" }),
+    a(
+      "lvcreate-thinpool",
+      ["lvcreate", "--type", "thin-pool", "--name", "pool0", "--extents", "90%VG", "vg0"],
+      { volumeGroup: "vg0" },
+    ),
+    a("lvchange-deactivate", ["lvchange", "--activate", "n", "vg0/pool0"], { volumeGroup: "vg0" }),
+    a("lvremove-thinpool", ["lvremove", "vg0/pool0"], { volumeGroup: "vg0" }),
+    a("vgreduce", ["vgreduce", "vg0", "/dev/sdc"], { volumeGroup: "vg0" }),
+    a("pvremove", ["pvremove", "/dev/sdc"], { device: "/dev/sdc" }),
+    a("vgremove", ["vgremove", "vg0"], { volumeGroup: "vg0" }),
+    a("pvremove", ["pvremove", "/dev/sdb"], { device: "/dev/sdb" }),
+  ];
+  it("runs each step once, then skips it when repeated", () => {
+    const s = state();
+    for (const step of steps) {
+      expect(decide(step, s, noWipes)).toEqual({ run: true });
+      applyEffect(step, s);
+      const again = decide(step, s, noWipes);
+      expect(again.run).toBe(false);
+    }
+    expect(s.pvs.size).toBe(0);
+    expect(s.vgs.size).toBe(0);
+  });
+});
+
+describe("devicesOf", () => {
+  it("lists the action's device and every /dev word of its argv", () => {
+    expect(
+      devicesOf(
+        a("vgcreate", ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/sdb", "/dev/sdc"], {
+          device: "/dev/sdb",
+        }),
+      ),
+    ).toEqual(["/dev/sdb", "/dev/sdc"]);
+    expect(devicesOf(a("write-lvmd-config", []))).toEqual([]);
+  });
+});

@@ -1,0 +1,76 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { adoptableOrphans, readLvmdConfig } from "./agent-service";
+import { Journal } from "./journal";
+import { FakeNode } from "./testing/fake-node";
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), "agent-service-"));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+describe("readLvmdConfig", () => {
+  it("reads lvmd.yaml; null when it is missing or not an lvmd config", () => {
+    const file = path.join(dir, "lvmd.yaml");
+    expect(readLvmdConfig(file)).toBeNull();
+    fs.writeFileSync(
+      file,
+      'socket-name: "/run/topolvm/lvmd.sock"\ndevice-classes:\n  - name: "a"\n    volume-group: "vg0"\n',
+    );
+    expect(readLvmdConfig(file)).toEqual({
+      "socket-name": "/run/topolvm/lvmd.sock",
+      "device-classes": [{ name: "a", "volume-group": "vg0" }],
+    });
+    fs.writeFileSync(file, ": not: yaml: [");
+    expect(readLvmdConfig(file)).toBeNull();
+    fs.writeFileSync(file, "just text\n");
+    expect(readLvmdConfig(file)).toBeNull();
+  });
+});
+
+describe("adoptableOrphans", () => {
+  it("offers the orphan PVs this agent created, by PV UUID and stable identity, never by kernel name", async () => {
+    const node = new FakeNode(["/dev/sdb", "/dev/sdc", "/dev/sdd"]);
+    node.pvs.set("/dev/sdb", { vg: "", uuid: "U-ours" });
+    node.pvs.set("/dev/sdc", { vg: "", uuid: "U-foreign" });
+    node.pvs.set("/dev/sdd", { vg: "vg0", uuid: "U-joined" });
+    const journal = new Journal({ stateDir: dir });
+    const at = "2026-11-22T00:00:00.000Z";
+    journal.append({
+      type: "action-finish",
+      op: "o",
+      index: 0,
+      at,
+      action: "pvcreate",
+      device: "/dev/sdb",
+      deviceId: "serial:S1",
+      pvUuid: "U-ours",
+      durationMs: 1,
+    });
+    journal.append({
+      type: "action-finish",
+      op: "o",
+      index: 1,
+      at,
+      action: "pvcreate",
+      device: "/dev/sdd",
+      deviceId: "kname:/dev/sdd",
+      pvUuid: "U-joined",
+      durationMs: 1,
+    });
+    journal.append({
+      type: "action-finish",
+      op: "o",
+      index: 2,
+      at,
+      action: "pvcreate",
+      device: "/dev/sde",
+      deviceId: "kname:/dev/sde",
+      pvUuid: "U-gone",
+      durationMs: 1,
+    });
+    expect(adoptableOrphans(journal, await node.discover())).toEqual(["pv:U-ours", "serial:S1"]);
+  });
+});

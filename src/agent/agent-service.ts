@@ -1,0 +1,272 @@
+import * as fs from "node:fs";
+import YAML from "yaml";
+import type { LVMNodeSpec } from "../api";
+import type { NodeInventory } from "../inventory/types";
+import type { PlanOptions, TeardownOptions } from "../planner";
+import type { LvmdConfig, NodePlan, PlanAction } from "../planner/types";
+import { runOperation, type OperationDeps, type OperationResult } from "./apply";
+import { sha256Canonical } from "../planner/hash";
+import { AgentError } from "./errors";
+import type { Journal, OperationKind } from "./journal";
+import { LvmCommandError, type Runner } from "./lvm-runner";
+import type { AgentMetrics } from "./metrics";
+import type { ApplyRequest, LastOperation, TeardownRequest } from "./schemas";
+import { buildStatus } from "./status";
+import { checkNoUserVolumes, teardownVolumeGroup } from "./teardown";
+import type { LVMNodeStatus } from "../api";
+
+/** The planner's entry points, passed in (src/planner). */
+export interface Planner {
+  planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: PlanOptions): NodePlan;
+  planTeardown(inventory: NodeInventory, spec: LVMNodeSpec, options: TeardownOptions): NodePlan;
+}
+
+export interface AgentServiceDeps {
+  /** This node's name. */
+  readonly node: string;
+  readonly run: Runner;
+  /** This node's inventory, fresh (lsblk, wipefs, sysfs, lvm reports through `run`). */
+  readonly discover: () => Promise<NodeInventory>;
+  readonly planner: Planner;
+  readonly journal: Journal;
+  readonly metrics: AgentMetrics;
+  /** Where lvmd.yaml is written. */
+  readonly lvmdConfigPath: string;
+  /** Metrics reuse an inventory at most this old instead of running lvm on every scrape. @default 15000 */
+  readonly metricsMaxAgeMs?: number;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+  /** Filesystem seams of the identity probe. */
+  readonly identity?: OperationDeps["identity"];
+  /** When aborted, a running operation stops before its next step (graceful shutdown). */
+  readonly stopSignal?: AbortSignal;
+  /** Test-only: awaited after each step of an operation. */
+  readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
+}
+
+export interface StatusResponse {
+  readonly node: string;
+  readonly status: LVMNodeStatus;
+  readonly lastOperation?: LastOperation;
+}
+
+/**
+ * What the agent does, independent of HTTP: inventory, dry-run plans, applies and teardowns (one
+ * at a time per node), status and metrics.
+ */
+export class AgentService {
+  private running: { kind: OperationKind; since: Date } | undefined;
+  private idleWaiters: Array<() => void> = [];
+  private cachedInventory: { at: number; inventory: NodeInventory } | undefined;
+  private readonly clock: () => Date;
+
+  constructor(private readonly deps: AgentServiceDeps) {
+    this.clock = deps.clock ?? (() => new Date());
+  }
+
+  /** True while an apply or teardown runs. */
+  get busy(): boolean {
+    return this.running !== undefined;
+  }
+
+  /** Resolves when no operation runs. */
+  idle(): Promise<void> {
+    return this.running ? new Promise((resolve) => this.idleWaiters.push(resolve)) : Promise.resolve();
+  }
+
+  async inventory(): Promise<NodeInventory> {
+    try {
+      const inventory = await this.deps.discover();
+      this.cachedInventory = { at: Date.now(), inventory };
+      return inventory;
+    } catch (e) {
+      this.deps.metrics.errors.inc({ kind: "discovery" });
+      throw discoveryError(e);
+    }
+  }
+
+  async plan(spec: LVMNodeSpec): Promise<NodePlan> {
+    const inventory = await this.inventory();
+    return this.deps.planner.planNode(inventory, spec, this.planOptions(inventory));
+  }
+
+  async apply(req: ApplyRequest): Promise<OperationResult> {
+    return this.exclusive("apply", () =>
+      this.operation({
+        kind: "apply",
+        spec: req.spec,
+        specDigest: sha256Canonical({ spec: req.spec }),
+        approvedHash: req.planHash,
+        plan: (inventory) => this.deps.planner.planNode(inventory, req.spec, this.planOptions(inventory)),
+      }),
+    );
+  }
+
+  /** A teardown, or with dryRun its plan (after the same checks). */
+  async teardown(req: TeardownRequest): Promise<OperationResult | { plan: NodePlan }> {
+    const target = {
+      ...(req.volumeGroup !== undefined ? { volumeGroup: req.volumeGroup } : {}),
+      ...(req.deviceClass !== undefined ? { deviceClass: req.deviceClass } : {}),
+      force: req.force ?? false,
+    };
+    const volumeGroup = teardownVolumeGroup(req.spec, target);
+    const plan = (inventory: NodeInventory) =>
+      this.deps.planner.planTeardown(inventory, req.spec, {
+        ...(volumeGroup ? { volumeGroup } : {}),
+        force: target.force,
+        lvmdConfigPath: this.deps.lvmdConfigPath,
+      });
+    if (req.dryRun) {
+      const inventory = await this.inventory();
+      checkNoUserVolumes(inventory, req.spec, target);
+      return { plan: plan(inventory) };
+    }
+    return this.exclusive("teardown", () =>
+      this.operation({
+        kind: "teardown",
+        spec: req.spec,
+        target,
+        specDigest: sha256Canonical({ spec: req.spec, target }),
+        approvedHash: req.planHash,
+        plan,
+        precheck: (inventory) => checkNoUserVolumes(inventory, req.spec, target),
+      }),
+    );
+  }
+
+  async status(): Promise<StatusResponse> {
+    const inventory = await this.inventory();
+    const last = this.deps.journal.last();
+    const spec = last?.start.spec as LVMNodeSpec | undefined;
+    let plan: NodePlan | undefined;
+    if (spec && !(last?.start.kind === "teardown" && last.finish?.result === "succeeded")) {
+      try {
+        plan = this.deps.planner.planNode(inventory, spec, this.planOptions(inventory));
+      } catch {
+        plan = undefined;
+      }
+    }
+    const built = buildStatus({ spec, inventory, plan, last, running: this.busy, now: this.clock() });
+    return { node: this.deps.node, ...built };
+  }
+
+  /** Prometheus text; volume group gauges from an inventory at most metricsMaxAgeMs old. */
+  async metricsText(): Promise<string> {
+    const maxAge = this.deps.metricsMaxAgeMs ?? 15_000;
+    let inventory =
+      this.cachedInventory && Date.now() - this.cachedInventory.at <= maxAge
+        ? this.cachedInventory.inventory
+        : undefined;
+    if (!inventory) inventory = await this.inventory().catch(() => undefined);
+    const spec = this.deps.journal.last()?.start.spec as LVMNodeSpec | undefined;
+    return this.deps.metrics.render(inventory, new Set(spec?.volumeGroups.map((v) => v.name) ?? []));
+  }
+
+  /* -------------------------------------------------------------------------- helpers ---- */
+
+  /**
+   * What the planner needs from this node besides the inventory: lvmd.yaml as it is now, where it
+   * goes, and the orphan PVs this agent created itself (pvcreate done, then it stopped before the PV
+   * joined its group), which may join without pvcreate or a wipe.
+   */
+  private planOptions(inventory: NodeInventory): PlanOptions {
+    return {
+      currentLvmdConfig: readLvmdConfig(this.deps.lvmdConfigPath),
+      lvmdConfigPath: this.deps.lvmdConfigPath,
+      adoptOrphanPvs: adoptableOrphans(this.deps.journal, inventory),
+    };
+  }
+
+  private async exclusive<T>(kind: OperationKind, fn: () => Promise<T>): Promise<T> {
+    if (this.running)
+      throw new AgentError(
+        409,
+        "OperationInProgress",
+        `${this.running.kind} in progress on node ${this.deps.node} since ${this.running.since.toISOString()}; try again when it is done`,
+      );
+    this.running = { kind, since: this.clock() };
+    const started = Date.now();
+    let result = "failed";
+    try {
+      const value = await fn();
+      result = "succeeded";
+      return value;
+    } catch (e) {
+      if (e instanceof AgentError && e.status === 409) result = "conflict";
+      if (e instanceof AgentError && e.status === 400) result = "rejected";
+      throw e;
+    } finally {
+      this.deps.metrics.operations.inc({ operation: kind, result });
+      this.deps.metrics.operationSeconds.observe({ operation: kind }, (Date.now() - started) / 1000);
+      this.running = undefined;
+      this.cachedInventory = undefined; // the operation changed the node
+      for (const resolve of this.idleWaiters.splice(0)) resolve();
+    }
+  }
+
+  private async operation(req: Parameters<typeof runOperation>[1]): Promise<OperationResult> {
+    const deps: OperationDeps = {
+      run: this.deps.run,
+      discover: () => this.inventory(),
+      journal: this.deps.journal,
+      lvmdConfigPath: this.deps.lvmdConfigPath,
+      clock: this.clock,
+      ...(this.deps.identity ? { identity: this.deps.identity } : {}),
+      ...(this.deps.stopSignal ? { stopSignal: this.deps.stopSignal } : {}),
+      ...(this.deps.afterStep ? { afterStep: this.deps.afterStep } : {}),
+    };
+    return runOperation(deps, req);
+  }
+}
+
+function discoveryError(e: unknown): AgentError {
+  if (e instanceof AgentError) return e;
+  if (e instanceof LvmCommandError)
+    return new AgentError(500, "DiscoveryFailed", `cannot read this node's devices: ${e.message}`, {
+      command: { argv: e.argv, exitCode: e.exitCode, stderr: e.stderr },
+    });
+  return new AgentError(
+    500,
+    "DiscoveryFailed",
+    `cannot read this node's devices: ${e instanceof Error ? e.message : String(e)}`,
+  );
+}
+
+/** lvmd.yaml parsed, or null when there is none (or it is not an lvmd config: the plan then rewrites it). */
+export function readLvmdConfig(file: string): LvmdConfig | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+  try {
+    const doc = YAML.parse(text) as unknown;
+    if (
+      typeof doc === "object" &&
+      doc !== null &&
+      Array.isArray((doc as { "device-classes"?: unknown })["device-classes"])
+    )
+      return doc as LvmdConfig;
+  } catch {
+    /* not YAML: rewritten by the plan */
+  }
+  return null;
+}
+
+/**
+ * Identities of orphan PVs now on the node that the journal shows this agent created: "pv:<uuid>",
+ * and the stable (hardware or by-id) identity the device had when it was created. Never a kernel
+ * name: another disk may have taken it.
+ */
+export function adoptableOrphans(journal: Journal, inventory: NodeInventory): string[] {
+  const orphans = new Set(inventory.pvs.filter((pv) => pv.vgName === "").map((pv) => pv.uuid));
+  const out = new Set<string>();
+  for (const r of journal.createdPvs())
+    if (orphans.has(r.pvUuid!)) {
+      out.add(`pv:${r.pvUuid}`);
+      if (r.deviceId && !r.deviceId.startsWith("kname:") && !r.deviceId.startsWith("pv:"))
+        out.add(r.deviceId);
+    }
+  return [...out].sort();
+}

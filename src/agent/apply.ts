@@ -1,0 +1,382 @@
+import { randomUUID } from "node:crypto";
+import type { NodeInventory } from "../inventory/types";
+import type { NodePlan, PlanAction } from "../planner/types";
+import {
+  ActionRefusedError,
+  applyEffect,
+  decide,
+  devicesOf,
+  stateFromInventory,
+  type LvmState,
+} from "./action-checks";
+import { DeviceIdentityError, verifyDeviceIdentity, type IdentityProbeDeps } from "./device-identity";
+import { AgentError } from "./errors";
+import type { ApprovedDevice, Journal, JournalError, OperationKind, OperationSummary } from "./journal";
+import { writeFileAtomic } from "./atomic-file";
+import { readPvUuid } from "./pv-label";
+import { LvmCommandError, type Runner } from "./lvm-runner";
+
+export interface OperationDeps {
+  readonly run: Runner;
+  /** Fresh inventory of this node's devices (re-discovered before every operation). */
+  readonly discover: () => Promise<NodeInventory>;
+  readonly journal: Journal;
+  /** Filesystem seams of the identity probe; its runner is `run`. @default the real /dev and /sys */
+  readonly identity?: Omit<IdentityProbeDeps, "run">;
+  /** Where lvmd.yaml goes. */
+  readonly lvmdConfigPath: string;
+  /** @default () => new Date() */
+  readonly clock?: () => Date;
+  /** @default crypto.randomUUID */
+  readonly newId?: () => string;
+  /** Between steps: when aborted, the operation stops before its next step and stays resumable. */
+  readonly stopSignal?: AbortSignal;
+  /** Test-only seam: awaited after each step (index 0-based) completes, e.g. to pause for a kill -9. */
+  readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
+}
+
+export interface OperationRequest {
+  readonly kind: OperationKind;
+  /** The spec as the caller sent it; journaled. */
+  readonly spec: unknown;
+  /** Teardown only: its target ({volumeGroup?, deviceClass?, force?}); journaled. */
+  readonly target?: unknown;
+  /** sha256 of the canonical JSON of {spec, target}: a resumed operation must have the same. */
+  readonly specDigest: string;
+  /** The plan hash the caller saw and approved; undefined: approve the fresh plan (teardown without a hash). */
+  readonly approvedHash: string | undefined;
+  /** Plans against the fresh inventory. */
+  readonly plan: (inventory: NodeInventory) => NodePlan;
+  /** Checks before anything is written (e.g. teardown's "no user volumes"); throws an AgentError to refuse. */
+  readonly precheck?: (inventory: NodeInventory, plan: NodePlan) => void;
+}
+
+export interface StepResult {
+  readonly index: number;
+  readonly op: PlanAction["op"];
+  readonly argv: readonly string[];
+  readonly device?: string;
+  readonly outcome: "done" | "skipped";
+  readonly reason: string;
+  readonly durationMs: number;
+}
+
+export interface OperationResult {
+  readonly operation: string;
+  readonly kind: OperationKind;
+  readonly node: string;
+  /** The hash the caller approved. */
+  readonly approvedHash: string;
+  /** The hash of the plan executed (the fresh plan). */
+  readonly planHash: string;
+  /** The interrupted operation this one resumed. */
+  readonly resumed?: string;
+  readonly steps: readonly StepResult[];
+  readonly blocked: NodePlan["blocked"];
+}
+
+/**
+ * Executes one apply or teardown: re-discover, re-plan, compare with the plan the caller approved,
+ * then run the plan's steps in order through the runner, journaling each before and after it runs.
+ *
+ * Approval: the fresh plan's hash must equal the caller's. The one exception is resuming: when the
+ * journal's last operation was interrupted (the agent died during it) and the caller sends that
+ * operation's approved hash and spec again, the fresh plan (which differs, because part of it is
+ * done) is executed if, and only if, every device it writes to was in the interrupted operation's
+ * approved device set. Otherwise: 409 with the fresh plan.
+ *
+ * Every step is checked against the state first (skipped when its postcondition holds, refused when
+ * its precondition does not), and every device step re-checks the device's identity with a fresh
+ * probe right before it runs. A device is never wiped twice.
+ */
+export async function runOperation(deps: OperationDeps, req: OperationRequest): Promise<OperationResult> {
+  const clock = deps.clock ?? (() => new Date());
+  const now = () => clock().toISOString();
+  const { journal } = deps;
+  const inventory = await deps.discover();
+  const fresh = req.plan(inventory);
+  const interrupted = journal.interrupted();
+  const approval = approve(interrupted, fresh, req);
+  req.precheck?.(inventory, fresh);
+
+  const op = (deps.newId ?? randomUUID)();
+  if (interrupted)
+    journal.append({
+      type: "operation-finish",
+      op: interrupted.start.op,
+      at: now(),
+      result: "superseded",
+      error: { message: `interrupted; ${approval.resumes ? "resumed" : "replaced"} by operation ${op}` },
+    });
+  journal.append({
+    type: "operation-start",
+    op,
+    kind: req.kind,
+    at: now(),
+    approvedHash: req.approvedHash ?? fresh.hash,
+    planHash: fresh.hash,
+    specDigest: req.specDigest,
+    spec: req.spec,
+    ...(req.target !== undefined ? { target: req.target } : {}),
+    devices: approval.devices,
+    actionCount: fresh.actions.length,
+    ...(approval.resumes ? { resumes: approval.resumes } : {}),
+  });
+
+  const state = stateFromInventory(inventory);
+  const approvedIds = new Map(approval.devices.map((d) => [canon(state, d.kname), d.id]));
+  const freshIds = new Map([...deviceIdsOf(fresh)].map(([d, id]) => [canon(state, d), id]));
+  const steps: StepResult[] = [];
+  for (const [index, action] of fresh.actions.entries()) {
+    if (deps.stopSignal?.aborted)
+      throw new AgentError(
+        503,
+        "AgentStopping",
+        `the agent is stopping; operation ${op} stopped before step ${index + 1} and resumes when the same request is sent again`,
+        {
+          operation: op,
+          steps,
+        },
+      );
+    const started = Date.now();
+    let outcome: StepResult["outcome"] = "done";
+    let reason = action.reason;
+    let pvUuid: string | undefined;
+    try {
+      const decision = decide(action, state, journal.wiped());
+      if (!decision.run) {
+        outcome = "skipped";
+        reason = decision.skipped;
+      } else {
+        const ownIds = actionDeviceIds(action);
+        for (const device of devicesOf(action)) {
+          const expected = [
+            ...optional(ownIds.get(device)),
+            ...optional(approvedIds.get(canon(state, device))),
+            ...optional(freshIds.get(canon(state, device))),
+          ];
+          await verifyDeviceIdentity({ ...deps.identity, run: deps.run }, device, expected);
+        }
+        journal.append({
+          type: "action-start",
+          op,
+          index,
+          at: now(),
+          action: action.op,
+          argv: action.argv,
+          ...deviceFields(action),
+        });
+        const done = await execute(deps, action);
+        if (done.skipped) {
+          outcome = "skipped";
+          reason = done.skipped;
+        }
+        pvUuid = done.pvUuid;
+      }
+    } catch (e) {
+      const error = journalError(e);
+      journal.append({
+        type: "action-error",
+        op,
+        index,
+        at: now(),
+        action: action.op,
+        ...(action.device ? { device: action.device } : {}),
+        error,
+      });
+      journal.append({ type: "operation-finish", op, at: now(), result: "failed", error });
+      throw failure(e, op, index, action, steps);
+    }
+    const durationMs = Date.now() - started;
+    journal.append({
+      type: "action-finish",
+      op,
+      index,
+      at: now(),
+      action: action.op,
+      ...deviceFields(action),
+      ...(outcome === "skipped" ? { skipped: reason } : {}),
+      ...(pvUuid ? { pvUuid } : {}),
+      durationMs,
+    });
+    if (outcome === "done") applyEffect(action, state);
+    steps.push({
+      index,
+      op: action.op,
+      argv: action.argv,
+      ...(action.device ? { device: action.device } : {}),
+      outcome,
+      reason,
+      durationMs,
+    });
+    await deps.afterStep?.(index, action);
+  }
+  journal.append({ type: "operation-finish", op, at: now(), result: "succeeded" });
+  return {
+    operation: op,
+    kind: req.kind,
+    node: fresh.node,
+    approvedHash: req.approvedHash ?? fresh.hash,
+    planHash: fresh.hash,
+    ...(approval.resumes ? { resumed: approval.resumes } : {}),
+    steps,
+    blocked: fresh.blocked,
+  };
+}
+
+/** Every device a plan claims or writes to, with the identity the plan gives it. */
+export function approvedDevicesOf(plan: NodePlan): ApprovedDevice[] {
+  const ids = deviceIdsOf(plan);
+  const knames = new Set<string>([...ids.keys()]);
+  for (const action of plan.actions) for (const d of devicesOf(action)) knames.add(d);
+  return [...knames].sort().map((kname) => ({ kname, ...(ids.get(kname) ? { id: ids.get(kname)! } : {}) }));
+}
+
+/* ------------------------------------------------------------------------------ helpers ---- */
+
+function approve(
+  interrupted: OperationSummary | undefined,
+  fresh: NodePlan,
+  req: OperationRequest,
+): { devices: ApprovedDevice[]; resumes?: string } {
+  if (req.approvedHash === undefined || fresh.hash === req.approvedHash)
+    return { devices: approvedDevicesOf(fresh) };
+  const resumable =
+    interrupted &&
+    interrupted.start.kind === req.kind &&
+    interrupted.start.approvedHash === req.approvedHash &&
+    interrupted.start.specDigest === req.specDigest;
+  if (!resumable)
+    throw new AgentError(
+      409,
+      "PlanChanged",
+      `the node changed since the plan was made: approved plan ${req.approvedHash}, plan now ${fresh.hash}; review the fresh plan and apply it with its hash`,
+      {
+        plan: fresh,
+      },
+    );
+  const approved = new Set(interrupted.start.devices.map((d) => d.kname));
+  const unapproved = [...new Set(fresh.actions.flatMap(devicesOf))].filter((d) => !approved.has(d));
+  if (unapproved.length)
+    throw new AgentError(
+      409,
+      "PlanChanged",
+      `cannot resume interrupted operation ${interrupted.start.op}: the plan now writes to ${unapproved.join(", ")}, which the approved plan did not include; review the fresh plan and apply it with its hash`,
+      { plan: fresh, interruptedOperation: interrupted.start.op, unapprovedDevices: unapproved },
+    );
+  return { devices: [...interrupted.start.devices], resumes: interrupted.start.op };
+}
+
+/** Runs one step. pvcreate reports the new PV's UUID (journaled: a PV this agent created may be adopted after a crash). */
+async function execute(
+  deps: OperationDeps,
+  action: PlanAction,
+): Promise<{ skipped?: string; pvUuid?: string }> {
+  if (action.op === "write-lvmd-config") {
+    if (!action.file) throw new ActionRefusedError(action, "carries no file content");
+    if (action.file.path !== deps.lvmdConfigPath)
+      throw new ActionRefusedError(
+        action,
+        `writes ${action.file.path}, but this agent's lvmd.yaml is ${deps.lvmdConfigPath}`,
+      );
+    writeFileAtomic(action.file.path, action.file.content, 0o644);
+    return {};
+  }
+  try {
+    await deps.run(action.argv, action.op === "pvmove" ? { timeoutMs: 24 * 3600_000 } : {});
+  } catch (e) {
+    // lvextend to the size the pool already has: the postcondition holds.
+    if (
+      action.op === "lvextend-thinpool" &&
+      e instanceof LvmCommandError &&
+      /matches existing size/.test(e.stderr)
+    )
+      return { skipped: "the thin pool already has that size" };
+    throw e;
+  }
+  if (action.op !== "pvcreate" || !action.device) return {};
+  const uuid = await (deps.identity?.readPvUuid ?? readPvUuid)(action.device);
+  return uuid ? { pvUuid: uuid } : {};
+}
+
+/** The identity the step itself gives each of its devices (deviceId for device, deviceIds for devices). */
+function actionDeviceIds(action: PlanAction): Map<string, string> {
+  const ids = new Map<string, string>();
+  if (action.device && action.deviceId) ids.set(action.device, action.deviceId);
+  action.devices?.forEach((d, i) => {
+    const id = action.deviceIds?.[i];
+    if (id) ids.set(d, id);
+  });
+  return ids;
+}
+
+/** Device path → identity, from the plan's claims (by path and kname) and its steps. */
+function deviceIdsOf(plan: NodePlan): Map<string, string> {
+  const ids = new Map<string, string>();
+  for (const vg of plan.volumeGroups)
+    for (const c of [...vg.claimed, ...(vg.leaving ?? [])]) {
+      ids.set(c.kname, c.id);
+      if (c.path) ids.set(c.path, c.id);
+    }
+  for (const a of plan.actions) for (const [d, id] of actionDeviceIds(a)) if (!ids.has(d)) ids.set(d, id);
+  return ids;
+}
+
+function canon(state: LvmState, device: string): string {
+  return state.aliases.get(device) ?? device;
+}
+
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value];
+}
+
+function deviceFields(action: PlanAction): { device?: string; deviceId?: string } {
+  return {
+    ...(action.device ? { device: action.device } : {}),
+    ...(action.deviceId ? { deviceId: action.deviceId } : {}),
+  };
+}
+
+function journalError(e: unknown): JournalError {
+  if (e instanceof LvmCommandError)
+    return { message: e.message, argv: e.argv, exitCode: e.exitCode, stderr: e.stderr };
+  return { message: e instanceof Error ? e.message : String(e) };
+}
+
+function failure(e: unknown, op: string, index: number, action: PlanAction, steps: StepResult[]): AgentError {
+  const common = {
+    operation: op,
+    failedStep: {
+      index,
+      op: action.op,
+      argv: action.argv,
+      ...(action.device ? { device: action.device } : {}),
+    },
+    steps,
+  };
+  if (e instanceof DeviceIdentityError)
+    return new AgentError(409, "DeviceChanged", `step ${index + 1} (${action.op}) not run: ${e.message}`, {
+      ...common,
+      device: e.device,
+      expected: e.expected,
+      found: e.found,
+    });
+  if (e instanceof ActionRefusedError)
+    return new AgentError(
+      409,
+      "StepRefused",
+      `step ${index + 1} (${action.op}) not run: ${e.message}`,
+      common,
+    );
+  if (e instanceof LvmCommandError)
+    return new AgentError(500, "CommandFailed", `step ${index + 1} (${action.op}) failed: ${e.message}`, {
+      ...common,
+      command: { argv: e.argv, exitCode: e.exitCode, stderr: e.stderr },
+    });
+  return new AgentError(
+    500,
+    "StepFailed",
+    `step ${index + 1} (${action.op}) failed: ${e instanceof Error ? e.message : String(e)}`,
+    common,
+  );
+}

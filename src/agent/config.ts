@@ -1,0 +1,247 @@
+import { isIP } from "node:net";
+import { parseArgs } from "node:util";
+import { z } from "zod";
+import { parseQuantity, type ValidationProblem } from "../api";
+import { DEFAULT_AUDIENCE } from "./auth/authorizer";
+import { devicePathProblem } from "./lvm-runner";
+
+/** Where LVMNodes live unless --namespace says otherwise. */
+export const DEFAULT_NAMESPACE = "pulumi-lvm-system";
+
+/** The agent's configuration, from its command line (and NODE_NAME / KUBERNETES_SERVICE_HOST). */
+export interface AgentConfig {
+  readonly node: string;
+  readonly listen: { readonly host: string; readonly port: number };
+  readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  readonly auth:
+    | { readonly mode: "token-file"; readonly file: string }
+    | { readonly mode: "kubeconfig"; readonly file: string }
+    | { readonly mode: "in-cluster" };
+  readonly audiences: readonly string[];
+  /** Namespace of the LVMNodes (the SubjectAccessReview's); "" checks access in every namespace. */
+  readonly namespace: string;
+  readonly authCacheTtlMs: number;
+  readonly devices?: readonly string[];
+  readonly stateDir: string;
+  readonly lvmdConfig: string;
+  readonly commandPrefix: readonly string[];
+  readonly lvmSystemDir?: string;
+  readonly lvmConfig?: string;
+  readonly bodyLimitBytes: number;
+  readonly commandLog?: string;
+  readonly commandTimeoutMs: number;
+  readonly shutdownGraceMs: number;
+}
+
+export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
+  --node NAME                this node's name (default: $NODE_NAME)
+  --listen HOST:PORT         address to serve on (default 127.0.0.1:8080)
+  --tls-cert FILE --tls-key FILE   serve HTTPS (required unless HOST is loopback or --allow-plain-http)
+  --token-file FILE          static tokens, lines "token,user,node-or-*" (local sandbox)
+  --kubeconfig FILE          TokenReview/SubjectAccessReview through this API server
+                             (neither: in-cluster service account)
+  --audience A[,B]           audiences a token must be bound to (default ${DEFAULT_AUDIENCE})
+  --namespace NS             namespace of the LVMNodes, for the access check (default pulumi-lvm-system;
+                             "" = access in every namespace, i.e. a ClusterRole binding)
+  --auth-cache-ttl DURATION  reuse auth decisions this long (default 10s; 0 disables)
+  --devices D1,D2            the only devices this agent sees and touches (default: all)
+  --state-dir DIR            journal and lock (default /var/lib/pulumi-lvm/agent)
+  --lvmd-config FILE         TopoLVM lvmd.yaml to write (default /etc/topolvm/lvmd.yaml)
+  --command-prefix "CMD ..." run commands through this, e.g. "nsenter -t 1 -m -u -i -n -p --"
+  --lvm-system-dir DIR       LVM_SYSTEM_DIR for lvm commands
+  --lvm-config STRING        extra lvm --config settings
+  --body-limit QUANTITY      largest request body (default 1Mi)
+  --command-log FILE         append every command run, one JSON line each
+  --command-timeout DURATION kill a command running longer (default 2m; pvmove: 24h)
+  --shutdown-grace DURATION  on SIGTERM, wait this long for a running step (default 30s)
+  --allow-plain-http         serve plain HTTP on a non-loopback address (tokens travel in clear)`;
+
+/** The configuration is invalid; every problem names its flag. */
+export class AgentConfigError extends Error {
+  constructor(readonly problems: readonly ValidationProblem[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p.path}: ${p.message}`).join("\n")}`);
+    this.name = "AgentConfigError";
+  }
+}
+
+/** Parses and validates the command line; throws AgentConfigError listing every problem. */
+export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv): AgentConfig {
+  let values: Record<string, string | boolean | undefined>;
+  try {
+    values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
+  } catch (e) {
+    throw new AgentConfigError([{ path: "(command line)", message: (e as Error).message }]);
+  }
+  const input = { ...values, node: values.node ?? env.NODE_NAME };
+  const r = fieldsSchema.safeParse(input);
+  const problems: ValidationProblem[] = r.success
+    ? []
+    : r.error.issues.map((i) => ({ path: `--${String(i.path[0])}`, message: i.message }));
+  // Rules between flags are checked on the raw values too, so every problem is reported at once.
+  problems.push(...crossFlagProblems(input, Boolean(env.KUBERNETES_SERVICE_HOST)));
+  if (!r.success || problems.length) throw new AgentConfigError(problems);
+  const c = r.data;
+  const devices = c.devices?.split(",").map((d) => d.trim());
+  const limit = parseQuantity(c["body-limit"]);
+  return {
+    node: c.node,
+    listen: c.listen,
+    ...(c["tls-cert"] && c["tls-key"] ? { tls: { certFile: c["tls-cert"], keyFile: c["tls-key"] } } : {}),
+    auth: c["token-file"]
+      ? { mode: "token-file", file: c["token-file"] }
+      : c.kubeconfig
+        ? { mode: "kubeconfig", file: c.kubeconfig }
+        : { mode: "in-cluster" },
+    audiences: c.audience.split(",").map((a) => a.trim()),
+    namespace: c.namespace,
+    authCacheTtlMs: c["auth-cache-ttl"],
+    ...(devices ? { devices } : {}),
+    stateDir: c["state-dir"],
+    lvmdConfig: c["lvmd-config"],
+    commandPrefix: c["command-prefix"].split(/\s+/).filter(Boolean),
+    ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
+    ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
+    bodyLimitBytes: limit.ok ? limit.bytes : 0,
+    ...(c["command-log"] ? { commandLog: c["command-log"] } : {}),
+    commandTimeoutMs: c["command-timeout"],
+    shutdownGraceMs: c["shutdown-grace"],
+  };
+}
+
+/* ------------------------------------------------------------------------------ helpers ---- */
+
+const FLAGS = {
+  node: { type: "string" },
+  listen: { type: "string" },
+  "tls-cert": { type: "string" },
+  "tls-key": { type: "string" },
+  "token-file": { type: "string" },
+  kubeconfig: { type: "string" },
+  audience: { type: "string" },
+  namespace: { type: "string" },
+  "auth-cache-ttl": { type: "string" },
+  devices: { type: "string" },
+  "state-dir": { type: "string" },
+  "lvmd-config": { type: "string" },
+  "command-prefix": { type: "string" },
+  "lvm-system-dir": { type: "string" },
+  "lvm-config": { type: "string" },
+  "body-limit": { type: "string" },
+  "command-log": { type: "string" },
+  "command-timeout": { type: "string" },
+  "shutdown-grace": { type: "string" },
+  "allow-plain-http": { type: "boolean" },
+} as const;
+
+const absolutePath = z.string().regex(/^\/[^\0]*$/, { error: "must be an absolute path" });
+
+const duration = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((text, ctx) => {
+      const m = /^(\d+)(ms|s|m|h)$/.exec(text);
+      if (!m) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be a duration such as 500ms, 10s, 2m, 1h (got ${JSON.stringify(text)})`,
+        });
+        return z.NEVER;
+      }
+      return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+    });
+
+const fieldsSchema = z.object({
+  node: z
+    .string({ error: "is required (or set NODE_NAME)" })
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+      error: "must be a Kubernetes node name (a DNS-1123 subdomain)",
+    })
+    .max(253),
+  listen: z
+    .string()
+    .default("127.0.0.1:8080")
+    .transform((text, ctx) => {
+      const parsed = parseListen(text);
+      if (!parsed) {
+        ctx.addIssue({
+          code: "custom",
+          message: `must be HOST:PORT, e.g. 127.0.0.1:8080 or [::1]:8080 (got ${JSON.stringify(text)})`,
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    }),
+  "tls-cert": absolutePath.optional(),
+  "tls-key": absolutePath.optional(),
+  "token-file": absolutePath.optional(),
+  kubeconfig: absolutePath.optional(),
+  audience: z.string().default(DEFAULT_AUDIENCE),
+  namespace: z
+    .string()
+    .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/, { error: "must be a namespace name (or empty)" })
+    .default(DEFAULT_NAMESPACE),
+  "auth-cache-ttl": duration("10s"),
+  devices: z.string().optional(),
+  "state-dir": absolutePath.default("/var/lib/pulumi-lvm/agent"),
+  "lvmd-config": absolutePath.default("/etc/topolvm/lvmd.yaml"),
+  "command-prefix": z.string().default(""),
+  "lvm-system-dir": absolutePath.optional(),
+  "lvm-config": z.string().optional(),
+  "body-limit": z.string().default("1Mi"),
+  "command-log": absolutePath.optional(),
+  "command-timeout": duration("2m"),
+  "shutdown-grace": duration("30s"),
+  "allow-plain-http": z.boolean().default(false),
+});
+
+function parseListen(text: string): { host: string; port: number } | undefined {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  return m && host && port <= 65535 ? { host, port } : undefined;
+}
+
+/** Problems that involve several flags, or a list inside one. */
+function crossFlagProblems(
+  v: Record<string, string | boolean | undefined>,
+  inCluster: boolean,
+): ValidationProblem[] {
+  const problems: ValidationProblem[] = [];
+  const add = (flag: string, message: string) => problems.push({ path: `--${flag}`, message });
+  if (Boolean(v["tls-cert"]) !== Boolean(v["tls-key"]))
+    add(v["tls-cert"] ? "tls-key" : "tls-cert", "--tls-cert and --tls-key go together");
+  const listen = parseListen(typeof v.listen === "string" ? v.listen : "127.0.0.1:8080");
+  const host = listen?.host;
+  const loopback =
+    host === "localhost" ||
+    host === "::1" ||
+    (host !== undefined && isIP(host) === 4 && host.startsWith("127."));
+  if (listen && !v["tls-cert"] && !loopback && !v["allow-plain-http"])
+    add(
+      "listen",
+      `${host} is not a loopback address: serve HTTPS (--tls-cert/--tls-key) or pass --allow-plain-http`,
+    );
+  if (v["token-file"] && v.kubeconfig) add("kubeconfig", "give --token-file or --kubeconfig, not both");
+  if (!v["token-file"] && !v.kubeconfig && !inCluster)
+    add(
+      "token-file",
+      "no authentication configured: give --token-file or --kubeconfig, or run in a cluster (KUBERNETES_SERVICE_HOST)",
+    );
+  if (typeof v.devices === "string") {
+    const devices = v.devices.split(",").map((d) => d.trim());
+    for (const d of devices) {
+      const problem = devicePathProblem(d);
+      if (problem) add("devices", `${JSON.stringify(d)} ${problem}`);
+    }
+    if (new Set(devices).size !== devices.length) add("devices", "lists a device twice");
+  }
+  if (typeof v["body-limit"] === "string") {
+    const limit = parseQuantity(v["body-limit"]);
+    if (!limit.ok || limit.bytes < 1024)
+      add("body-limit", `must be a quantity of at least 1Ki (got ${JSON.stringify(v["body-limit"])})`);
+  }
+  if (typeof v.audience === "string" && v.audience.split(",").some((a) => !a.trim()))
+    add("audience", "has an empty audience");
+  return problems;
+}

@@ -1,0 +1,23 @@
+/**
+ * Errors the agent answers with: each carries its HTTP status, a stable machine-readable code and
+ * the details a caller needs (field paths, the fresh plan, the volumes in the way, the failed
+ * command with exit code and stderr).
+ */
+export class AgentError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = "AgentError";
+  }
+}
+
+/** The body every error response has. */
+export function errorBody(e: AgentError): {
+  error: { code: string; message: string } & Record<string, unknown>;
+} {
+  return { error: { code: e.code, message: e.message, ...e.details } };
+}

@@ -1,0 +1,136 @@
+import * as http from "node:http";
+import * as https from "node:https";
+import type { AuthOutcome } from "./auth/authorizer";
+import { AgentError, errorBody } from "./errors";
+import { DEFAULT_BODY_LIMIT, readJsonBody } from "./http/body";
+import type { AgentMetrics } from "./metrics";
+import type { Reply, Route } from "./routes/route";
+
+export interface AgentServerOptions {
+  readonly routes: readonly Route[];
+  /** Checks the Authorization header of every authenticated route, before its body is read. */
+  readonly authorize: (authorization: string | undefined) => Promise<AuthOutcome>;
+  readonly metrics: AgentMetrics;
+  /** Largest request body accepted. @default 1 MiB */
+  readonly bodyLimitBytes?: number;
+  /** PEM certificate and key: serve HTTPS. @default plain HTTP */
+  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /** Receives one entry per request (and per internal error). */
+  readonly log?: (entry: Record<string, unknown>) => void;
+}
+
+/** The realm in WWW-Authenticate. */
+export const AUTH_REALM = "pulumi-lvm-agent";
+
+/**
+ * The agent's HTTP(S) server: routes requests, authenticates and authorizes every /v1 call before
+ * reading its body, validates bodies at the edge, and answers errors as JSON with a stable code.
+ */
+export function createAgentServer(options: AgentServerOptions): http.Server {
+  const limit = options.bodyLimitBytes ?? DEFAULT_BODY_LIMIT;
+  const byPath = new Map<string, Route[]>();
+  for (const r of options.routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
+
+  const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    const started = Date.now();
+    const url = new URL(req.url ?? "/", "http://agent");
+    const candidates = byPath.get(url.pathname);
+    const r = candidates?.find((c) => c.method === req.method);
+    const routeLabel = candidates ? url.pathname : "unmatched";
+    let user: string | undefined;
+    const finish = (reply: Reply, extraHeaders: Record<string, string> = {}) => {
+      options.metrics.requests.inc({
+        route: routeLabel,
+        method: req.method ?? "",
+        code: String(reply.status),
+      });
+      options.log?.({
+        msg: "request",
+        method: req.method,
+        path: url.pathname,
+        status: reply.status,
+        ms: Date.now() - started,
+        ...(user ? { user } : {}),
+      });
+      send(res, reply, extraHeaders);
+    };
+    const fail = (e: unknown) => {
+      const err =
+        e instanceof AgentError
+          ? e
+          : new AgentError(500, "Internal", `internal error: ${e instanceof Error ? e.message : String(e)}`);
+      if (!(e instanceof AgentError)) {
+        options.metrics.errors.inc({ kind: "internal" });
+        options.log?.({
+          msg: "internal error",
+          path: url.pathname,
+          error: e instanceof Error ? e.stack : String(e),
+        });
+      }
+      const headers: Record<string, string> = {};
+      if (err.status === 401) headers["www-authenticate"] = `Bearer realm="${AUTH_REALM}"`;
+      // A body we did not read (refused before or while reading it) is not drained: the connection closes.
+      if (
+        !req.readableEnded &&
+        (err.status === 413 ||
+          req.headers["content-length"] !== undefined ||
+          req.headers["transfer-encoding"] !== undefined)
+      )
+        headers.connection = "close";
+      finish({ status: err.status, json: errorBody(err) }, headers);
+    };
+    if (!candidates) return fail(new AgentError(404, "NotFound", `no route ${url.pathname}`));
+    if (!r)
+      return fail(
+        new AgentError(405, "MethodNotAllowed", `${req.method} is not allowed on ${url.pathname}`, {
+          allow: candidates.map((c) => c.method),
+        }),
+      );
+
+    void (async () => {
+      if (r.authenticated) {
+        const outcome = await options.authorize(req.headers.authorization);
+        if (!outcome.ok) {
+          options.metrics.errors.inc({ kind: "auth" });
+          const code =
+            outcome.status === 401
+              ? "Unauthorized"
+              : outcome.status === 403
+                ? "Forbidden"
+                : "AuthUnavailable";
+          throw new AgentError(outcome.status, code, outcome.message);
+        }
+        user = outcome.user.username;
+      }
+      const body = r.body ? await readJsonBody(req, r.body, limit) : undefined;
+      return r.handle(body);
+    })().then(
+      (reply) => finish(reply),
+      (e) => fail(e),
+    );
+  };
+
+  const server = options.tls
+    ? https.createServer({ cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" }, handler)
+    : http.createServer(handler);
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 60_000;
+  server.keepAliveTimeout = 5_000;
+  return server;
+}
+
+function send(res: http.ServerResponse, reply: Reply, extraHeaders: Record<string, string>): void {
+  const common = { "cache-control": "no-store", "x-content-type-options": "nosniff", ...extraHeaders };
+  if ("text" in reply) {
+    res.writeHead(reply.status, { ...common, "content-type": reply.contentType });
+    res.end(reply.text);
+    return;
+  }
+  const text = `${JSON.stringify(reply.json, null, 2)}\n`;
+  res.writeHead(reply.status, {
+    ...common,
+    ...reply.headers,
+    "content-type": "application/json; charset=utf-8",
+  });
+  res.end(text);
+}

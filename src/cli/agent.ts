@@ -1,0 +1,220 @@
+import * as fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import { AgentService, type Planner } from "../agent/agent-service";
+import { createAuthorizer } from "../agent/auth/authorizer";
+import type { KubeAuthClient } from "../agent/auth/kube-auth";
+import {
+  connectionFromKubeconfig,
+  createKubeAuthClient,
+  inClusterConnection,
+} from "../agent/auth/kube-client";
+import { createTokenFileClient } from "../agent/auth/token-file";
+import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "../agent/config";
+import { createDiscovery } from "../agent/discovery";
+import { Journal } from "../agent/journal";
+import { createLvmRunner, type CommandLogEntry } from "../agent/lvm-runner";
+import { AgentMetrics } from "../agent/metrics";
+import { buildOpenApiDocument, openApiRoute } from "../agent/openapi";
+import { healthRoutes } from "../agent/routes/health";
+import { metricsRoute } from "../agent/routes/metrics";
+import { v1Routes } from "../agent/routes/v1";
+import { createAgentServer } from "../agent/server";
+import { lockStateDir } from "../agent/state-lock";
+import { planNode, planTeardown } from "../planner";
+import type { CliIO } from "./io";
+
+export interface RunAgentArgs {
+  /** The arguments after `pulumi-lvm agent`. */
+  readonly argv: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+  /** Receives one JSON log line at a time. @default process.stderr */
+  readonly log?: (line: string) => void;
+  /** @default the real planner (src/planner) */
+  readonly planner?: Planner;
+  /** @default the Kubernetes client the configuration names */
+  readonly kubeClient?: KubeAuthClient;
+}
+
+export interface RunningAgent {
+  readonly config: AgentConfig;
+  /** e.g. "https://127.0.0.1:43117" (the real port when --listen asked for port 0). */
+  readonly url: string;
+  /** Graceful stop: no new requests, a running operation stops after its current step (or the grace), lock released. */
+  stop(): Promise<void>;
+}
+
+/** Test-only: pause forever after this (1-based) step of an operation, so a test can kill -9 the agent there. */
+export const TEST_PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
+
+/**
+ * `pulumi-lvm agent`: validates the configuration, locks the state directory, opens the journal,
+ * and serves the agent's API until stop() (SIGTERM when run as a program).
+ */
+export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
+  const logLine = args.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const log = (entry: Record<string, unknown>) =>
+    logLine(JSON.stringify({ time: new Date().toISOString(), ...entry }));
+  const config = parseAgentConfig(args.argv, args.env);
+
+  const releaseLock = lockStateDir(config.stateDir);
+  try {
+    const journal = new Journal({ stateDir: config.stateDir });
+    const metrics = new AgentMetrics();
+    const commandLog = config.commandLog ? fs.openSync(config.commandLog, "a", 0o600) : undefined;
+    const run = createLvmRunner({
+      commandPrefix: config.commandPrefix,
+      ...(config.devices ? { devices: config.devices } : {}),
+      ...(config.lvmConfig ? { lvmConfig: config.lvmConfig } : {}),
+      ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
+      timeoutMs: config.commandTimeoutMs,
+      log: (entry: CommandLogEntry) => {
+        const ok = entry.exitCode === 0;
+        metrics.commands.inc({ tool: entry.tool, result: ok ? "ok" : "error" });
+        metrics.commandSeconds.observe({ tool: entry.tool }, entry.durationMs / 1000);
+        if (!ok) metrics.errors.inc({ kind: "command" });
+        if (commandLog !== undefined) fs.writeSync(commandLog, `${JSON.stringify(entry)}\n`);
+      },
+    });
+    const stopping = new AbortController();
+    const pauseAfter = args.env[TEST_PAUSE_ENV] ? Number(args.env[TEST_PAUSE_ENV]) : undefined;
+    if (pauseAfter !== undefined)
+      log({
+        msg: `TEST HOOK ${TEST_PAUSE_ENV}=${pauseAfter}: operations pause forever after step ${pauseAfter}`,
+      });
+    const service = new AgentService({
+      node: config.node,
+      run,
+      discover: createDiscovery({
+        node: config.node,
+        run,
+        ...(config.devices ? { devices: config.devices } : {}),
+      }),
+      planner: args.planner ?? { planNode, planTeardown },
+      journal,
+      metrics,
+      lvmdConfigPath: config.lvmdConfig,
+      stopSignal: stopping.signal,
+      ...(pauseAfter !== undefined
+        ? {
+            afterStep: async (index: number) => {
+              if (index + 1 !== pauseAfter) return;
+              log({ msg: "test hook: paused", step: index + 1 });
+              await new Promise(() => undefined);
+            },
+          }
+        : {}),
+    });
+
+    const kube = args.kubeClient ?? kubeClientFor(config, args.env);
+    const authorize = createAuthorizer({
+      client: kube,
+      node: config.node,
+      namespace: config.namespace,
+      audiences: config.audiences,
+      cacheTtlMs: config.authCacheTtlMs,
+    });
+    const interrupted = journal.interrupted();
+    if (interrupted)
+      log({
+        msg: "the last operation was interrupted; the same request resumes it",
+        operation: interrupted.start.op,
+        kind: interrupted.start.kind,
+        approvedHash: interrupted.start.approvedHash,
+      });
+    const notReady = () => (stopping.signal.aborted ? "stopping" : undefined);
+    const server = createAgentServer({
+      routes: [
+        ...healthRoutes({ notReady }),
+        metricsRoute(service),
+        openApiRoute(buildOpenApiDocument()),
+        ...v1Routes(service),
+      ],
+      authorize,
+      metrics,
+      bodyLimitBytes: config.bodyLimitBytes,
+      ...(config.tls
+        ? { tls: { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) } }
+        : {}),
+      log,
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(config.listen.port, config.listen.host, () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+    const url = `${config.tls ? "https" : "http"}://${host}:${address.port}`;
+    log({
+      msg: "listening",
+      url,
+      node: config.node,
+      auth: config.auth.mode,
+      devices: config.devices ?? "all",
+      stateDir: config.stateDir,
+    });
+
+    let stopped: Promise<void> | undefined;
+    const stop = () =>
+      (stopped ??= (async () => {
+        log({ msg: "stopping" });
+        stopping.abort();
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
+        await Promise.race([service.idle(), grace]);
+        server.closeAllConnections();
+        await closed;
+        if (commandLog !== undefined) fs.closeSync(commandLog);
+        releaseLock();
+        log({ msg: "stopped" });
+      })());
+    return { config, url, stop };
+  } catch (e) {
+    releaseLock();
+    throw e;
+  }
+}
+
+function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthClient {
+  switch (config.auth.mode) {
+    case "token-file":
+      return createTokenFileClient(config.auth.file);
+    case "kubeconfig":
+      return createKubeAuthClient(connectionFromKubeconfig(config.auth.file));
+    case "in-cluster":
+      return createKubeAuthClient(inClusterConnection(env));
+  }
+}
+
+/**
+ * The `pulumi-lvm agent` subcommand: serves until SIGTERM/SIGINT, then stops between steps (an
+ * interrupted apply stays resumable) and resolves 0; 2 on bad configuration, 1 when it cannot start.
+ */
+export async function run(io: CliIO): Promise<number> {
+  if (io.argv.includes("--help") || io.argv.includes("-h")) {
+    io.stdout(`${AGENT_USAGE}\n`);
+    return 0;
+  }
+  let agent: RunningAgent;
+  try {
+    agent = await runAgent({ argv: io.argv, env: process.env });
+  } catch (e) {
+    io.stderr(`pulumi-lvm agent: ${e instanceof Error ? e.message : String(e)}\n`);
+    if (e instanceof AgentConfigError) io.stderr(`${AGENT_USAGE}\n`);
+    return e instanceof AgentConfigError ? 2 : 1;
+  }
+  await new Promise<void>((resolve) => {
+    const stop = () => void agent.stop().then(resolve);
+    process.once("SIGTERM", stop);
+    process.once("SIGINT", stop);
+  });
+  return 0;
+}
+
+if (require.main === module)
+  void run({
+    argv: process.argv.slice(2),
+    readFile: (file) => fs.promises.readFile(file, "utf8"),
+    stdout: (text) => process.stdout.write(text),
+    stderr: (text) => process.stderr.write(text),
+  }).then((code) => process.exit(code));
