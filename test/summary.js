@@ -16,4 +16,6 @@ if (r.numTotalTests === 0) {
   console.error("no test ran");
   process.exit(1);
 }
-process.exit(r.numFailedTests === 0 && r.numRuntimeErrorTestSuites === 0 && failedSuites.length === 0 ? 0 : 1);
+process.exit(
+  r.numFailedTests === 0 && r.numRuntimeErrorTestSuites === 0 && failedSuites.length === 0 ? 0 : 1,
+);

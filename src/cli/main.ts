@@ -15,7 +15,10 @@ export interface Command {
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
   validate: { summary: "check LVMNodeSet and LVMNode YAML files", load: () => import("./validate") },
-  plan: { summary: "show the per-node plan for a node set against an inventory", load: () => import("./plan") },
+  plan: {
+    summary: "show the per-node plan for a node set against an inventory",
+    load: () => import("./plan"),
+  },
   agent: { summary: "run the node agent (HTTP API over lvm2 on this node)", load: () => import("./agent") },
 };
 
