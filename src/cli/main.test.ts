@@ -22,7 +22,11 @@ test("the binary starts with a shebang line", () => {
 });
 
 test("the usage lists every command with its summary", () => {
-  for (const [name, c] of Object.entries(COMMANDS)) expect(usage()).toContain(`  ${name}  ${c.summary}\n`);
+  const lines = usage().split("\n");
+  for (const [name, c] of Object.entries(COMMANDS))
+    expect(lines).toContainEqual(
+      expect.stringMatching(new RegExp(`^  ${name} +${escapeRegExp(c.summary)}$`)),
+    );
 });
 
 test.each([
@@ -45,3 +49,7 @@ test("a command gets the arguments after its name", async () => {
   const r = await cli(["validate", "a.yaml"], { "a.yaml": "apiVersion: v1\nkind: ConfigMap\n" });
   expect(r).toEqual({ code: 1, stdout: "a.yaml: has no LVMNodeSet or LVMNode documents\n", stderr: "" });
 });
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

@@ -204,7 +204,9 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
       const deadline = Date.now() + 30_000;
       for (;;) {
         try {
-          const res = await fetch(url);
+          // qemu accepts on the host side before the guest listens; such a connection can wait for
+          // headers forever, so every attempt gets its own deadline.
+          const res = await fetch(url, { signal: AbortSignal.timeout(3_000) });
           return await res.text();
         } catch (e) {
           if (Date.now() > deadline) throw e;
