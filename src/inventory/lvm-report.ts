@@ -1,14 +1,7 @@
 import { z } from "zod";
+import { formatPath } from "../api/errors";
 import { compareNatural, devPath } from "./device-path";
-import {
-  compact,
-  formatPath,
-  optionalPercent,
-  optionalText,
-  parseRaw,
-  RawShapeError,
-  wholeNumber,
-} from "./raw-shape";
+import { compact, optionalPercent, optionalText, parseRaw, RawShapeError, wholeNumber } from "./raw-shape";
 import type { LogicalVolume, PhysicalVolume, VolumeGroupInfo } from "./types";
 
 export { parseLvAttr } from "./lv-attr";

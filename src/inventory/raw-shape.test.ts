@@ -2,7 +2,6 @@ import { z } from "zod";
 import {
   arrayUnder,
   compact,
-  formatPath,
   optionalFlag,
   optionalPercent,
   optionalText,
@@ -83,11 +82,6 @@ describe("helpers", () => {
     expect(() => arrayUnder({ signatures: {} }, "signatures", '{"signatures": [...]}')).toThrow(
       'expected {"signatures": [...]}',
     );
-  });
-
-  it("formatPath joins keys and indexes", () => {
-    expect(formatPath(["pvs", "report", 0, "pv", 3, "pv_tags"])).toBe("pvs.report[0].pv[3].pv_tags");
-    expect(formatPath([])).toBe("");
   });
 
   it("compact drops undefined but keeps false, 0, empty strings and null", () => {

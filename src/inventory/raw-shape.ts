@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { formatPath } from "../api/errors";
 
 /**
  * Validation of raw tool output at the edge, with messages that say where the output is wrong and what
@@ -46,16 +47,6 @@ export function arrayUnder(value: unknown, key: string, expected: string): reado
     typeof value === "object" && value !== null ? (value as Record<string, unknown>)[key] : undefined;
   if (!Array.isArray(array)) throw new RawShapeError("", `expected ${expected}`);
   return array;
-}
-
-/** `["blockdevices", 2, "size"]` → `blockdevices[2].size` */
-export function formatPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    if (typeof part === "number") out += `[${part}]`;
-    else out += out ? `.${String(part)}` : String(part);
-  }
-  return out;
 }
 
 /** A byte count or other whole number: 2147483648 or "2147483648" (lvm --nosuffix may still append "B"). */

@@ -19,9 +19,9 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as https from "node:https";
 import * as http from "node:http";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { freePort } from "../net";
 
 /* ------------------------------------------------------------------------- binaries ---- */
 
@@ -184,20 +184,6 @@ export interface ControlPlane {
 }
 
 /* ---------------------------------------------------------------------------- helpers ---- */
-
-/** A port the kernel says is free right now (closed again before we return it). */
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      if (!addr || typeof addr === "string") return reject(new Error("no port"));
-      srv.close(() => resolve(addr.port));
-    });
-  });
-}
 
 function openssl(args: string[], cwd: string): void {
   try {

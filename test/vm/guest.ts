@@ -25,9 +25,9 @@ import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as http from "node:http";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { freePort } from "../net";
 
 /* ----------------------------------------------------------------------------- options ---- */
 
@@ -212,19 +212,6 @@ export function requireVmArtifacts(): VmArtifacts {
 }
 
 /* ----------------------------------------------------------------------------- helpers ---- */
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      if (!addr || typeof addr === "string") return reject(new Error("no port"));
-      srv.close(() => resolve(addr.port));
-    });
-  });
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
