@@ -32,8 +32,23 @@ export interface NodeResult {
   readonly blocked: string[];
   /** The LVMNode state the agent reported at the last refresh. */
   readonly state?: string;
+  /**
+   * Volume group → its state (Healthy, Degraded, ...), its physical volumes and, when not Healthy,
+   * why (the steps still to do, with their lvm commands), at the last refresh.
+   */
+  readonly volumeGroups?: Record<string, VolumeGroupResult>;
   /** The agent's last operation and its result, at the last refresh. */
   readonly lastOperation?: string;
+}
+
+/** One volume group of a node, as its agent reported it at the last refresh. */
+export interface VolumeGroupResult {
+  /** Healthy, Degraded, Failed, Progressing, Missing or Pending. */
+  readonly state: string;
+  /** Its physical volumes (kernel names), sorted. */
+  readonly members: string[];
+  /** Why it is not Healthy: the steps still to do (with their lvm commands), blocked reasons, a failure. */
+  readonly message?: string;
 }
 
 /**

@@ -8,4 +8,4 @@ export * from "./api";
 export * as api from "./api";
 export * from "./components";
 export { DeviceClass, VolumeGroup } from "./components";
-export { NodeSetDisks, type NodeResult, type NodeSetDisksArgs } from "../provider";
+export { NodeSetDisks, type NodeResult, type NodeSetDisksArgs, type VolumeGroupResult } from "../provider";

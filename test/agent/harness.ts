@@ -39,9 +39,10 @@ export class Scratch {
   readonly dir: string;
   readonly loops: string[] = [];
 
-  constructor(name: string) {
-    fs.mkdirSync(ROOT, { recursive: true });
-    this.dir = fs.mkdtempSync(path.join(ROOT, `${name}-`));
+  /** `root`: where the backing files go (another tier's tests keep theirs apart). @default ROOT */
+  constructor(name: string, root: string = ROOT) {
+    fs.mkdirSync(root, { recursive: true });
+    this.dir = fs.mkdtempSync(path.join(root, `${name}-`));
   }
 
   /** Creates a loop device over a new sparse file of `mib` MiB and returns its path. */
@@ -344,6 +345,8 @@ export function request(
     raw?: string | Buffer;
     headers?: Record<string, string>;
     ca?: string;
+    /** Give up (reject) when no complete answer came within this long. @default no limit */
+    timeoutMs?: number;
   } = {},
 ): Promise<Res> {
   const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
@@ -373,6 +376,10 @@ export function request(
         resolve({ status: res.statusCode!, headers: res.headers, text, json });
       });
     });
+    if (opts.timeoutMs !== undefined)
+      req.setTimeout(opts.timeoutMs, () =>
+        req.destroy(new Error(`${method} ${urlPath}: no answer within ${opts.timeoutMs} ms`)),
+      );
     req.on("error", reject);
     req.end(payload);
   });

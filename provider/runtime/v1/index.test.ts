@@ -138,6 +138,78 @@ describe("provider methods that must not touch disks", () => {
   });
 });
 
+describe("refresh (read)", () => {
+  const status = {
+    node: "node-a",
+    status: {
+      state: "Degraded",
+      volumeGroups: [
+        {
+          name: "vg-data",
+          state: "Degraded",
+          message: "2 step(s) to do: pvcreate /dev/vdc; vgextend vg-data /dev/vdc",
+          devices: { included: [{ kname: "/dev/vdd" }, { kname: "/dev/vdb" }] },
+        },
+      ],
+      conditions: [],
+    },
+  };
+  const agentSays: Transport = async (request) => {
+    expect(`${request.method} ${request.url.pathname}`).toBe("GET /v1/status");
+    expect(request.headers.authorization).toBe("Bearer t");
+    return { status: 200, body: JSON.stringify(status) };
+  };
+
+  test("reports the node's and each volume group's state now, keeping what the last apply did", async () => {
+    const before = {
+      selected: true,
+      planHash: "h1",
+      stepsDone: 3,
+      stepsSkipped: 0,
+      operation: "op-1",
+      blocked: [],
+      state: "Ready",
+      volumeGroups: { "vg-old": { state: "Healthy", members: ["/dev/vdb"] } },
+      lastOperation: "apply op-1 succeeded",
+    };
+    const { id, props } = await createProvider({ transport: agentSays }).read!(
+      "lvm-system/edge",
+      inputs({ nodes: { "node-a": before } }),
+    );
+    expect(id).toBe("lvm-system/edge");
+    // Nothing of the previous refresh survives (the agent reported no last operation this time).
+    expect((props.nodes as Record<string, unknown>)["node-a"]).toEqual({
+      selected: true,
+      planHash: "h1",
+      stepsDone: 3,
+      stepsSkipped: 0,
+      operation: "op-1",
+      blocked: [],
+      state: "Degraded",
+      volumeGroups: {
+        "vg-data": {
+          state: "Degraded",
+          members: ["/dev/vdb", "/dev/vdd"],
+          message: "2 step(s) to do: pvcreate /dev/vdc; vgextend vg-data /dev/vdc",
+        },
+      },
+    });
+  });
+
+  test("what it returns carries the tokens as secrets, as create does", async () => {
+    const secretToken = {
+      "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+      value: "t",
+    };
+    const read = await createProvider({ transport: agentSays }).read!("lvm-system/edge", inputs());
+    expect(read.props.agents).toEqual({ "node-a": { url: "http://127.0.0.1:9443", token: secretToken } });
+    const created = await createProvider({ transport: noAgentCalls }).create(
+      inputs({ plans: { "node-a": plan({ steps: 0 }) } }),
+    );
+    expect(created.outs.agents).toEqual({ "node-a": { url: "http://127.0.0.1:9443", token: secretToken } });
+  });
+});
+
 describe("agent errors", () => {
   test("an agent error body (as the agent writes it) becomes a message naming the node and the details", () => {
     const body = errorBody(

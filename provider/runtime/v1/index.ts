@@ -8,7 +8,8 @@ import {
   type Transport,
 } from "./agent-client";
 import { summarizePlan, type PlanSummary } from "./plan-summary";
-import { parseInputs, requireInputs, type Inputs, type NodeOutcome } from "./state";
+import { sealTokens, unseal } from "./secrets";
+import { parseInputs, requireInputs, type Inputs, type NodeOutcome, type VolumeGroupOutcome } from "./state";
 
 /**
  * Runtime v1 of the NodeSetDisks dynamic provider: all of its logic. provider/provider.ts loads this
@@ -26,22 +27,28 @@ export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceProvider {
   const client = agentClient(deps.transport);
+  // Everything handed back to the engine carries the agent tokens as secrets (secrets.ts).
+  const seal = <T extends Record<string, unknown>>(props: T) => sealTokens(props, UNKNOWN);
   return {
-    check: (olds, news) => check(client, news),
-    diff: async (_id, olds, news) => diff(olds, news),
+    check: async (_olds, news) => {
+      const result = await check(client, unseal(news) as Record<string, unknown>);
+      return { ...result, inputs: seal(result.inputs) };
+    },
+    diff: async (_id, olds, news) =>
+      diff(unseal(olds) as Record<string, unknown>, unseal(news) as Record<string, unknown>),
     create: async (inputs) => {
       const checked = requireInputs(inputs, "create");
       return {
         id: `${checked.namespace}/${checked.nodeSetName}`,
-        outs: { ...inputs, nodes: await apply(client, checked) },
+        outs: seal({ ...inputs, nodes: await apply(client, checked) }),
       };
     },
     update: async (_id, _olds, news) => ({
-      outs: { ...news, nodes: await apply(client, requireInputs(news, "update")) },
+      outs: seal({ ...news, nodes: await apply(client, requireInputs(news, "update")) }),
     }),
     read: async (id, props) => ({
       id,
-      props: { ...props, nodes: await read(client, requireInputs(props, "refresh"), props.nodes) },
+      props: seal({ ...props, nodes: await read(client, requireInputs(props, "refresh"), props.nodes) }),
     }),
     delete: async (_id, props) => teardown(client, requireInputs(props, "delete")),
   };
@@ -142,7 +149,12 @@ export function describeApplyFailure(e: unknown, plan: PlanSummary): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Refresh: each node's LVMNode state and last operation as its agent reports them now. */
+/**
+ * Refresh: each node's LVMNode state, its volume groups (state, physical volumes, and what is still
+ * to do or wrong) and its last operation, as its agent reports them now. What the last apply did is
+ * kept; whatever the previous refresh reported is replaced, so a change made by hand on the node
+ * shows up in `pulumi refresh` as a change of these outputs.
+ */
 async function read(
   client: AgentClient,
   inputs: Inputs,
@@ -154,16 +166,26 @@ async function read(
     endpoints(inputs).map(async (ep) => {
       const status = await client.status(ep);
       const last = status.lastOperation;
-      const known = before[ep.node] ?? {
-        selected: true,
-        planHash: "",
-        stepsDone: 0,
-        stepsSkipped: 0,
-        blocked: [],
-      };
+      const {
+        state: _state,
+        volumeGroups: _volumeGroups,
+        lastOperation: _lastOperation,
+        ...applied
+      } = before[ep.node] ?? { selected: true, planHash: "", stepsDone: 0, stepsSkipped: 0, blocked: [] };
+      const volumeGroups = Object.fromEntries(
+        (status.status.volumeGroups ?? []).map((vg): [string, VolumeGroupOutcome] => [
+          vg.name,
+          {
+            state: vg.state,
+            members: (vg.devices?.included ?? []).map((d) => d.kname).sort(),
+            ...(vg.message ? { message: vg.message } : {}),
+          },
+        ]),
+      );
       outcomes[ep.node] = {
-        ...known,
+        ...applied,
         ...(status.status.state ? { state: status.status.state } : {}),
+        volumeGroups,
         ...(last
           ? {
               lastOperation: `${last.kind} ${last.operation} ${last.result}${last.error ? `: ${last.error.message}` : ""}`,

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec, type ValidationProblem } from "../../../src/api";
 import type { PlanSummary } from "./plan-summary";
+import { unseal } from "./secrets";
 
 /**
  * The v1 state of a NodeSetDisks resource: its inputs (as the component sends them, plus the plans
@@ -50,16 +51,35 @@ export interface NodeOutcome {
   readonly blocked: string[];
   /** LVMNode state as the agent last reported it (refresh). */
   readonly state?: string;
+  /** Volume group → its state as the agent last reported it (refresh). */
+  readonly volumeGroups?: Readonly<Record<string, VolumeGroupOutcome>>;
   /** The agent's last operation and its result (refresh), e.g. "apply 3f2a… succeeded". */
   readonly lastOperation?: string;
 }
 
-/** Parses stored or checked inputs; problems carry property paths. */
+/** One volume group of a node at the last refresh. */
+export interface VolumeGroupOutcome {
+  /** Healthy, Degraded, Failed, Progressing, Missing or Pending. */
+  readonly state: string;
+  /** Its physical volumes (kernel names), sorted. */
+  readonly members: string[];
+  /** Why it is not Healthy: the steps still to do (with their lvm commands), blocked reasons, a failure. */
+  readonly message?: string;
+}
+
+/** Parses stored or checked inputs (secrets taken as their plain values); problems carry property paths. */
 export function parseInputs(
   value: unknown,
 ): { ok: true; inputs: Inputs } | { ok: false; problems: ValidationProblem[] } {
-  const r = inputsSchema.safeParse(value, { reportInput: true });
-  return r.success ? { ok: true, inputs: r.data as Inputs } : { ok: false, problems: problemsFrom(r.error) };
+  const r = inputsSchema.safeParse(unseal(value), { reportInput: true });
+  if (r.success) return { ok: true, inputs: r.data as Inputs };
+  // A problem message quotes the value ("(got ...)"); under `agents` that value may be a token.
+  const problems = problemsFrom(r.error).map((p) =>
+    p.path === "agents" || p.path.startsWith("agents.")
+      ? { ...p, message: p.message.replace(/ \(got [\s\S]*\)$/, "") }
+      : p,
+  );
+  return { ok: false, problems };
 }
 
 /** Parses inputs or throws an Error listing every problem. */
