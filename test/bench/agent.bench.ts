@@ -7,12 +7,19 @@
  *     with fsync, probes each new PV's UUID, writes lvmd.yaml). Median of several rounds; the ratio
  *     agent/direct has a goal of <= 1.10. Also printed: how much of the agent's time is its
  *     re-discovery (GET /v1/inventory on the same devices).
- *  2. Inventory latency: GET /v1/inventory of an agent restricted to 64 loop devices.
+ *  2. Inventory latency: GET /v1/inventory of an agent restricted to 64 loop devices, with the
+ *     time of each tool's commands during one inventory (from the agent's command log; with
+ *     concurrent probes their sum exceeds the wall time).
+ *
+ * Loop devices and backing files are the benchmark's own (under /var/tmp/perf-bench/), removed at
+ * the end. The machine's load average is printed with the numbers: on a shared machine they are noisy.
  *
  * Run: `npx tsx test/bench/agent.bench.ts [rounds]`. Exit status 1 when the apply goal is missed.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import { loadavg } from "node:os";
 import {
   filterConfig,
   lvm,
@@ -28,8 +35,27 @@ const GOAL_RATIO = 1.1;
 const APPLY_DEVICES = 4;
 const INVENTORY_DEVICES = 64;
 
+const BENCH_ROOT = "/var/tmp/perf-bench";
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const ms = (t0: bigint) => Number(process.hrtime.bigint() - t0) / 1e6;
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ");
+
+/** Per tool: how many commands and their summed duration, from the agent's command log after `from` lines. */
+function commandTimes(file: string, from: number): { lines: number; byTool: Map<string, [number, number]> } {
+  const lines = fs.readFileSync(file, "utf8").split("\n").filter(Boolean);
+  const byTool = new Map<string, [number, number]>();
+  for (const line of lines.slice(from)) {
+    const e = JSON.parse(line) as { tool: string; requested: string[]; durationMs: number };
+    const tool = e.tool === "lvm" ? `lvm ${e.requested[1]}` : e.tool;
+    const [n, total] = byTool.get(tool) ?? [0, 0];
+    byTool.set(tool, [n + 1, total + e.durationMs]);
+  }
+  return { lines: lines.length, byTool };
+}
 
 function runDirect(devices: readonly string[], argv: readonly string[]): void {
   const [tool, ...rest] = argv;
@@ -47,7 +73,7 @@ function reset(devices: readonly string[], vg: string): void {
 async function applyOverhead(
   rounds: number,
 ): Promise<{ direct: number; agent: number; discovery: number; commands: number }> {
-  const scratch = new Scratch("bench-apply");
+  const scratch = new Scratch("bench-apply", BENCH_ROOT);
   let agent: AgentProcess | undefined;
   try {
     const devices = Array.from({ length: APPLY_DEVICES }, () => scratch.loop(128));
@@ -99,29 +125,42 @@ async function applyOverhead(
   }
 }
 
-async function inventoryLatency(rounds: number): Promise<{ median: number; first: number; devices: number }> {
-  const scratch = new Scratch("bench-inventory");
+interface InventoryLatency {
+  median: number;
+  first: number;
+  devices: number;
+  /** tool → [commands, summed ms] during the last inventory. */
+  byTool: Map<string, [number, number]>;
+}
+
+async function inventoryLatency(rounds: number): Promise<InventoryLatency> {
+  const scratch = new Scratch("bench-inventory", BENCH_ROOT);
   let agent: AgentProcess | undefined;
   try {
     const devices = Array.from({ length: INVENTORY_DEVICES }, () => scratch.loop(16));
     const { op: token } = writeTokenFile(scratch.path("tokens"), { op: { user: "bench", node: "*" } });
+    const log = scratch.path("commands.jsonl");
     agent = await startAgent({
       node: "node-bench-inv",
       devices,
       stateDir: scratch.path("state"),
       lvmdConfig: scratch.path("lvmd.yaml"),
-      commandLog: scratch.path("commands.jsonl"),
+      commandLog: log,
       auth: { tokenFile: scratch.path("tokens") },
     });
     const times: number[] = [];
     let seen = 0;
+    let byTool = new Map<string, [number, number]>();
     for (let i = 0; i < rounds; i++) {
+      const before = fs.existsSync(log) ? commandTimes(log, 0).lines : 0;
       const t0 = process.hrtime.bigint();
       const res = await request(agent.url, "GET", "/v1/inventory", { token });
       times.push(ms(t0));
+      if (res.status !== 200) throw new Error(`inventory: HTTP ${res.status}: ${res.text}`);
       seen = res.json.devices.length;
+      byTool = commandTimes(log, before).byTool;
     }
-    return { median: median(times.slice(1)), first: times[0]!, devices: seen };
+    return { median: median(times.slice(1)), first: times[0]!, devices: seen, byTool };
   } finally {
     await agent?.stop();
     scratch.cleanup();
@@ -129,6 +168,7 @@ async function inventoryLatency(rounds: number): Promise<{ median: number; first
 }
 
 export async function runAgentBench(rounds = 5): Promise<number> {
+  console.log(`load average before: ${load()}`);
   const apply = await applyOverhead(rounds);
   const ratio = apply.agent / apply.direct;
   console.log(
@@ -146,6 +186,9 @@ export async function runAgentBench(rounds = 5): Promise<number> {
   console.log(
     `inventory latency, ${inv.devices} loop devices: median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms)`,
   );
+  const tools = [...inv.byTool].map(([tool, [n, total]]) => `${tool} ${n}× ${total.toFixed(0)} ms`);
+  console.log(`  commands of the last inventory (summed durations): ${tools.join(", ")}`);
+  console.log(`load average after: ${load()}`);
   if (ratio > GOAL_RATIO) {
     console.log(`GOAL MISSED: agent/direct ${ratio.toFixed(2)} > ${GOAL_RATIO}`);
     return 1;

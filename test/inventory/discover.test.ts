@@ -16,9 +16,11 @@ import {
   writeFileSync,
 } from "node:fs";
 import { promisify } from "node:util";
+import { compareNatural } from "../../src/inventory/device-path";
 import { discoverNode, type DiscoveryDeps } from "../../src/inventory/discover";
 import { parseNodeInventory } from "../../src/inventory/parse";
 import { OWNER_TAG } from "../../src/inventory/types";
+import { wipefsArgv } from "../../src/inventory/wipefs";
 
 const exec = promisify(execFile);
 const env = { ...process.env, LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
@@ -137,5 +139,29 @@ describe("discoverNode on real loop devices", () => {
     expect(inv.vgs).toEqual([expect.objectContaining({ name: vg, tags: [OWNER_TAG], extentSize: 4 * MiB })]);
     expect(inv.vgs[0]!.size).toBe(inv.vgs[0]!.extentCount * 4 * MiB);
     expect(inv.lvs).toEqual([]);
+  }, 60_000);
+
+  it("with probeConcurrency 1, lists both devices with one wipefs call, and sees the same", async () => {
+    const calls: string[][] = [];
+    const recording: DiscoveryDeps = {
+      ...machine,
+      run: (argv) => (calls.push([...argv]), machine.run(argv)),
+    };
+    const grouped = await discoverNode(recording, { node: "it", devices: [blank, pv], probeConcurrency: 1 });
+    const alone = await discoverNode(machine, { node: "it", devices: [blank, pv], probeConcurrency: 2 });
+    const wipefs = calls.filter((a) => a[0] === "wipefs").map((a) => a.filter((w) => w.startsWith("/dev/")));
+    expect(wipefs).toEqual([[blank, pv].sort(compareNatural)]);
+    expect(grouped.probed).toEqual([blank, pv].sort(compareNatural));
+    expect(parseNodeInventory(grouped)).toEqual(parseNodeInventory(alone));
+  }, 60_000);
+
+  it("wipefs over several devices fails as a whole and prints nothing when one cannot be probed (so discovery then probes each alone)", async () => {
+    const missing = `${dir}/missing.img`;
+    const argv = [...wipefsArgv(pv).slice(0, -1), pv, missing, blank];
+    await expect(exec(argv[0]!, argv.slice(1), { env })).rejects.toMatchObject({
+      code: 1,
+      stdout: "",
+      stderr: expect.stringContaining(missing),
+    });
   }, 60_000);
 });
