@@ -42,6 +42,12 @@ test("keys that look like array indexes sort as strings too", () => {
   );
 });
 
+test("a member named __proto__ is kept, not taken for the prototype", () => {
+  const v = JSON.parse('{"b":1,"__proto__":{"x":1},"a":2}');
+  expect(canonicalJson(v)).toBe('{"__proto__":{"x":1},"a":2,"b":1}');
+  expect(sha256Canonical(v)).not.toBe(sha256Canonical({ a: 2, b: 1 }));
+});
+
 test("canonicalJson equals the definition on any JSON value", () => {
   fc.assert(
     fc.property(fc.jsonValue(), (v) => {

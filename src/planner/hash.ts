@@ -47,7 +47,9 @@ function sortedCopy(v: unknown): unknown {
     if (item !== record[keys[i]!]) changed = true;
   }
   if (!changed) return v;
-  const out: Record<string, unknown> = {};
+  // No prototype: on a plain object, assigning the key "__proto__" would set the prototype and drop
+  // the member from the text (two different specs would share a hash).
+  const out: Record<string, unknown> = Object.create(null);
   for (let i = 0; i < keys.length; i++) out[keys[i]!] = items[i];
   return out;
 }
