@@ -102,6 +102,15 @@ export interface SpawnOptions {
   readonly logFile?: string;
 }
 
+export interface BackgroundProcess {
+  readonly pid: number;
+  readonly argv: readonly string[];
+  readonly logFile: string;
+  /** null while it runs (and when it was killed by a signal). */
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+}
+
 export interface AttachedDisk extends DiskSpec {
   /** The raw image on the host. */
   readonly image: string;
@@ -131,6 +140,10 @@ export interface Guest {
   run(argv: readonly string[], opts?: ExecOptions): Promise<string>;
   /** Starts argv in the background in the guest (e.g. the agent); it is stopped by stop()/reboot(). */
   spawn(argv: readonly string[], opts?: SpawnOptions): Promise<{ pid: number; logFile: string }>;
+  /** The background processes started by spawn() since this boot, running or exited. */
+  processes(): Promise<readonly BackgroundProcess[]>;
+  /** Sends a signal (default SIGTERM) to a spawn()ed process's process group. */
+  kill(pid: number, signal?: NodeJS.Signals): Promise<void>;
   /** Powers the guest off and boots it again with the same images, optionally in another order. */
   reboot(opts?: RebootOptions): Promise<void>;
   /** The last lines of the serial console (kernel, init and command-service messages). */
@@ -635,6 +648,12 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
         { argv, env: o.env, cwd: o.cwd, logFile: o.logFile },
         30_000,
       );
+    },
+    async processes() {
+      return call<BackgroundProcess[]>("GET", "/processes", undefined, 30_000);
+    },
+    async kill(pid, signal = "SIGTERM") {
+      await call<{ ok: boolean }>("POST", "/kill", { pid, signal }, 30_000);
     },
     async reboot(o = {}) {
       if (o.diskOrder) {
