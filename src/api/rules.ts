@@ -100,6 +100,11 @@ export const API_RULES = [
     rule: "A thin pool name is used by one device class per volume group.",
   },
   {
+    id: "one-thick-class-per-volume-group",
+    field: `${DC}.volumeGroup`,
+    rule: "A volume group has at most one Thick device class: TopoLVM's lvmd refuses two classes with the same volume group and thin pool, and a Thick class has no pool.",
+  },
+  {
     id: "thin-pools-fit",
     field: `${DC}.thin.sizePercent`,
     rule: "The thin pools of one volume group take at most 100% of it together (the sum of their sizePercent).",

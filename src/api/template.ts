@@ -292,6 +292,7 @@ export function checkTemplate(t: TemplateShape, ctx: z.RefinementCtx) {
   const dcIndex = new Map<string, number>();
   const defaults: number[] = [];
   const pools = new Map<string, number>();
+  const thickClasses = new Map<string, number>();
   const poolPercent = new Map<string, number>();
   list(t.deviceClasses).forEach((dc, i) => {
     const name = text(field(dc, "name"));
@@ -316,6 +317,17 @@ export function checkTemplate(t: TemplateShape, ctx: z.RefinementCtx) {
     const poolName = text(field(thin, "poolName"));
     const sizePercent = field(thin, "sizePercent");
     if (volumeGroup === undefined || !vgIndex.has(volumeGroup)) return;
+    if (field(dc, "strategy") === "Thick") {
+      // lvmd.yaml names a class by (volume-group, thin-pool); TopoLVM's lvmd refuses to start when two
+      // classes share it, which two Thick classes (no thin pool) on one volume group do.
+      if (thickClasses.has(volumeGroup))
+        ctx.addIssue({
+          code: "custom",
+          path: ["deviceClasses", i, "volumeGroup"],
+          message: `volume group "${volumeGroup}" already has the Thick device class deviceClasses[${thickClasses.get(volumeGroup)}]; TopoLVM allows one Thick class per volume group`,
+        });
+      else thickClasses.set(volumeGroup, i);
+    }
     if (poolName !== undefined) {
       const key = `${volumeGroup}/${poolName}`;
       if (pools.has(key))

@@ -315,6 +315,30 @@ export const RULE_CASES: Record<ApiRuleId, readonly RuleCase[]> = {
       apiServer: "accepts",
     },
   ],
+  "one-thick-class-per-volume-group": [
+    {
+      name: "a Thick class on each of two volume groups",
+      change: (o) => {
+        addClass(o, thick("linear"));
+        addClass(o, thick("linear-fast", { volumeGroup: "vg1" }));
+      },
+      problems: [],
+    },
+    {
+      name: "two Thick classes on one volume group",
+      change: (o) => {
+        addClass(o, thick("linear"));
+        addClass(o, thick("linear-again"));
+      },
+      problems: [
+        [
+          `${DC}[2].volumeGroup`,
+          'volume group "othervg" already has the Thick device class deviceClasses[1]; TopoLVM allows one Thick class per volume group',
+        ],
+      ],
+      apiServer: "accepts",
+    },
+  ],
   "thin-pools-fit": [
     {
       name: "pools adding up to exactly 100%",
