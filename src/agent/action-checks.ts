@@ -264,6 +264,7 @@ export function devicesOf(action: PlanAction): string[] {
 
 /** Options of lvm tools that take a value (so that value is not mistaken for a positional argument). */
 const VALUE_OPTIONS = new Set([
+  "--interval",
   "--addtag",
   "--deltag",
   "-s",

@@ -29,7 +29,11 @@ test.each<[string, string[], string]>([
     pvchangeAddTagArgv("pulumi-lvm.kname=sdd", "/dev/sdd"),
     "pvchange --addtag pulumi-lvm.kname=sdd /dev/sdd",
   ],
-  ["pvmove", pvmoveArgv("/dev/sdb", ["/dev/sdc", "/dev/sdd"]), "pvmove /dev/sdb /dev/sdc /dev/sdd"],
+  [
+    "pvmove",
+    pvmoveArgv("/dev/sdb", ["/dev/sdc", "/dev/sdd"]),
+    "pvmove --interval 1 /dev/sdb /dev/sdc /dev/sdd",
+  ],
   ["vgreduce", vgreduceArgv("vg1", "/dev/sdb"), "vgreduce vg1 /dev/sdb"],
   ["pvremove", pvremoveArgv("/dev/sdb"), "pvremove /dev/sdb"],
   [

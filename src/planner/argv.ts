@@ -31,9 +31,12 @@ export function pvchangeAddTagArgv(tag: string, device: string): string[] {
   return ["pvchange", "--addtag", tag, device];
 }
 
-/** Moves every allocated extent of `source` onto `destinations` (and nowhere else). */
+/**
+ * Moves every allocated extent of `source` onto `destinations` (and nowhere else). `--interval 1`: lvm
+ * checks progress every second instead of every 15 s, so the step ends when the move does.
+ */
 export function pvmoveArgv(source: string, destinations: readonly string[]): string[] {
-  return ["pvmove", source, ...destinations];
+  return ["pvmove", "--interval", "1", source, ...destinations];
 }
 
 export function vgreduceArgv(vg: string, device: string): string[] {

@@ -294,7 +294,7 @@ describe("devices leaving the selector", () => {
   test("allocated extents move to the remaining PVs first, then vgreduce and pvremove", () => {
     const plan = planNode(existing({ used: 1000 }), onlySdc);
     expect(argvs(plan).filter((a) => !a.startsWith("write") && !a.startsWith("lvcreate"))).toEqual([
-      "pvmove /dev/sdb /dev/sdc",
+      "pvmove --interval 1 /dev/sdb /dev/sdc",
       "vgreduce vg1 /dev/sdb",
       "pvremove /dev/sdb",
     ]);
@@ -315,7 +315,7 @@ describe("devices leaving the selector", () => {
       "pvcreate /dev/sdd",
       "vgextend vg1 /dev/sdd",
       "pvchange --addtag pulumi-lvm.kname=sdd /dev/sdd",
-      "pvmove /dev/sdb /dev/sdc /dev/sdd",
+      "pvmove --interval 1 /dev/sdb /dev/sdc /dev/sdd",
       "vgreduce vg1 /dev/sdb",
       "pvremove /dev/sdb",
     ]);

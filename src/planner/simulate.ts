@@ -105,10 +105,12 @@ class State {
         return;
       }
       case "pvmove": {
-        const source = this.pvOn(this.device(args[1]!, fail)) ?? fail("source is not a physical volume");
+        const [, interval, , from, ...to] = args;
+        if (interval !== "--interval") fail("expected pvmove --interval <seconds> <source> <destinations>");
+        const source = this.pvOn(this.device(from!, fail)) ?? fail("source is not a physical volume");
         const vg = this.vg(source.vgName, fail);
         let moving = Math.round((source.size - source.free) / vg.extentSize);
-        for (const p of args.slice(2)) {
+        for (const p of to) {
           const dest = this.pvOn(this.device(p, fail)) ?? fail(`${p} is not a physical volume`);
           if (dest.vgName !== vg.name) fail(`${p} is not in ${vg.name}`);
           const take = Math.min(moving, Math.floor(dest.free / vg.extentSize));

@@ -566,7 +566,7 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
       const pvmove = o.plan.actions.find((x) => x.op === "pvmove")!;
       expectEqual(
         pvmove.argv,
-        ["pvmove", d0, tier.path("d1"), tier.path("d2")],
+        ["pvmove", "--interval", "1", d0, tier.path("d1"), tier.path("d2")],
         "pvmove argv: only onto the remaining members",
       );
       const pvmoveStep = o.applied!.steps.find((s) => s.op === "pvmove")!;
