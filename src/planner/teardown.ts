@@ -3,10 +3,11 @@ import type { LogicalVolume, NodeInventory } from "../inventory/types";
 import { lvchangeDeactivateArgv, lvremoveArgv, pvremoveArgv, vgremoveArgv } from "./argv";
 import { deviceIds } from "./identity";
 import { DEFAULT_LVMD_CONFIG_PATH, lvmdConfigFor, lvmdWriteAction } from "./lvmd";
-import { displayName, indexNode, joinNames } from "./node-index";
+import { indexNode, joinNames } from "./node-index";
 import { ownershipOf } from "./ownership";
-import { deviceClaim, step, volumeGroupPlan } from "./plan-objects";
+import { step, volumeGroupPlan } from "./plan-objects";
 import { orderActions, withHash } from "./plan-node";
+import { memberClaim } from "./volume-group";
 import type { ActionOp, Blocked, NodePlan, PlanAction, VolumeGroupPlan } from "./types";
 
 export interface TeardownOptions {
@@ -96,15 +97,7 @@ export function planTeardown(
       continue;
     }
     removed.add(vg);
-    const members = state.members.map((m) =>
-      deviceClaim({
-        kname: m.device.kname,
-        path: displayName(m.device),
-        id: ids.get(m.device.kname)!,
-        size: m.device.size,
-        member: true,
-      }),
-    );
+    const members = state.members.map((m) => memberClaim(m, ids));
     volumeGroups.push(
       volumeGroupPlan({ name: vg, claimed: [], excluded: [], exists: true, leaving: members }),
     );

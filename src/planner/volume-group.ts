@@ -45,17 +45,21 @@ export interface VolumeGroupResult {
  * members the selector no longer picks have their extents moved to the remaining ones (pvmove, only
  * when those have room), then leave (vgreduce) and lose their LVM label (pvremove).
  */
+/** A present member of a volume group as a claim: its stable id, and the name it joined under if renamed. */
+export function memberClaim(m: Member, ids: ReadonlyMap<string, string>): DeviceClaim {
+  return deviceClaim({
+    kname: m.device.kname,
+    path: displayName(m.device),
+    id: ids.get(m.device.kname)!,
+    size: m.device.size,
+    member: true,
+    ...(m.recordedKname && m.recordedKname !== m.device.kname ? { renamedFrom: m.recordedKname } : {}),
+  });
+}
+
 export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, string>): VolumeGroupResult {
   const vg = c.vg.name;
-  const claim = (m: Member): DeviceClaim =>
-    deviceClaim({
-      kname: m.device.kname,
-      path: displayName(m.device),
-      id: ids.get(m.device.kname)!,
-      size: m.device.size,
-      member: true,
-      ...(m.recordedKname && m.recordedKname !== m.device.kname ? { renamedFrom: m.recordedKname } : {}),
-    });
+  const claim = (m: Member): DeviceClaim => memberClaim(m, ids);
   const staying = c.staying.map(claim);
   const leaving = c.leaving.map(claim);
   const joining: DeviceClaim[] = c.joining.map((j) =>

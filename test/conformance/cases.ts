@@ -20,6 +20,7 @@ import {
   type NodePlanResponse,
 } from "../../provider/runtime/v1/agent-client";
 import type { LVMNodeSpec } from "../../src/api";
+import { ACTION_ORDER } from "../../src/planner";
 import { request } from "../agent/harness";
 import { topolvmLvmdProblems } from "./topolvm-lvmd";
 
@@ -158,19 +159,7 @@ export const LIFECYCLE: readonly LifecycleCase[] = [
 ];
 
 /** The order the planner runs kinds of steps in (docs/plan-format.md). */
-const OP_ORDER = [
-  "wipefs",
-  "pvcreate",
-  "vgcreate",
-  "vgextend",
-  "pvchange",
-  "pvmove",
-  "vgreduce",
-  "pvremove",
-  "lvcreate-thinpool",
-  "lvextend-thinpool",
-  "write-lvmd-config",
-];
+const OP_ORDER: readonly string[] = ACTION_ORDER;
 
 /** Steps sorted by kind, then by label: the comparison ignores the order within a kind. */
 export function normalizeSteps(steps: readonly string[]): string[] {
