@@ -34,6 +34,7 @@ import {
   type LvmRow,
 } from "../conformance/cases";
 import { startGuest, type DiskSpec, type Guest } from "./guest";
+import { formatBoots, Timings } from "./timings";
 import { startGuestAgent, type GuestAgent } from "./guest-agent";
 
 const GiB = 1024 ** 3;
@@ -61,20 +62,12 @@ const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 
 /* ------------------------------------------------------------------------------ timings ---- */
 
-const timings: Array<[string, number]> = [];
-const suiteStart = Date.now();
-async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const t0 = Date.now();
-  try {
-    return await fn();
-  } finally {
-    timings.push([name, Date.now() - t0]);
-  }
-}
+const timings = new Timings();
+const timed = <T>(name: string, fn: () => Promise<T>) => timings.timed(name, fn);
 function recordCase(name: string, o: CaseOutcome) {
-  timings.push([`${name}: plan`, o.ms.plan]);
-  if (o.applied) timings.push([`${name}: apply (${o.applied.steps.length} steps)`, o.ms.apply]);
-  timings.push([`${name}: verify (lvm reports, lvmd.yaml)`, o.ms.verify]);
+  timings.add(`${name}: plan`, o.ms.plan);
+  if (o.applied) timings.add(`${name}: apply (${o.applied.steps.length} steps)`, o.ms.apply);
+  timings.add(`${name}: verify (lvm reports, lvmd.yaml)`, o.ms.verify);
 }
 
 /* ------------------------------------------------------------------------------- state ---- */
@@ -273,19 +266,11 @@ afterAll(async () => {
   try {
     await agent?.stop().catch(() => undefined);
   } finally {
-    const t0 = Date.now();
-    await guest?.stop();
-    timings.push(["power off + cleanup", Date.now() - t0]);
-    const width = Math.max(...timings.map(([n]) => n.length));
-    const lines = timings.map(([n, ms]) => `  ${n.padEnd(width)}  ${(ms / 1000).toFixed(1).padStart(6)} s`);
-    const total = (Date.now() - suiteStart) / 1000;
+    await timed("power off + cleanup", async () => guest?.stop());
     console.log(
-      [
-        `conformance suite (agent in a qemu guest), boots: ${guest?.bootTimesMs.map((t) => `${(t / 1000).toFixed(1)} s`).join(", ")}`,
-        ...lines,
-        `  ${"suite total".padEnd(width)}  ${total.toFixed(1).padStart(6)} s`,
-        `  ${"this jest process so far (jest's closing Time: is the whole tier)".padEnd(width)}  ${process.uptime().toFixed(1).padStart(6)} s`,
-      ].join("\n"),
+      timings.table(`conformance suite (agent in a qemu guest), boots: ${formatBoots(guest?.bootTimesMs)}`, [
+        ["this jest process so far (jest's closing Time: is the whole tier)", process.uptime() * 1000],
+      ]),
     );
   }
 }, 180_000);
@@ -570,7 +555,7 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
         "pvmove argv: only onto the remaining members",
       );
       const pvmoveStep = o.applied!.steps.find((s) => s.op === "pvmove")!;
-      timings.push(["  of which pvmove (~1 GiB, mounted, written)", pvmoveStep.durationMs]);
+      timings.add("  of which pvmove (~1 GiB, mounted, written)", pvmoveStep.durationMs);
 
       const exit = await timed("writer stopped", async () => {
         for (let i = 0; i < 240; i++) {
@@ -587,10 +572,10 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
       expectEqual(result.errors, [], "the writer's errors");
       expectEqual(exit.exitCode, 0, "the writer's exit code");
       expect(linesAfter - linesBefore).toBeGreaterThan(0); // it wrote while the extents moved
-      timings.push([
+      timings.add(
         `  writer: ${result.files} files of 1 MiB, ${linesAfter - linesBefore} while the apply ran`,
         0,
-      ]);
+      );
 
       await timed(
         "drop caches + verify every file the writer wrote (sha256sum -c) + the data file",
@@ -675,7 +660,8 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
         // a volume in use cannot be removed, forced or not: the operator unmounts it first
         () => run(["umount", `${MNT}/fs`]).then(() => undefined),
       );
-      timings.push(["teardown refused (409)", t.refusedMs], ["teardown with force", t.forcedMs]);
+      timings.add("teardown refused (409)", t.refusedMs);
+      timings.add("teardown with force", t.forcedMs);
       for (const l of LABELS) {
         const sig = await g().exec(["wipefs", "--no-act", "--json", tier.path(l)]);
         expect(sig.stdout).not.toContain("LVM2_member");

@@ -14,6 +14,7 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
 import { COLLECT_INVENTORY, Guest, REPO_ROOT, startGuest } from "./guest";
+import { formatBoots, Timings } from "./timings";
 
 const GiB = 1024 ** 3;
 const VG = "vgpl";
@@ -31,17 +32,8 @@ const FIXTURES = path.join(REPO_ROOT, "test", "fixtures", "inventory");
 const RECORD = process.env.PULUMI_LVM_RECORD_FIXTURES === "1";
 const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 
-const timings: Array<[string, number]> = [];
-const suiteStart = Date.now();
-
-async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const t0 = Date.now();
-  try {
-    return await fn();
-  } finally {
-    timings.push([name, Date.now() - t0]);
-  }
-}
+const timings = new Timings();
+const timed = <T>(name: string, fn: () => Promise<T>) => timings.timed(name, fn);
 
 /** A device in lsblk's JSON (the columns used here). */
 interface LsblkDevice {
@@ -159,12 +151,10 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
 
   afterAll(async () => {
     await timed("power off + cleanup", async () => guest?.stop());
-    const lines = timings.map(([name, ms]) => `  ${(ms / 1000).toFixed(1).padStart(6)} s  ${name}`);
-    const boots = guest
-      ? `  boots (qemu start → ready): ${guest.bootTimesMs.map((ms) => `${(ms / 1000).toFixed(1)} s`).join(", ")}\n`
-      : "";
     console.log(
-      `real-kernel smoke suite timings:\n${lines.join("\n")}\n${boots}  ${((Date.now() - suiteStart) / 1000).toFixed(1).padStart(6)} s  total`,
+      timings.table(
+        `real-kernel smoke suite, boots (qemu start → ready): ${formatBoots(guest?.bootTimesMs)}`,
+      ),
     );
   }, 120_000);
 
