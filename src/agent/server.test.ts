@@ -15,6 +15,7 @@ import { metricsRoute } from "./routes/metrics";
 import { v1Routes } from "./routes/v1";
 import { createAgentServer } from "./server";
 import { FakeNode, fakePlanner, specFor } from "./testing/fake-node";
+import { request as httpRequest, type Res } from "./testing/http";
 
 /**
  * The HTTP edge in-process: the real server, routes, service, authorizer (static tokens) and
@@ -73,13 +74,7 @@ afterEach(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- parsed JSON, checked field by field
-}
-
+/** The agent's API under test; `body` is sent as it is. */
 function request(
   method: string,
   urlPath: string,
@@ -89,32 +84,9 @@ function request(
     contentType?: string;
     headers?: Record<string, string>;
   } = {},
-): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(`${base}${urlPath}`, {
-      method,
-      headers: {
-        ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-        ...(opts.body !== undefined ? { "content-type": opts.contentType ?? "application/json" } : {}),
-        ...opts.headers,
-      },
-    });
-    req.on("response", (res) => {
-      let text = "";
-      res.on("data", (c) => (text += c));
-      res.on("end", () => {
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, text, json });
-      });
-    });
-    req.on("error", reject);
-    req.end(opts.body);
-  });
+) {
+  const { body, ...rest } = opts;
+  return httpRequest(base, method, urlPath, { ...rest, ...(body !== undefined ? { raw: body } : {}) });
 }
 
 const spec = specFor({ vg0: ["/dev/loop3", "/dev/loop4"] });

@@ -10,8 +10,6 @@
 import { ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import * as http from "node:http";
-import * as https from "node:https";
 import * as path from "node:path";
 
 export const REPO = path.resolve(__dirname, "..", "..");
@@ -328,62 +326,7 @@ export function isWrite(c: { tool: string; requested: string[] }): boolean {
 
 /* ----------------------------------------------------------------------------- HTTP ---- */
 
-export interface Res {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  text: string;
-  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- parsed JSON, checked field by field
-}
-
-export function request(
-  url: string,
-  method: string,
-  urlPath: string,
-  opts: {
-    token?: string;
-    body?: unknown;
-    raw?: string | Buffer;
-    headers?: Record<string, string>;
-    ca?: string;
-    /** Give up (reject) when no complete answer came within this long. @default no limit */
-    timeoutMs?: number;
-  } = {},
-): Promise<Res> {
-  const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
-  const mod = url.startsWith("https:") ? https : http;
-  return new Promise((resolve, reject) => {
-    const req = mod.request(`${url}${urlPath}`, {
-      method,
-      ...(opts.ca ? { ca: opts.ca } : {}),
-      headers: {
-        ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-        ...(payload !== undefined
-          ? { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) }
-          : {}),
-        ...opts.headers,
-      },
-    });
-    req.on("response", (res) => {
-      let text = "";
-      res.on("data", (c) => (text += c));
-      res.on("end", () => {
-        let json: unknown;
-        try {
-          json = JSON.parse(text);
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode!, headers: res.headers, text, json });
-      });
-    });
-    if (opts.timeoutMs !== undefined)
-      req.setTimeout(opts.timeoutMs, () =>
-        req.destroy(new Error(`${method} ${urlPath}: no answer within ${opts.timeoutMs} ms`)),
-      );
-    req.on("error", reject);
-    req.end(payload);
-  });
-}
+export { request, type Res } from "../../src/agent/testing/http";
 
 /** A Thick LVMNode spec: one volume group on the given devices (selected by path), one device class. */
 export function thickSpec(vg: string, devices: readonly string[]) {
