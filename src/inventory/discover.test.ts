@@ -62,6 +62,9 @@ function recordedMachine(over: Partial<DiscoveryDeps> = {}) {
     async readFile(path) {
       return files[path];
     },
+    async readBytes() {
+      return undefined;
+    },
     async readdir(path) {
       const holders = /^\/sys\/class\/block\/([^/]+)\/holders$/.exec(path);
       if (holders) return paths.sysfs?.[holders[1]!]?.holders?.split(" ").filter(Boolean) ?? undefined;
@@ -244,6 +247,7 @@ describe("discoverNode with an allow-list on a node whose logical volumes are ac
         throw new Error(`unexpected command ${argv.join(" ")}`);
       },
       readFile: async () => undefined,
+      readBytes: async () => undefined,
       readdir: async () => undefined,
       readlink: async () => undefined,
     };
@@ -253,6 +257,36 @@ describe("discoverNode with an allow-list on a node whose logical volumes are ac
     // ... but lvm is only asked about the agent's own devices, as its runner requires
     const lvm = calls.find((a) => a[0] === "lvm")!;
     expect(lvm.slice(-2)).toEqual(["--devices", "/dev/sda,/dev/vdb,/dev/vdc"]);
+  });
+
+  it("records a SCSI disk's unit serial page as hex, and the parsed inventory takes the serial from it", async () => {
+    const pages: Record<string, Buffer> = {};
+    for (const [kname, attrs] of Object.entries(guest.sysfs ?? {})) {
+      const hex = attrs["device/vpd_pg80 (hex)"];
+      if (hex) pages[`/sys/class/block/${kname}/device/vpd_pg80`] = Buffer.from(hex, "hex");
+    }
+    expect(Object.keys(pages)).toEqual(["/sys/class/block/sda/device/vpd_pg80"]);
+    const deps: DiscoveryDeps = {
+      async run(argv) {
+        if (argv[0] === "lsblk") {
+          const all = (guest.lsblk as { blockdevices: { name: string }[] }).blockdevices;
+          return { stdout: JSON.stringify({ blockdevices: all.filter((d) => d.name === "/dev/sda") }) };
+        }
+        if (argv[0] === "lvm") return { stdout: JSON.stringify({ report: [] }) };
+        if (argv[0] === "wipefs") return { stdout: "" };
+        throw Object.assign(new Error("Command failed: blkid"), { code: 2 });
+      },
+      readFile: async () => undefined,
+      readBytes: async (path) => pages[path],
+      readdir: async () => undefined,
+      readlink: async () => undefined,
+    };
+    const raw = await discoverNode(deps, { node: "n", devices: ["/dev/sda"] });
+    expect(raw.sysfs?.sda).toMatchObject({
+      "device/vpd_pg80 (hex)": guest.sysfs!.sda!["device/vpd_pg80 (hex)"],
+    });
+    const sda = parseNodeInventory(raw).devices.find((d) => d.kname === "/dev/sda");
+    expect(sda?.serial).toBe("SN-BBB222");
   });
 });
 
@@ -429,6 +463,7 @@ describe("discoverNode's probes: grouped wipefs calls, bounded concurrency", () 
         throw Object.assign(new Error("nothing found"), { exitCode: 2 });
       },
       readFile: async () => undefined,
+      readBytes: async () => undefined,
       readdir: async () => undefined,
       readlink: async () => undefined,
     };

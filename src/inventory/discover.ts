@@ -4,7 +4,7 @@ import { devPath, linkTarget } from "./device-path";
 import { lsblkArgv, parseLsblk, type LsblkDevice } from "./lsblk";
 import { fullreportArgv } from "./lvm-report";
 import { mountLinesFor, swapLinesFor } from "./mounts";
-import { SYSFS_ATTRIBUTES, SYSFS_HOLDERS } from "./sysfs";
+import { SYSFS_ATTRIBUTES, SYSFS_HOLDERS, SYSFS_VPD_UNIT_SERIAL, SYSFS_VPD_UNIT_SERIAL_HEX } from "./sysfs";
 import type { RawNodeInventory } from "./types";
 import { wipefsArgv, wipefsEntries } from "./wipefs";
 
@@ -18,6 +18,8 @@ export interface DiscoveryDeps {
   run(argv: readonly string[]): Promise<{ stdout: string }>;
   /** A file's content, or undefined when it does not exist. */
   readFile(path: string): Promise<string | undefined>;
+  /** A binary file's bytes (a SCSI VPD page), or undefined when it does not exist or cannot be read. */
+  readBytes(path: string): Promise<Uint8Array | undefined>;
   /** A directory's entry names, or undefined when it does not exist. */
   readdir(path: string): Promise<readonly string[] | undefined>;
   /** A symlink's target as stored, or undefined when the path is not a symlink. */
@@ -244,7 +246,10 @@ async function lvmReport(deps: DiscoveryDeps, devices: readonly string[] | undef
   }
 }
 
-/** Every device's SYSFS_ATTRIBUTES and holders, all read at once; keys in device, then attribute order. */
+/**
+ * Every device's SYSFS_ATTRIBUTES, its SCSI unit serial page (as hex) and holders, all read at once;
+ * keys in device, then attribute order.
+ */
 async function sysfsFacts(
   deps: DiscoveryDeps,
   devices: readonly LsblkDevice[],
@@ -253,14 +258,16 @@ async function sysfsFacts(
     devices.map(async (d) => {
       const name = posix.basename(d.kname);
       const dir = `/sys/class/block/${name}`;
-      const [values, holders] = await Promise.all([
+      const [values, unitSerialPage, holders] = await Promise.all([
         Promise.all(SYSFS_ATTRIBUTES.map((attr) => deps.readFile(`${dir}/${attr}`))),
+        deps.readBytes(`${dir}/${SYSFS_VPD_UNIT_SERIAL}`),
         deps.readdir(`${dir}/holders`),
       ]);
       const attrs: Record<string, string> = {};
       SYSFS_ATTRIBUTES.forEach((attr, i) => {
         if (values[i] !== undefined) attrs[attr] = values[i];
       });
+      if (unitSerialPage) attrs[SYSFS_VPD_UNIT_SERIAL_HEX] = Buffer.from(unitSerialPage).toString("hex");
       attrs[SYSFS_HOLDERS] = (holders ?? []).join(" ");
       return [name, attrs] as const;
     }),

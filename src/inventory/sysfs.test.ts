@@ -1,5 +1,12 @@
 import { loadRawFixture } from "../../test/fixtures/inventory/load";
-import { parseSysfs, SYSFS_ATTRIBUTES, wwnFromWwid } from "./sysfs";
+import fc from "fast-check";
+import {
+  parseSysfs,
+  SYSFS_ATTRIBUTES,
+  SYSFS_VPD_UNIT_SERIAL_HEX,
+  unitSerialFromVpd,
+  wwnFromWwid,
+} from "./sysfs";
 
 describe("parseSysfs on recorded output", () => {
   const sysfs = loadRawFixture("host-loop-mixed").sysfs ?? {};
@@ -30,7 +37,7 @@ describe("parseSysfs on recorded output", () => {
   });
 
   it("recorded only attributes discovery reads", () => {
-    const known = new Set<string>([...SYSFS_ATTRIBUTES, "holders"]);
+    const known = new Set<string>([...SYSFS_ATTRIBUTES, SYSFS_VPD_UNIT_SERIAL_HEX, "holders"]);
     for (const attrs of Object.values(sysfs))
       for (const key of Object.keys(attrs)) expect(known).toContain(key);
   });
@@ -40,6 +47,16 @@ describe("parseSysfs table cases", () => {
   it("takes the serial from `serial` (virtio) or `device/serial` (nvme), trimmed", () => {
     expect(parseSysfs({ serial: "SN-AAA111\n" }).serial).toBe("SN-AAA111");
     expect(parseSysfs({ "device/serial": "  S4EVNF0M123456  \n" }).serial).toBe("S4EVNF0M123456");
+  });
+
+  it("takes a SCSI disk's serial from its unit serial page when there is no serial file", () => {
+    // recorded in the qemu guest: scsi-hd with serial=SN-BBB222
+    expect(parseSysfs({ [SYSFS_VPD_UNIT_SERIAL_HEX]: "00800009534e2d424242323232" }).serial).toBe(
+      "SN-BBB222",
+    );
+    expect(
+      parseSysfs({ serial: "VIRTIO1\n", [SYSFS_VPD_UNIT_SERIAL_HEX]: "00800009534e2d424242323232" }).serial,
+    ).toBe("VIRTIO1");
   });
 
   it("reads dm state and holders as /dev paths", () => {
@@ -65,5 +82,48 @@ describe("wwnFromWwid", () => {
     [undefined, undefined],
   ])("%j → %j", (wwid, wwn) => {
     expect(wwnFromWwid(wwid)).toBe(wwn);
+  });
+});
+
+describe("unitSerialFromVpd", () => {
+  const page = (serial: string, code = 0x80, length = serial.length) =>
+    Buffer.concat([
+      Buffer.from([0, code, length >> 8, length & 0xff]),
+      Buffer.from(serial, "latin1"),
+    ]).toString("hex");
+
+  it.each([
+    ["a serial", page("SN-BBB222"), "SN-BBB222"],
+    ["space padding (right-aligned serials)", page("      Z1X2C3V4"), "Z1X2C3V4"],
+    ["NUL padding", page("WD-123\0\0"), "WD-123"],
+    ["inner spaces kept", page("ABC 123 "), "ABC 123"],
+    ["uppercase hex", page("S1").toUpperCase(), "S1"],
+    ["another page (0x83, device identification)", page("SN1", 0x83), undefined],
+    ["a length past the end", page("SN1", 0x80, 9), undefined],
+    ["shorter than the header", "0080", undefined],
+    ["an empty serial", page(""), undefined],
+    ["only padding", page("    "), undefined],
+    ["a control character", page("SN\x01X"), undefined],
+    ["a byte above ASCII", page("SN\xe9"), undefined],
+    ["not hex", "zz80", undefined],
+    ["odd hex", "00800", undefined],
+    ["nothing", undefined, undefined],
+  ])("%s", (_case, hex, expected) => {
+    expect(unitSerialFromVpd(hex)).toBe(expected);
+  });
+
+  it("returns exactly the printable serial it was given, for any serial", () => {
+    const printable = fc
+      .string({
+        unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)),
+        minLength: 1,
+        maxLength: 64,
+      })
+      .filter((s) => s.length > 0);
+    fc.assert(
+      fc.property(printable, fc.nat({ max: 8 }), fc.nat({ max: 8 }), (serial, left, right) => {
+        expect(unitSerialFromVpd(page(" ".repeat(left) + serial + " ".repeat(right)))).toBe(serial);
+      }),
+    );
   });
 });

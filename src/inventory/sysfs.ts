@@ -48,6 +48,12 @@ export const SYSFS_ATTRIBUTES = [
 /** The raw key under which discovery records the holders/ listing. */
 export const SYSFS_HOLDERS = "holders";
 
+/** The SCSI unit serial number page (VPD 0x80), a binary file: without udev the only place a SCSI disk's serial shows. */
+export const SYSFS_VPD_UNIT_SERIAL = "device/vpd_pg80";
+
+/** The raw key under which discovery records that page, as lowercase hex. */
+export const SYSFS_VPD_UNIT_SERIAL_HEX = `${SYSFS_VPD_UNIT_SERIAL} (hex)`;
+
 /** Parses one device's attributes; unknown attributes are ignored, odd values throw naming the attribute. */
 export function parseSysfs(attrs: Readonly<Record<string, string>>): SysfsFacts {
   const text = (key: string): string | undefined => {
@@ -65,7 +71,7 @@ export function parseSysfs(attrs: Readonly<Record<string, string>>): SysfsFacts 
     readOnly: flag("ro"),
     removable: flag("removable"),
     rotational: flag("queue/rotational"),
-    serial: text("serial") ?? text("device/serial"),
+    serial: text("serial") ?? text("device/serial") ?? unitSerialFromVpd(text(SYSFS_VPD_UNIT_SERIAL_HEX)),
     wwn: wwnFromWwid(text("wwid") ?? text("device/wwid")),
     model: text("device/model"),
     vendor: text("device/vendor"),
@@ -91,4 +97,23 @@ export function wwnFromWwid(wwid: string | undefined): string | undefined {
   if (/^0x[0-9a-f]+$/.test(w)) return w;
   if (/^eui\.[0-9a-f]+$/.test(w)) return w;
   return undefined;
+}
+
+/**
+ * The serial in a SCSI unit serial number page (SPC: byte 1 page code 0x80, bytes 2–3 the length, then
+ * that many ASCII bytes, often space-padded), given as hex. A page that is not 0x80, is shorter than it
+ * says, or holds anything but printable ASCII gives undefined: a device's odd firmware must not stop
+ * the inventory, and a serial we cannot read exactly must not be matched against.
+ */
+export function unitSerialFromVpd(hex: string | undefined): string | undefined {
+  if (!hex || !/^(?:[0-9a-f]{2})+$/i.test(hex)) return undefined;
+  const page = Buffer.from(hex, "hex");
+  if (page.length < 4 || page[1] !== 0x80) return undefined;
+  const end = 4 + page.readUInt16BE(2);
+  if (end > page.length) return undefined;
+  const serial = page
+    .subarray(4, end)
+    .toString("latin1")
+    .replace(/^[ \0]+|[ \0]+$/g, "");
+  return serial && /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/.test(serial) ? serial : undefined;
 }

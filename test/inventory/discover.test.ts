@@ -45,6 +45,9 @@ const machine: DiscoveryDeps = {
   async readFile(path) {
     return ifExists(() => readFileSync(path, "utf8"));
   },
+  async readBytes(path) {
+    return ifExists(() => readFileSync(path));
+  },
   async readdir(path) {
     return ifExists(() => readdirSync(path));
   },

@@ -13,6 +13,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
+import { parseSysfs } from "../../src/inventory/sysfs";
 import { COLLECT_INVENTORY, Guest, REPO_ROOT, startGuest } from "./guest";
 import { formatBoots, Timings } from "./timings";
 
@@ -65,19 +66,6 @@ interface RawInventory {
 }
 type Recorded = { plain: RawInventory; paths: RawInventory };
 
-/** The serial in a device's sysfs record: virtio's serial file, or the SCSI unit serial number page (VPD 0x80). */
-function sysfsSerial(attrs: Record<string, string>): string | undefined {
-  const file = (attrs.serial ?? attrs["device/serial"])?.trim();
-  if (file) return file;
-  const hex = attrs["device/vpd_pg80 (hex)"];
-  if (!hex) return undefined;
-  const page = Buffer.from(hex, "hex");
-  return page
-    .subarray(4, 4 + page.readUInt16BE(2))
-    .toString("latin1")
-    .trim();
-}
-
 /** Every device in an lsblk tree, flattened. */
 function flatten(devices: LsblkDevice[] | undefined): LsblkDevice[] {
   return (devices ?? []).flatMap((d) => [d, ...flatten(d.children)]);
@@ -128,7 +116,7 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
   const mapSerials = (inv: RawInventory) => {
     const map: Record<string, string> = {};
     for (const [kname, attrs] of Object.entries(inv.sysfs)) {
-      const serial = sysfsSerial(attrs);
+      const serial = parseSysfs(attrs).serial;
       if (serial) map[serial] = `/dev/${kname}`;
     }
     return map;
