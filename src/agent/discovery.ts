@@ -1,8 +1,8 @@
 import * as fs from "node:fs/promises";
-import { discoverNode } from "../inventory/discover";
+import { discoverNode, type DiscoveryDeps } from "../inventory/discover";
 import { parseNodeInventory } from "../inventory/parse";
 import type { NodeInventory } from "../inventory/types";
-import type { Runner } from "./lvm-runner";
+import { CommandRefusedError, type Runner } from "./lvm-runner";
 
 export interface DiscoveryArgs {
   readonly node: string;
@@ -14,14 +14,43 @@ export interface DiscoveryArgs {
 
 /** This node's inventory, fresh each call: src/inventory's discovery through the agent's runner, parsed. */
 export function createDiscovery(args: DiscoveryArgs): () => Promise<NodeInventory> {
-  const deps = {
-    run: (argv: readonly string[]) => args.run(argv),
-    readFile: (p: string) => fs.readFile(p, "utf8").catch(() => undefined),
-    readdir: (p: string) => fs.readdir(p).catch(() => undefined),
-    readlink: (p: string) => fs.readlink(p).catch(() => undefined),
-  };
+  const deps = hostDiscoveryDeps(args.run);
   return async () =>
     parseNodeInventory(
       await discoverNode(deps, { node: args.node, ...(args.devices ? { devices: args.devices } : {}) }),
     );
+}
+
+/** Discovery's commands go through `run`; its file, directory and link reads go to this machine. */
+export function hostDiscoveryDeps(run: Runner): DiscoveryDeps {
+  return {
+    run: (argv) => run(argv),
+    readFile: (p) => fs.readFile(p, "utf8").catch(() => undefined),
+    readBytes: (p) => fs.readFile(p).catch(() => undefined),
+    readdir: (p) => fs.readdir(p).catch(() => undefined),
+    readlink: (p) => fs.readlink(p).catch(() => undefined),
+  };
+}
+
+/**
+ * A runner that starts only the reading commands discovery uses (lsblk, `blkid -p`, `wipefs --no-act`,
+ * `lvm fullreport`) and refuses anything else before it reaches `run`: for tools that promise to
+ * change nothing (`pulumi-lvm inventory`), whatever a bug upstream might ask for.
+ */
+export function readOnlyRunner(run: Runner): Runner {
+  return (argv, options) => {
+    const refusal = readOnlyRefusal(argv);
+    return refusal ? Promise.reject(new CommandRefusedError(argv, refusal)) : run(argv, options);
+  };
+}
+
+/** Why argv is not one of discovery's reading commands, or undefined when it is. */
+export function readOnlyRefusal(argv: readonly string[]): string | undefined {
+  const [tool, first] = argv;
+  if (tool === "lsblk") return undefined;
+  if (tool === "blkid" && first === "-p") return undefined;
+  if (tool === "wipefs" && argv.includes("--no-act") && !argv.some((a) => /^(-a|--all|-f|--force)$/.test(a)))
+    return undefined;
+  if (tool === "lvm" && first === "fullreport") return undefined;
+  return "only lsblk, blkid -p, wipefs --no-act and lvm fullreport may run here (reading only)";
 }

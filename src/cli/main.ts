@@ -15,6 +15,10 @@ export interface Command {
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
   validate: { summary: "check LVMNodeSet and LVMNode YAML files", load: () => import("./validate") },
+  inventory: {
+    summary: "record this machine's disks as an inventory file for plan (reads only)",
+    load: () => import("./inventory"),
+  },
   plan: {
     summary: "show the per-node plan for a node set against an inventory",
     load: () => import("./plan"),
