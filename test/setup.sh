@@ -23,5 +23,8 @@ fi
 # A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.
 bash test/env/install.sh
 
+# The Pulumi CLI and its Node.js language host built from their Go modules, for the engine tier (test/pulumi).
+bash test/pulumi/install.sh
+
 # qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
 bash test/vm/install.sh

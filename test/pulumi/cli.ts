@@ -1,0 +1,172 @@
+/**
+ * The real Pulumi CLI for the engine end-to-end tier: where test/pulumi/install.sh puts it, a loud
+ * failure when it is not there, and a throw-away workspace (file backend, PULUMI_HOME, project
+ * file, stack) to run it in. See docs/testing-pulumi.md.
+ */
+import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const HERE = __dirname;
+export const INSTALL_SCRIPT = path.join(HERE, "install.sh");
+/** The program the tests run (its own package root: see its package.json). */
+export const PROGRAM_DIR = path.join(HERE, "program");
+export const BINARIES = ["pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"] as const;
+
+/** The CLI version test/pulumi/go/cli/go.mod builds (the cache is keyed by it). */
+export function pulumiVersion(): string {
+  const goMod = fs.readFileSync(path.join(HERE, "go", "cli", "go.mod"), "utf8");
+  const m = /^\s*(?:require\s+)?github\.com\/pulumi\/pulumi\/pkg\/v3\s+(v\S+)/m.exec(goMod);
+  if (!m)
+    throw new Error("cannot read the github.com/pulumi/pulumi/pkg/v3 version from test/pulumi/go/cli/go.mod");
+  return m[1]!;
+}
+
+/** $PULUMI_LVM_CACHE/pulumi/<version>/bin, as test/pulumi/install.sh lays it out. */
+export function pulumiBinDir(): string {
+  const cache = process.env.PULUMI_LVM_CACHE || path.join(os.homedir(), ".cache", "pulumi-lvm");
+  return path.join(cache, "pulumi", pulumiVersion(), "bin");
+}
+
+/** Throws, saying how to build them, unless every binary of the tier is in `dir`. Never skips. */
+export function requirePulumiBinaries(dir = pulumiBinDir()): void {
+  const missing = BINARIES.filter((name) => {
+    try {
+      fs.accessSync(path.join(dir, name), fs.constants.X_OK);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (missing.length === 0) return;
+  const rel = path.relative(process.cwd(), INSTALL_SCRIPT) || INSTALL_SCRIPT;
+  throw new Error(
+    [
+      "",
+      "==================================================================================",
+      `Pulumi engine binaries are missing: ${missing.join(", ")}`,
+      `  looked in: ${dir}`,
+      `  run:       bash ${rel}`,
+      "  (builds the Pulumi CLI and its Node.js language host from source with Go;",
+      "   a few minutes cold, instant once cached; test/setup.sh runs it)",
+      "==================================================================================",
+    ].join("\n"),
+  );
+}
+
+export interface RunResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** stdout and stderr together, for assertions on what a person would read. */
+  readonly output: string;
+}
+
+/**
+ * A stack of the program in a scratch directory: a file backend (`pulumi login file://...`), its
+ * own PULUMI_HOME, and a project file whose `main` points at the program, so that the stack's
+ * config file (Pulumi.<stack>.yaml) is written here and never into the repository.
+ */
+export class PulumiWorkspace {
+  readonly dir: string;
+  readonly backend: string;
+  readonly home: string;
+  /** Where the project file and the stack config live. */
+  readonly project: string;
+  /** Every command's output so far, to check that no secret ever reached the terminal. */
+  readonly transcript: string[] = [];
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(
+    readonly stack: string,
+    readonly passphrase: string,
+    opts: { binDir?: string; root?: string; programDir?: string } = {},
+  ) {
+    const binDir = opts.binDir ?? pulumiBinDir();
+    requirePulumiBinaries(binDir);
+    const root = opts.root ?? os.tmpdir();
+    fs.mkdirSync(root, { recursive: true });
+    this.dir = fs.mkdtempSync(path.join(root, "pulumi-"));
+    this.backend = path.join(this.dir, "backend");
+    this.home = path.join(this.dir, "home");
+    this.project = path.join(this.dir, "project");
+    for (const d of [this.backend, this.home, this.project]) fs.mkdirSync(d);
+    const programDir = opts.programDir ?? PROGRAM_DIR;
+    const projectFile = fs.readFileSync(path.join(programDir, "Pulumi.yaml"), "utf8");
+    fs.writeFileSync(
+      path.join(this.project, "Pulumi.yaml"),
+      `${projectFile.trimEnd()}\nmain: ${JSON.stringify(path.relative(this.project, programDir))}\n`,
+    );
+    this.env = {
+      PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}`,
+      HOME: process.env.HOME,
+      PULUMI_HOME: this.home,
+      PULUMI_CONFIG_PASSPHRASE: passphrase,
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      NO_COLOR: "1",
+    };
+  }
+
+  /** Runs `pulumi <args>` in the project directory; `input` goes to its stdin. */
+  run(args: readonly string[], opts: { input?: string; timeoutMs?: number } = {}): RunResult {
+    const r = spawnSync("pulumi", ["--non-interactive", "--color", "never", ...args], {
+      cwd: this.project,
+      env: this.env,
+      encoding: "utf8",
+      input: opts.input ?? "",
+      timeout: opts.timeoutMs ?? 180_000,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    if (r.error) throw new Error(`pulumi ${args.join(" ")}: ${r.error.message}`);
+    const result = { code: r.status, stdout: r.stdout, stderr: r.stderr, output: r.stdout + r.stderr };
+    this.transcript.push(`$ pulumi ${args.join(" ")}\n${result.output}`);
+    return result;
+  }
+
+  /** Runs `pulumi <args>` and returns its result; throws with its whole output unless it exits 0. */
+  ok(args: readonly string[], opts: { input?: string; timeoutMs?: number } = {}): RunResult {
+    const r = this.run(args, opts);
+    if (r.code !== 0)
+      throw new Error(`pulumi ${args.join(" ")} exited ${r.code}:\n${r.stdout}\n--- stderr ---\n${r.stderr}`);
+    return r;
+  }
+
+  /** `pulumi login file://<backend>` and `pulumi stack init <stack>` (passphrase secrets). */
+  init(): void {
+    this.ok(["login", `file://${this.backend}`]);
+    this.ok(["stack", "init", this.stack, "--secrets-provider", "passphrase"]);
+  }
+
+  /** The stack's checkpoint as `pulumi stack export` prints it (secrets stay encrypted). */
+  exportState(): { text: string; deployment: Deployment } {
+    const text = this.ok(["stack", "export"]).stdout;
+    return { text, deployment: (JSON.parse(text) as { deployment: Deployment }).deployment };
+  }
+
+  /** Every file under `dir`, with its contents. */
+  static filesUnder(dir: string): Array<{ file: string; text: string }> {
+    return fs.readdirSync(dir, { recursive: true, withFileTypes: true }).flatMap((e) => {
+      if (!e.isFile()) return [];
+      const file = path.join(e.parentPath, e.name);
+      return [{ file, text: fs.readFileSync(file, "latin1") }];
+    });
+  }
+
+  cleanup(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface StateResource {
+  readonly urn: string;
+  readonly type: string;
+  readonly id?: string;
+  readonly inputs?: Record<string, unknown>;
+  readonly outputs?: Record<string, unknown>;
+}
+
+export interface Deployment {
+  readonly resources?: StateResource[];
+}
