@@ -24,6 +24,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     load: () => import("./plan"),
   },
   agent: { summary: "run the node agent (HTTP API over lvm2 on this node)", load: () => import("./agent") },
+  operator: {
+    summary: "run the operator (LVMNodeSets into LVMNodes, status, metrics)",
+    load: () => import("../operator/cli"),
+  },
 };
 
 export function usage(): string {

@@ -1,0 +1,48 @@
+import { Counter, Histogram } from "../agent/metrics";
+import type { RequestRecord } from "./kube/client";
+import type { ReconcileResult } from "./reconciler";
+
+/**
+ * The operator's metrics in the Prometheus text format (0.0.4), with the agent's counter and
+ * histogram types: reconciles by result, their duration, the work queue's depth (read at scrape
+ * time), API requests by verb, resource and code, and watch restarts by reason.
+ */
+export class OperatorMetrics {
+  readonly reconciles = new Counter(
+    "pulumi_lvm_operator_reconciles_total",
+    "LVMNodeSet reconciles by result (changed, in_sync, not_found, error).",
+  );
+  readonly reconcileSeconds = new Histogram(
+    "pulumi_lvm_operator_reconcile_duration_seconds",
+    "Duration of LVMNodeSet reconciles.",
+  );
+  readonly apiRequests = new Counter(
+    "pulumi_lvm_operator_api_requests_total",
+    "Requests to the API server by verb, resource and HTTP code (0: no answer).",
+  );
+  readonly watchRestarts = new Counter(
+    "pulumi_lvm_operator_watch_restarts_total",
+    "Watches started again, by resource and reason (closed, expired, error).",
+  );
+
+  recordReconcile(result: ReconcileResult, seconds: number): void {
+    this.reconciles.inc({ result });
+    this.reconcileSeconds.observe({}, seconds);
+  }
+
+  recordRequest(r: RequestRecord): void {
+    this.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.status) });
+  }
+
+  /** The exposition text; `queueDepth` is the work queue's length now. */
+  render(queueDepth: number): string {
+    const out = [
+      "# HELP pulumi_lvm_operator_queue_depth LVMNodeSet keys waiting to be reconciled.",
+      "# TYPE pulumi_lvm_operator_queue_depth gauge",
+      `pulumi_lvm_operator_queue_depth ${queueDepth}`,
+    ];
+    for (const m of [this.reconciles, this.reconcileSeconds, this.apiRequests, this.watchRestarts])
+      m.render(out);
+    return `${out.join("\n")}\n`;
+  }
+}

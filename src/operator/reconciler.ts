@@ -1,0 +1,188 @@
+import { jsonEqual } from "./json-equal";
+import { checkLVMNodeSetSpec } from "../api";
+import type { Clock } from "./clock";
+import type { KubeClient } from "./kube/client";
+import { isConflict, KubeApiError } from "./kube/errors";
+import { LVM_NODES, LVM_NODE_SETS } from "./kube/resources";
+import { isControlledBy, NODESET_FINALIZER } from "./ownership";
+import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
+import { nodeSetStatus, type StatusInput } from "./status";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+
+/** How a reconcile ended, for metrics and logs. */
+export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
+
+export interface NodeSetReconcilerOptions {
+  readonly kube: KubeClient;
+  /** Every Node (the node informer's cache). */
+  readonly nodes: () => readonly NodeObject[];
+  /** Every LVMNode the operator watches, in all namespaces it watches (the LVMNode informer's cache). */
+  readonly lvmNodes: () => readonly LVMNodeObject[];
+  readonly clock: Clock;
+  /** One structured log entry (an action, a conflict, a failure). */
+  readonly log: (entry: Record<string, unknown>) => void;
+}
+
+/** The cache was behind the API server (409 on a write): try again once the watch caught up. */
+export class StaleCacheError extends Error {
+  override readonly name = "StaleCacheError";
+}
+
+/**
+ * Reconciles one LVMNodeSet, in the fixed order: get (from the API server, not the cache); ignore
+ * not-found; ensure the finalizer, or finalize a set being deleted; act (create, update, delete its
+ * LVMNodes); patch status, only when it changed. A reconcile with nothing to do writes nothing.
+ * Throws when a write failed (after writing the failure into the status), so the queue retries.
+ */
+export class NodeSetReconciler {
+  constructor(private readonly o: NodeSetReconcilerOptions) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = splitKey(key);
+    let set = await this.o.kube.get<LVMNodeSetObject>(LVM_NODE_SETS, namespace, name);
+    if (!set) return "not_found";
+    if (set.metadata.deletionTimestamp) return this.finalize(set);
+
+    let wrote = false;
+    if (!(set.metadata.finalizers ?? []).includes(NODESET_FINALIZER)) {
+      set = await this.o.kube.patch<LVMNodeSetObject>(LVM_NODE_SETS, namespace, name, {
+        metadata: {
+          resourceVersion: set.metadata.resourceVersion,
+          finalizers: [...(set.metadata.finalizers ?? []), NODESET_FINALIZER],
+        },
+      });
+      wrote = true;
+    }
+
+    const checked = checkLVMNodeSetSpec(set.spec, ["spec"]);
+    if (!checked.ok) {
+      const problems = checked.problems.map((p) => `${p.path}: ${p.message}`);
+      this.o.log({ msg: "invalid spec; nothing done", nodeSet: key, problems });
+      return (await this.patchStatus(set, { kind: "invalid", problems })) || wrote ? "changed" : "in_sync";
+    }
+
+    const lvmNodes = this.o.lvmNodes();
+    const plan = planNodeSet(set, this.o.nodes(), lvmNodes);
+    const own = new Map(
+      lvmNodes
+        .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
+        .map((n) => [n.metadata.name, n] as const),
+    );
+    const failures: Conflict[] = [];
+    let stale: KubeApiError | undefined;
+    for (const action of plan.actions) {
+      try {
+        const result = await this.act(set, action);
+        wrote = true;
+        if (result) own.set(action.node, result);
+        else own.delete(action.node);
+      } catch (e) {
+        if (isConflict(e)) stale = e as KubeApiError;
+        else failures.push({ node: action.node, message: (e as Error).message });
+        this.o.log({
+          msg: "write failed",
+          nodeSet: key,
+          action: action.kind,
+          node: action.node,
+          error: (e as Error).message,
+        });
+      }
+    }
+    if (stale) throw new StaleCacheError(`${key}: ${stale.message}; retrying once the cache caught up`);
+    for (const c of plan.conflicts)
+      this.o.log({ msg: "conflict: node not managed", nodeSet: key, node: c.node, reason: c.message });
+
+    const input: StatusInput = {
+      kind: "active",
+      selected: plan.selected,
+      conflicts: plan.conflicts,
+      failures,
+      lvmNodes: own,
+    };
+    if (await this.patchStatus(set, input)) wrote = true;
+    if (failures.length)
+      throw new Error(`${key}: ${failures.map((f) => `${f.node}: ${f.message}`).join("; ")}`);
+    return wrote ? "changed" : "in_sync";
+  }
+
+  /** Deletes the set's LVMNodes, then removes the finalizer once none is left. */
+  private async finalize(set: LVMNodeSetObject): Promise<ReconcileResult> {
+    const { namespace = "", name } = set.metadata;
+    if (!(set.metadata.finalizers ?? []).includes(NODESET_FINALIZER)) return "in_sync";
+    const lvmNodes = this.o.lvmNodes();
+    let wrote = false;
+    for (const action of planFinalize(set, lvmNodes)) {
+      await this.act(set, action);
+      wrote = true;
+    }
+    const remaining = lvmNodes
+      .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
+      .map((n) => n.metadata.name)
+      .sort();
+    if (remaining.length > 0) {
+      // Their deletion events bring the set back here.
+      return (await this.patchStatus(set, { kind: "terminating", remaining })) || wrote
+        ? "changed"
+        : "in_sync";
+    }
+    await this.o.kube.patch(LVM_NODE_SETS, namespace, name, {
+      metadata: {
+        resourceVersion: set.metadata.resourceVersion,
+        finalizers: (set.metadata.finalizers ?? []).filter((f) => f !== NODESET_FINALIZER),
+      },
+    });
+    this.o.log({ msg: "finalized", nodeSet: `${namespace}/${name}` });
+    return "changed";
+  }
+
+  /** Performs one action; the LVMNode afterwards, or undefined once deleted. */
+  private async act(set: LVMNodeSetObject, action: Action): Promise<LVMNodeObject | undefined> {
+    const namespace = set.metadata.namespace ?? "";
+    const where = { nodeSet: `${namespace}/${set.metadata.name}`, lvmNode: `${namespace}/${action.node}` };
+    switch (action.kind) {
+      case "create": {
+        const created = await this.o.kube.create(LVM_NODES, namespace, action.object);
+        this.o.log({ msg: "created LVMNode", ...where });
+        return created;
+      }
+      case "update": {
+        const updated = await this.o.kube.patch<LVMNodeObject>(
+          LVM_NODES,
+          namespace,
+          action.node,
+          action.patch,
+        );
+        this.o.log({ msg: "updated LVMNode spec from the template", ...where });
+        return updated;
+      }
+      case "delete":
+        await this.o.kube.delete(LVM_NODES, namespace, action.node, action.uid);
+        this.o.log({ msg: "deleted LVMNode", ...where });
+        return undefined;
+    }
+  }
+
+  /** Writes the status computed from `input` when it differs from the set's; true when it wrote. */
+  private async patchStatus(set: LVMNodeSetObject, input: StatusInput): Promise<boolean> {
+    const status = nodeSetStatus(set, input, this.o.clock.now());
+    if (jsonEqual(status, set.status)) return false;
+    const { namespace = "", name } = set.metadata;
+    await this.o.kube.patch(
+      LVM_NODE_SETS,
+      namespace,
+      name,
+      { metadata: { resourceVersion: set.metadata.resourceVersion }, status },
+      "status",
+    );
+    const was = set.status?.conditions?.find((c) => c.type === "LVMNodesReady");
+    const now = status.conditions?.find((c) => c.type === "LVMNodesReady");
+    if (was?.reason !== now?.reason)
+      this.o.log({ msg: "condition changed", nodeSet: `${namespace}/${name}`, condition: now });
+    return true;
+  }
+}
+
+function splitKey(key: string): [string, string] {
+  const slash = key.indexOf("/");
+  return slash < 0 ? ["", key] : [key.slice(0, slash), key.slice(slash + 1)];
+}

@@ -1,0 +1,136 @@
+import type { LVMNodeSetStatus } from "../api";
+import { setCondition, type DesiredCondition } from "./conditions";
+import type { Conflict } from "./plan";
+import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+
+type NodeEntry = NonNullable<LVMNodeSetStatus["nodes"]>[number];
+type State = NonNullable<LVMNodeSetStatus["state"]>;
+
+/** What a reconcile found, for the set's status. */
+export type StatusInput =
+  | {
+      readonly kind: "active";
+      readonly selected: readonly string[];
+      readonly conflicts: readonly Conflict[];
+      /** Nodes whose LVMNode could not be written in this reconcile, with the API's error. */
+      readonly failures: readonly Conflict[];
+      /** The set's own LVMNodes by node name, after this reconcile's writes. */
+      readonly lvmNodes: ReadonlyMap<string, LVMNodeObject>;
+    }
+  /** The spec breaks rules the API server does not check; nothing was done. */
+  | { readonly kind: "invalid"; readonly problems: readonly string[] }
+  /** The set is being deleted; these LVMNodes of it remain. */
+  | { readonly kind: "terminating"; readonly remaining: readonly string[] };
+
+/**
+ * The set's status: one entry per selected node (its LVMNode's state, or Failed with the reason),
+ * the LVMNodesReady condition (KEP-1623, with observedGeneration) and a summary state. Condition
+ * types this operator does not own (ProviderReady) are kept as they are.
+ */
+export function nodeSetStatus(set: LVMNodeSetObject, input: StatusInput, now: number): LVMNodeSetStatus {
+  const { state, nodes, condition } = summarize(set, input);
+  return {
+    state,
+    observedGeneration: set.metadata.generation ?? 0,
+    nodes,
+    conditions: setCondition(
+      set.status?.conditions,
+      { ...condition, observedGeneration: set.metadata.generation ?? 0 },
+      now,
+    ),
+  };
+}
+
+function summarize(
+  set: LVMNodeSetObject,
+  input: StatusInput,
+): { state: State; nodes: NodeEntry[]; condition: DesiredCondition } {
+  const type = "LVMNodesReady";
+  if (input.kind === "invalid")
+    return {
+      state: "Failed",
+      nodes: set.status?.nodes ?? [],
+      condition: {
+        type,
+        status: "False",
+        reason: "InvalidSpec",
+        message: `the spec is invalid; no LVMNode was changed: ${input.problems.join("; ")}`,
+      },
+    };
+  if (input.kind === "terminating")
+    return {
+      state: "Terminating",
+      nodes: input.remaining.map((name) => ({ name, state: "Terminating", message: "being deleted" })),
+      condition: {
+        type,
+        status: "False",
+        reason: "Terminating",
+        message: input.remaining.length
+          ? `waiting for ${input.remaining.length} LVMNode(s) to be deleted: ${names(input.remaining)}`
+          : "every LVMNode is deleted",
+      },
+    };
+
+  const problems = new Map<string, string>();
+  for (const f of [...input.failures, ...input.conflicts]) problems.set(f.node, f.message);
+  const nodes = input.selected.map((name): NodeEntry => {
+    const problem = problems.get(name);
+    if (problem) return { name, state: "Failed", message: problem };
+    const o = input.lvmNodes.get(name);
+    if (o?.metadata.deletionTimestamp)
+      return { name, state: "Terminating", message: "the previous LVMNode is being deleted" };
+    const state = o?.status?.state ?? "Pending";
+    return state === "Ready" ? { name, state } : { name, state, message: notReadyMessage(o) };
+  });
+  const notReady = nodes.filter((n) => n.state !== "Ready");
+  const condition: DesiredCondition =
+    input.conflicts.length > 0
+      ? {
+          type,
+          status: "False",
+          reason: "NodeSetOverlap",
+          message: input.conflicts.map((c) => c.message).join("; "),
+        }
+      : input.failures.length > 0
+        ? {
+            type,
+            status: "False",
+            reason: "ApplyFailed",
+            message: input.failures.map((f) => `${f.node}: ${f.message}`).join("; "),
+          }
+        : nodes.length === 0
+          ? { type, status: "False", reason: "NoNodesSelected", message: "the nodeSelector selects no node" }
+          : notReady.length === 0
+            ? {
+                type,
+                status: "True",
+                reason: "AllLVMNodesReady",
+                message: `${nodes.length} of ${nodes.length} LVMNodes are Ready`,
+              }
+            : {
+                type,
+                status: "False",
+                reason: "LVMNodesNotReady",
+                message: `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready; not yet: ${names(notReady.map((n) => `${n.name} (${n.state})`))}`,
+              };
+  return { state: summaryState(nodes, problems.size > 0), nodes, condition };
+}
+
+function summaryState(nodes: readonly NodeEntry[], problems: boolean): State {
+  if (problems || nodes.some((n) => n.state === "Failed" || n.state === "Degraded")) return "Degraded";
+  if (nodes.length === 0 || nodes.every((n) => n.state === "Pending")) return "Pending";
+  return nodes.every((n) => n.state === "Ready") ? "Ready" : "Progressing";
+}
+
+function notReadyMessage(o: LVMNodeObject | undefined): string {
+  if (!o?.status?.state) return "waiting for the node agent to report";
+  const failing = (o.status.conditions ?? []).filter((c) => c.status !== "True");
+  return failing.length
+    ? failing.map((c) => `${c.type}: ${c.message ?? c.reason ?? c.status}`).join("; ")
+    : `LVMNode is ${o.status.state}`;
+}
+
+/** At most 10 names, then how many more. */
+function names(list: readonly string[]): string {
+  return list.length <= 10 ? list.join(", ") : `${list.slice(0, 10).join(", ")} and ${list.length - 10} more`;
+}

@@ -1,0 +1,126 @@
+import { backoffDelay, type BackoffOptions } from "./backoff";
+import type { Clock } from "./clock";
+
+/** What a handler asks for after it succeeds. */
+export interface HandlerResult {
+  /** Run the key again after this long (e.g. to wait for something no watch reports). */
+  readonly requeueAfterMs?: number;
+}
+
+export interface WorkQueueOptions {
+  readonly clock: Clock;
+  /** Retry delays of a failing key. @default { baseMs: 1000, capMs: 300000 } */
+  readonly backoff?: BackoffOptions;
+}
+
+/**
+ * Keys of objects to reconcile, as client-go's workqueue: a key waits at most once however often
+ * it is added; a key being processed is never handed to a second worker, and adding it meanwhile
+ * runs it once more afterwards; a failing key comes back after a capped exponential backoff, and
+ * its count resets when it succeeds.
+ */
+export class WorkQueue {
+  private readonly queue: string[] = [];
+  private readonly dirty = new Set<string>();
+  private readonly processing = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
+  private readonly waiting: Array<(key: string | undefined) => void> = [];
+  private shuttingDown = false;
+
+  constructor(private readonly options: WorkQueueOptions) {}
+
+  /** Keys waiting to be processed (not counting those being processed or delayed). */
+  get depth(): number {
+    return this.queue.length;
+  }
+
+  add(key: string): void {
+    if (this.shuttingDown || this.dirty.has(key)) return;
+    this.dirty.add(key);
+    if (this.processing.has(key)) return; // done() queues it again
+    const worker = this.waiting.shift();
+    if (worker) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      worker(key);
+    } else this.queue.push(key);
+  }
+
+  /** Adds `key` after `ms`; an earlier pending add of the same key wins. */
+  addAfter(key: string, ms: number): void {
+    if (this.shuttingDown) return;
+    if (ms <= 0) return this.add(key);
+    const at = this.options.clock.now() + ms;
+    const pending = this.delayed.get(key);
+    if (pending && pending.at <= at) return;
+    pending?.cancel();
+    const cancel = this.options.clock.setTimer(ms, () => {
+      this.delayed.delete(key);
+      this.add(key);
+    });
+    this.delayed.set(key, { at, cancel });
+  }
+
+  /** Failures of `key` since it last succeeded. */
+  retries(key: string): number {
+    return this.failures.get(key) ?? 0;
+  }
+
+  /** Runs `handler` on `workers` keys at a time until `signal` aborts and running handlers finish. */
+  async run(
+    workers: number,
+    handler: (key: string) => Promise<HandlerResult>,
+    signal: AbortSignal,
+  ): Promise<void> {
+    signal.addEventListener("abort", () => this.shutDown(), { once: true });
+    if (signal.aborted) this.shutDown();
+    await Promise.all(Array.from({ length: workers }, () => this.work(handler)));
+  }
+
+  private async work(handler: (key: string) => Promise<HandlerResult>): Promise<void> {
+    for (;;) {
+      const key = await this.next();
+      if (key === undefined) return;
+      try {
+        const result = await handler(key);
+        this.failures.delete(key);
+        if (result.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
+      } catch {
+        // The handler reports its own errors; the queue only retries.
+        const n = this.failures.get(key) ?? 0;
+        this.failures.set(key, n + 1);
+        this.addAfter(key, backoffDelay(n, { baseMs: 1000, capMs: 300_000, ...this.options.backoff }));
+      } finally {
+        this.done(key);
+      }
+    }
+  }
+
+  private next(): Promise<string | undefined> {
+    const key = this.queue.shift();
+    if (key !== undefined) {
+      this.dirty.delete(key);
+      this.processing.add(key);
+      return Promise.resolve(key);
+    }
+    if (this.shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private done(key: string): void {
+    this.processing.delete(key);
+    if (!this.dirty.has(key)) return;
+    this.dirty.delete(key); // add() re-marks it and hands it to a waiting worker or the queue
+    this.add(key);
+  }
+
+  private shutDown(): void {
+    this.shuttingDown = true;
+    for (const { cancel } of this.delayed.values()) cancel();
+    this.delayed.clear();
+    this.queue.splice(0);
+    this.dirty.clear();
+    this.waiting.splice(0).forEach((w) => w(undefined));
+  }
+}
