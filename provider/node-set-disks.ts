@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { Template } from "../src/api";
+import type { NodeSelector, Template } from "../src/api";
 import { nodeSetDisksProvider } from "./provider";
 
 /** Inputs of a NodeSetDisks. */
@@ -9,13 +9,28 @@ export interface NodeSetDisksArgs {
   readonly namespace: string;
   /** The validated template every node gets (sent to the agents as the LVMNode spec). */
   readonly spec: Template;
-  /** Node name → its agent's URL and bearer token (kept as a secret). */
-  readonly agents: Readonly<
+  /** Sandbox mode: node name → its agent's URL and bearer token (kept as a secret). Exclusive with `cluster`. */
+  readonly agents?: Readonly<
     Record<
       string,
       { readonly url: string; readonly token: pulumi.Input<string>; readonly caCertificate?: string }
     >
   >;
+  /**
+   * Cluster mode: the agents are the agent DaemonSet's pods in `namespace` on the nodes
+   * `nodeSelector` picks, called through the API server's pod proxy with the kubeconfig's user and
+   * a short-lived token for `serviceAccountName`. Exclusive with `agents`.
+   */
+  readonly cluster?: {
+    /** The kubeconfig's text (kept as a secret). */
+    readonly kubeconfig: pulumi.Input<string>;
+    /** @default the kubeconfig's current-context */
+    readonly context?: string;
+    /** The service account the agents accept (the LvmSystem's provisioner). */
+    readonly serviceAccountName: pulumi.Input<string>;
+    /** The node set's nodeSelector. @default every node */
+    readonly nodeSelector?: NodeSelector;
+  };
 }
 
 /** What one node's agent planned and applied. */
@@ -39,6 +54,8 @@ export interface NodeResult {
   readonly volumeGroups?: Record<string, VolumeGroupResult>;
   /** The agent's last operation and its result, at the last refresh. */
   readonly lastOperation?: string;
+  /** Why the last apply failed on this node while other nodes applied; the next `pulumi up` retries it. */
+  readonly error?: string;
 }
 
 /** One volume group of a node, as its agent reported it at the last refresh. */
@@ -52,7 +69,7 @@ export interface VolumeGroupResult {
 }
 
 /**
- * The disks of one node set's nodes, applied by their agents (sandbox mode of NodeSet).
+ * The disks of one node set's nodes, applied by their agents (sandbox or cluster mode of NodeSet).
  * Preview shows each node's plan (devices claimed, extended, removed, wiped, excluded and why) in
  * the `plans` input; update applies exactly those plans, refusing nodes whose disks changed since;
  * delete honours the template's deletionPolicy (Retain: nothing happens on the disks).
@@ -65,7 +82,7 @@ export class NodeSetDisks extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: NodeSetDisksArgs, opts?: pulumi.CustomResourceOptions) {
     const agents = Object.fromEntries(
-      Object.entries(args.agents).map(([node, agent]) => [
+      Object.entries(args.agents ?? {}).map(([node, agent]) => [
         node,
         {
           url: agent.url,
@@ -81,12 +98,25 @@ export class NodeSetDisks extends pulumi.dynamic.Resource {
         nodeSetName: args.nodeSetName,
         namespace: args.namespace,
         spec: args.spec,
-        agents,
+        ...(args.agents ? { agents } : {}),
+        ...(args.cluster
+          ? {
+              cluster: {
+                kubeconfig: pulumi.secret(args.cluster.kubeconfig),
+                serviceAccount: args.cluster.serviceAccountName,
+                ...(args.cluster.context ? { context: args.cluster.context } : {}),
+                ...(args.cluster.nodeSelector ? { nodeSelector: args.cluster.nodeSelector } : {}),
+              },
+            }
+          : {}),
         plans: undefined,
         nodes: undefined,
       },
-      // Tokens must never be stored in plain text, whatever the provider returns.
-      { ...opts, additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "agents"] },
+      // Tokens and kubeconfigs must never be stored in plain text, whatever the provider returns.
+      {
+        ...opts,
+        additionalSecretOutputs: [...(opts?.additionalSecretOutputs ?? []), "agents", "cluster"],
+      },
       "pulumi-lvm",
       "NodeSetDisks",
     );

@@ -36,7 +36,7 @@ export function buildOpenApiDocument(routes: readonly Route[] = documentedRoutes
       ...paths[r.path],
       [r.method.toLowerCase()]: {
         summary: r.summary,
-        ...(r.authenticated ? { security: [{ bearer: [] }] } : { security: [] }),
+        ...(r.authenticated ? { security: [{ bearer: [] }, { proxyBearer: [] }] } : { security: [] }),
         ...(r.body
           ? { requestBody: { required: true, content: { "application/json": { schema: ref(r.body) } } } }
           : {}),
@@ -61,7 +61,19 @@ export function buildOpenApiDocument(routes: readonly Route[] = documentedRoutes
       description:
         "The per-node agent: inventory, dry-run plans, applies with the plan hash the caller saw, teardown, status. Every /v1 call needs a bearer token that passes a TokenReview (audience-bound) and a SubjectAccessReview for update on lvmnodes.lvm.topolvm.io/<node>. See docs/agent.md.",
     },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } }, schemas },
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer" },
+        proxyBearer: {
+          type: "apiKey",
+          in: "header",
+          name: "X-Pulumi-Lvm-Authorization",
+          description:
+            "`Bearer <token>`, checked like Authorization and used only when Authorization is absent: the API server's pod proxy removes Authorization (it carried the caller's own credentials).",
+        },
+      },
+      schemas,
+    },
     paths,
   };
 }

@@ -120,6 +120,23 @@ describe("authentication and authorization", () => {
     },
   );
 
+  it("takes the token from X-Pulumi-Lvm-Authorization when Authorization is absent (the API server's pod proxy)", async () => {
+    const proxied = (token: string, headers: Record<string, string> = {}) =>
+      request("GET", "/v1/status", {
+        headers: { "x-pulumi-lvm-authorization": `Bearer ${token}`, ...headers },
+      });
+    expect((await proxied(GOOD)).status).toBe(200);
+    const other = await proxied(OTHER);
+    expect(other.status).toBe(403);
+    expect(other.json.error.message).toMatch(
+      /user "intruder" may not update lvmnodes.lvm.topolvm.io\/node-a/,
+    );
+    expect((await proxied("x".repeat(32))).status).toBe(401);
+    // With both, Authorization alone counts: a good proxy header does not rescue a bad Authorization.
+    expect((await proxied(GOOD, { authorization: `Bearer ${OTHER}` })).status).toBe(403);
+    expect(node.commands).toEqual([]);
+  });
+
   it("serves health, readiness, metrics and the OpenAPI document without a token", async () => {
     expect((await request("GET", "/healthz")).status).toBe(200);
     expect((await request("GET", "/readyz")).text).toBe("ok\n");

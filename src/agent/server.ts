@@ -1,6 +1,7 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import type { AuthOutcome } from "./auth/authorizer";
+import { requestCredentials } from "./auth/request-credentials";
 import { AgentError, errorBody } from "./errors";
 import { DEFAULT_BODY_LIMIT, readJsonBody } from "./http/body";
 import type { AgentMetrics } from "./metrics";
@@ -8,7 +9,10 @@ import type { Reply, Route } from "./routes/route";
 
 export interface AgentServerOptions {
   readonly routes: readonly Route[];
-  /** Checks the Authorization header of every authenticated route, before its body is read. */
+  /**
+   * Checks the credentials of every authenticated route, before its body is read: the Authorization
+   * header, or X-Pulumi-Lvm-Authorization when it is absent (auth/request-credentials.ts).
+   */
   readonly authorize: (authorization: string | undefined) => Promise<AuthOutcome>;
   readonly metrics: AgentMetrics;
   /** Largest request body accepted. @default 1 MiB */
@@ -89,7 +93,7 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
 
     void (async () => {
       if (r.authenticated) {
-        const outcome = await options.authorize(req.headers.authorization);
+        const outcome = await options.authorize(requestCredentials(req.headers));
         if (!outcome.ok) {
           options.metrics.errors.inc({ kind: "auth" });
           const code =

@@ -15,6 +15,8 @@
  *   secret) and then `annotateSecrets`: an output whose same-named input held a secret becomes secret.
  * - check gets the old inputs and the new ones; diff and update the old outputs, the new inputs and
  *   the old inputs; read the outputs and the inputs; delete the outputs and the old inputs.
+ * - A failed create or update may carry ErrorResourceInitFailed in its gRPC status details (a
+ *   partial failure): its id, properties and reasons are read from there as the engine reads them.
  *
  * Secrets are written as on the wire: `{ "4dabf18193072939515e22adb298388d": SECRET_SIG, value }`.
  */
@@ -22,6 +24,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as pulumi from "@pulumi/pulumi";
 import * as provrpc from "@pulumi/pulumi/proto/provider_grpc_pb";
 import * as provproto from "@pulumi/pulumi/proto/provider_pb";
+import * as statusproto from "@pulumi/pulumi/proto/status_pb";
 import { Struct } from "google-protobuf/google/protobuf/struct_pb";
 import { specialSecretSig as SECRET_SIG, specialSigKey as SECRET_KEY } from "@pulumi/pulumi/runtime/rpc";
 import { ChildProcess, spawn } from "node:child_process";
@@ -131,11 +134,24 @@ function isPlainObject(value: unknown): value is Props {
   return isObject(value) && !isSecret(value);
 }
 
+/**
+ * The details of an error that says the resource exists but did not fully initialize
+ * (pulumirpc.ErrorResourceInitFailed in the gRPC status details): the engine records the resource
+ * with these properties (a create counts as done, an update stores them) and reports the reasons.
+ */
+export interface InitFailure {
+  readonly id: string;
+  readonly properties: Props;
+  readonly reasons: string[];
+}
+
 /** An error the provider answered with (its message as the engine shows it). */
 export class ProviderError extends Error {
   constructor(
     readonly method: string,
     message: string,
+    /** Set when the error carries ErrorResourceInitFailed (a partial failure). */
+    readonly initFailure?: InitFailure,
   ) {
     super(message);
     this.name = "ProviderError";
@@ -323,10 +339,32 @@ export class ProviderHost {
       fn(req, (err, resp) => {
         if (!err) return resolve(resp);
         this.received.push(err.details);
-        reject(new ProviderError(method, err.details));
+        const initFailure = initFailureOf(err);
+        if (initFailure) this.received.push(initFailure);
+        reject(new ProviderError(method, err.details, initFailure));
       }),
     );
   }
+}
+
+/**
+ * What the engine reads from a failed call's `grpc-status-details-bin` trailer (a google.rpc.Status):
+ * an ErrorResourceInitFailed detail, its properties read keeping secrets.
+ */
+function initFailureOf(err: grpc.ServiceError): InitFailure | undefined {
+  const [bin] = err.metadata?.get("grpc-status-details-bin") ?? [];
+  if (!bin) return undefined;
+  const status = statusproto.Status.deserializeBinary(new Uint8Array(bin as Buffer));
+  const detail = status
+    .getDetailsList()
+    .find((any) => any.getTypeName() === "pulumirpc.ErrorResourceInitFailed");
+  if (!detail) return undefined;
+  const failed = provproto.ErrorResourceInitFailed.deserializeBinary(detail.getValue_asU8());
+  return {
+    id: failed.getId(),
+    properties: (failed.getProperties()?.toJavaScript() ?? {}) as Props,
+    reasons: failed.getReasonsList(),
+  };
 }
 
 /** The engine's MarshalProperties for a provider that does not accept secrets. */

@@ -116,7 +116,7 @@ describe("the serialized provider, evaluated in a fresh node process", () => {
     const text = fs.readFileSync(scratch.path("provider.js"), "utf8");
     expect(text).toContain('VERSION: "v1"');
     expect(text).toContain("exports.handler");
-    for (const logic of ["/v1/plan", "/v1/apply", "summarizePlan", "sealTokens", "zod"])
+    for (const logic of ["/v1/plan", "/v1/apply", "summarizePlan", "sealSecrets", "zod"])
       expect(text).not.toContain(logic);
   });
 

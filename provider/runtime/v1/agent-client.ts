@@ -2,22 +2,39 @@ import * as http from "node:http";
 import * as https from "node:https";
 import type { z } from "zod";
 import type { LVMNodeSpec } from "../../../src/api";
+import type { KubeConnection } from "../../../src/agent/auth/kubeconfig";
+import { PROXY_AUTHORIZATION_HEADER } from "../../../src/agent/auth/request-credentials";
 import {
   errorResponseSchema,
   nodePlanSchema,
   operationResultSchema,
   statusResponseSchema,
 } from "../../../src/agent/schemas";
+import { apiServerCredentials, kubeStatusMessage } from "./kube-api";
 
 /** One node's agent as the provider reaches it. */
 export interface AgentEndpoint {
   readonly node: string;
-  /** Base URL, e.g. "http://127.0.0.1:9443". */
+  /**
+   * Base URL: the agent's own ("http://127.0.0.1:9443"), or its pod's proxy on the API server
+   * ("https://api:6443/api/v1/namespaces/lvm-system/pods/http:lvm-agent-x7k2p:8080/proxy/").
+   */
   readonly url: string;
-  /** Bearer token; never part of an error message. */
+  /** Bearer token for the agent; never part of an error message. */
   readonly token: string;
-  /** PEM of the CA of an https agent. @default the system CAs */
+  /** PEM of the CA of an https agent reached directly. @default the system CAs */
   readonly ca?: string;
+  /** Set when the call goes through the API server's pod proxy, with the caller's own credentials. */
+  readonly proxy?: { readonly namespace: string; readonly pod: string; readonly apiServer: KubeConnection };
+}
+
+/** TLS options of one request (node:https). */
+export interface TlsOptions {
+  readonly ca?: string;
+  readonly cert?: string;
+  readonly key?: string;
+  readonly servername?: string;
+  readonly rejectUnauthorized?: boolean;
 }
 
 /** One HTTP exchange; the seam tests and other transports plug into. */
@@ -27,7 +44,7 @@ export type Transport = (request: {
   readonly headers: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly timeoutMs: number;
-  readonly ca?: string;
+  readonly tls?: TlsOptions;
 }) => Promise<{ readonly status: number; readonly body: string }>;
 
 /** How long each call may take. apply/teardown run lvm (a pvmove may take hours). */
@@ -69,18 +86,25 @@ export function agentClient(transport: Transport = httpTransport) {
     body?: unknown,
   ): Promise<T> {
     const url = new URL(path, ep.url.endsWith("/") ? ep.url : `${ep.url}/`);
+    const what = `${method} /${path}${ep.proxy ? ` (pod ${ep.proxy.namespace}/${ep.proxy.pod}, through the API server)` : ""}`;
+    // Through the pod proxy, Authorization holds the caller's credentials for the API server, which
+    // removes it; the agent token rides in its own header (src/agent/auth/request-credentials.ts).
+    const credentials = ep.proxy
+      ? apiServerCredentials(ep.proxy.apiServer)
+      : { headers: {}, ...(ep.ca ? { tls: { ca: ep.ca } } : {}) };
     let response: { status: number; body: string };
     try {
       response = await transport({
         method,
         url,
         headers: {
-          authorization: `Bearer ${ep.token}`,
+          ...credentials.headers,
+          [ep.proxy ? PROXY_AUTHORIZATION_HEADER : "authorization"]: `Bearer ${ep.token}`,
           accept: "application/json",
           ...(body === undefined ? {} : { "content-type": "application/json" }),
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        ...(ep.ca ? { ca: ep.ca } : {}),
+        ...(credentials.tls ? { tls: credentials.tls } : {}),
         timeoutMs,
       });
     } catch (e) {
@@ -88,19 +112,20 @@ export function agentClient(transport: Transport = httpTransport) {
         ep.node,
         0,
         "Unreachable",
-        `node ${ep.node}: cannot reach its agent at ${url.origin}: ${(e as Error).message}`,
+        ep.proxy
+          ? `node ${ep.node}: cannot reach the API server at ${url.origin} to call its agent (pod ${ep.proxy.namespace}/${ep.proxy.pod}): ${(e as Error).message}`
+          : `node ${ep.node}: cannot reach its agent at ${url.origin}: ${(e as Error).message}`,
       );
     }
     const json = parseJson(response.body);
-    if (response.status < 200 || response.status > 299)
-      throw errorFrom(ep.node, response.status, json, `${method} ${url.pathname}`);
+    if (response.status < 200 || response.status > 299) throw errorFrom(ep.node, response.status, json, what);
     const parsed = schema.safeParse(json);
     if (!parsed.success)
       throw new AgentCallError(
         ep.node,
         response.status,
         "BadResponse",
-        `node ${ep.node}: ${method} ${url.pathname} answered with an unexpected body: ${parsed.error.issues[0]?.message ?? "?"}`,
+        `node ${ep.node}: ${what} answered with an unexpected body: ${parsed.error.issues[0]?.message ?? "?"}`,
       );
     return parsed.data;
   }
@@ -123,13 +148,16 @@ export type AgentClient = ReturnType<typeof agentClient>;
  */
 export function errorFrom(node: string, status: number, json: unknown, what: string): AgentCallError {
   const parsed = errorResponseSchema.safeParse(json);
-  if (!parsed.success)
+  if (!parsed.success) {
+    // Not the agent's answer: the API server's own (a Status), e.g. 403 for pods/proxy, or a proxy in between.
+    const apiMessage = kubeStatusMessage(json);
     return new AgentCallError(
       node,
       status,
       "BadResponse",
-      `node ${node}: ${what} failed with HTTP ${status}`,
+      `node ${node}: ${what} failed with HTTP ${status}${apiMessage ? `: ${apiMessage}` : ""}`,
     );
+  }
   const { code, message, ...details } = parsed.data.error;
   const lines = [`node ${node}: ${code}: ${message}`];
   for (const p of parsed.data.error.problems ?? []) lines.push(`  ${p.path}: ${p.message}`);
@@ -171,7 +199,7 @@ export const httpTransport: Transport = (request) =>
       method: request.method,
       headers: request.headers,
       timeout: request.timeoutMs,
-      ...(request.ca ? { ca: request.ca } : {}),
+      ...request.tls,
     };
     const req = client.request(request.url, options, (res) => {
       const chunks: Buffer[] = [];

@@ -1,6 +1,7 @@
 import { AgentError, errorBody } from "../../../src/agent/errors";
 import { AgentCallError, errorFrom, type Transport } from "./agent-client";
 import { createProvider, describeApplyFailure, diff, UNKNOWN } from "./index";
+import { PartialApplyError } from "./partial-failure";
 import type { PlanSummary } from "./plan-summary";
 
 /** Asserts the code under test never talks to an agent. */
@@ -275,5 +276,141 @@ describe("agent errors", () => {
     expect(describeApplyFailure(e, plan({ hash: "abc" }))).toBe(
       "node node-a: PlanChanged: the node changed since the plan was made\n  nothing was done on node node-a: its disks changed after the plan (abc) was reviewed; run pulumi preview to review the new plan, then pulumi up",
     );
+  });
+});
+
+describe("cluster mode (transport faked: the API server and the agents behind its pod proxy)", () => {
+  const kubeconfig = `current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://api:6443"}}]
+users: [{name: u, user: {token: user-token}}]
+`;
+  const clusterInputs = (over: Record<string, unknown> = {}) => {
+    const { agents: _agents, ...rest } = inputs(over);
+    return { ...rest, cluster: { kubeconfig, serviceAccount: "lvm-provisioner" } };
+  };
+  const pod = (name: string, nodeName: string) => ({
+    metadata: { name },
+    spec: { nodeName, containers: [{ name: "agent", ports: [{ name: "http", containerPort: 8080 }] }] },
+    status: { phase: "Running", podIP: "10.1.0.1", conditions: [{ type: "Ready", status: "True" }] },
+  });
+  const operation = (node: string) => ({
+    operation: `op-${node}`,
+    kind: "apply",
+    node,
+    approvedHash: "h2",
+    planHash: "h2",
+    steps: [
+      {
+        index: 0,
+        op: "pvcreate",
+        argv: ["pvcreate", "/dev/vdb"],
+        outcome: "done",
+        reason: "r",
+        durationMs: 1,
+      },
+    ],
+    blocked: [],
+  });
+  /** The API server: pods and a token; each pod proxy answers as its agent (node-b's disks changed). */
+  function fakeCluster(calls: string[]): Transport {
+    return async (request) => {
+      const call = `${request.method} ${request.url.pathname}`;
+      calls.push(call);
+      if (call === "GET /api/v1/namespaces/lvm-system/pods")
+        return { status: 200, body: JSON.stringify({ items: [pod("pa", "node-a"), pod("pb", "node-b")] }) };
+      if (call === "POST /api/v1/namespaces/lvm-system/serviceaccounts/lvm-provisioner/token")
+        return { status: 201, body: JSON.stringify({ status: { token: "agent-token" } }) };
+      expect(request.headers["x-pulumi-lvm-authorization"]).toBe("Bearer agent-token");
+      if (call === "POST /api/v1/namespaces/lvm-system/pods/http:pa:8080/proxy/v1/apply")
+        return { status: 200, body: JSON.stringify(operation("node-a")) };
+      if (call === "POST /api/v1/namespaces/lvm-system/pods/http:pb:8080/proxy/v1/apply")
+        return {
+          status: 409,
+          body: JSON.stringify(
+            errorBody(new AgentError(409, "PlanChanged", "the node changed since the plan was made")),
+          ),
+        };
+      throw new Error(`unexpected ${call}`);
+    };
+  }
+
+  test("update: only planned nodes with steps are called, through the proxy; a failed node keeps its old outcome with the error", async () => {
+    const calls: string[] = [];
+    const provider = createProvider({ transport: fakeCluster(calls) });
+    const before = {
+      "node-a": {
+        selected: true,
+        planHash: "h1",
+        stepsDone: 2,
+        stepsSkipped: 0,
+        operation: "op-0",
+        blocked: [],
+      },
+      "node-b": {
+        selected: true,
+        planHash: "h1",
+        stepsDone: 2,
+        stepsSkipped: 0,
+        operation: "op-0",
+        blocked: [],
+      },
+      "node-c": { selected: true, planHash: "h1", stepsDone: 1, stepsSkipped: 0, blocked: [] },
+    };
+    const news = clusterInputs({
+      plans: {
+        "node-a": plan({ hash: "h2", steps: 1 }),
+        "node-b": plan({ hash: "h2", steps: 1 }),
+        "node-c": plan(),
+      },
+    });
+    const error = await provider.update!("lvm-system/edge", { ...news, nodes: before }, news).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(PartialApplyError);
+    const { properties, reasons } = error as PartialApplyError;
+    expect(reasons).toEqual([
+      "node node-b: PlanChanged: the node changed since the plan was made\n  nothing was done on node node-b: its disks changed after the plan (h2) was reviewed; run pulumi preview to review the new plan, then pulumi up",
+    ]);
+    expect(properties.nodes).toEqual({
+      "node-a": {
+        selected: true,
+        planHash: "h2",
+        stepsDone: 1,
+        stepsSkipped: 0,
+        operation: "op-node-a",
+        blocked: [],
+      },
+      "node-b": { ...before["node-b"], error: reasons[0] },
+      "node-c": { selected: true, planHash: "h1", stepsDone: 0, stepsSkipped: 0, blocked: [] },
+    });
+    expect((properties.cluster as { kubeconfig: unknown }).kubeconfig).toEqual({
+      "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+      value: kubeconfig,
+    });
+    // No node listing (apply works on the reviewed plans), one token, node-c not called.
+    expect(calls.sort()).toEqual([
+      "GET /api/v1/namespaces/lvm-system/pods",
+      "POST /api/v1/namespaces/lvm-system/pods/http:pa:8080/proxy/v1/apply",
+      "POST /api/v1/namespaces/lvm-system/pods/http:pb:8080/proxy/v1/apply",
+      "POST /api/v1/namespaces/lvm-system/serviceaccounts/lvm-provisioner/token",
+    ]);
+  });
+
+  test("create where every called node fails: a plain error, nothing to record", async () => {
+    const provider = createProvider({ transport: fakeCluster([]) });
+    const error = await provider
+      .create(clusterInputs({ plans: { "node-b": plan({ hash: "h2", steps: 1 }) } }))
+      .catch((e: unknown) => e);
+    expect(error).not.toBeInstanceOf(PartialApplyError);
+    expect((error as Error).message).toMatch(
+      /^applying node set lvm-system\/edge failed:\nnode node-b: PlanChanged/,
+    );
+  });
+
+  test("check with unknown cluster settings (preview) passes them through without calling anything", async () => {
+    const provider = createProvider({ transport: noAgentCalls });
+    const news = { ...clusterInputs(), cluster: { kubeconfig: UNKNOWN, serviceAccount: "lvm-provisioner" } };
+    expect(await provider.check!({}, news)).toEqual({ inputs: news });
   });
 });

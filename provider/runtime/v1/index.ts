@@ -1,20 +1,17 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { deletionPolicyOf } from "../../../src/api";
-import {
-  agentClient,
-  AgentCallError,
-  type AgentClient,
-  type AgentEndpoint,
-  type Transport,
-} from "./agent-client";
+import { agentClient, AgentCallError, httpTransport, type AgentClient, type Transport } from "./agent-client";
+import { locateAgents, type Locate } from "./locate-agents";
+import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { summarizePlan, type PlanSummary } from "./plan-summary";
-import { sealTokens, unseal } from "./secrets";
+import { sealSecrets, unseal } from "./secrets";
 import { parseInputs, requireInputs, type Inputs, type NodeOutcome, type VolumeGroupOutcome } from "./state";
 
 /**
  * Runtime v1 of the NodeSetDisks dynamic provider: all of its logic. provider/provider.ts loads this
  * module by version when the engine calls a method, so a state written with v1 is always handled by
- * v1, whatever version of the package is installed. Change behaviour in a new version (v2/), never here.
+ * v1, whatever version of the package is installed. Change behaviour in a new version (v2/), never
+ * here; compatible additions (cluster mode, recording partial applies) keep every v1 state valid.
  */
 
 /** What the runtime needs from outside. @default the real HTTP transport */
@@ -26,41 +23,48 @@ export interface RuntimeDeps {
 export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceProvider {
-  const client = agentClient(deps.transport);
-  // Everything handed back to the engine carries the agent tokens as secrets (secrets.ts).
-  const seal = <T extends Record<string, unknown>>(props: T) => sealTokens(props, UNKNOWN);
+  const transport = deps.transport ?? httpTransport;
+  const client = agentClient(transport);
+  const locate: Locate = (inputs, nodes) => locateAgents(transport, inputs, nodes);
+  // Everything handed back to the engine carries the credentials as secrets (secrets.ts).
+  const seal = <T extends Record<string, unknown>>(props: T) => sealSecrets(props, UNKNOWN);
   return {
     check: async (_olds, news) => {
-      const result = await check(client, unseal(news) as Record<string, unknown>);
+      const result = await check(client, locate, unseal(news) as Record<string, unknown>);
       return { ...result, inputs: seal(result.inputs) };
     },
     diff: async (_id, olds, news) =>
       diff(unseal(olds) as Record<string, unknown>, unseal(news) as Record<string, unknown>),
     create: async (inputs) => {
       const checked = requireInputs(inputs, "create");
-      return {
-        id: `${checked.namespace}/${checked.nodeSetName}`,
-        outs: seal({ ...inputs, nodes: await apply(client, checked) }),
-      };
+      const id = `${checked.namespace}/${checked.nodeSetName}`;
+      return { id, outs: applyOutputs(id, inputs, await apply(client, locate, checked, {}), seal) };
     },
-    update: async (_id, _olds, news) => ({
-      outs: seal({ ...news, nodes: await apply(client, requireInputs(news, "update")) }),
-    }),
+    update: async (id, olds, news) => {
+      const before = ((unseal(olds) as { nodes?: unknown }).nodes ?? {}) as Record<string, NodeOutcome>;
+      const result = await apply(client, locate, requireInputs(news, "update"), before);
+      return { outs: applyOutputs(id, news, result, seal) };
+    },
     read: async (id, props) => ({
       id,
-      props: seal({ ...props, nodes: await read(client, requireInputs(props, "refresh"), props.nodes) }),
+      props: seal({
+        ...props,
+        nodes: await read(client, locate, requireInputs(props, "refresh"), props.nodes),
+      }),
     }),
-    delete: async (_id, props) => teardown(client, requireInputs(props, "delete")),
+    delete: async (_id, props) => teardown(client, locate, requireInputs(props, "delete")),
   };
 }
 
 /**
  * Asks every node's agent for its dry-run plan and puts a readable summary of each into the inputs,
  * so the preview shows, per node, the devices claimed, extended, removed and wiped, and the devices
- * left out with the reasons. An agent that cannot plan is a check failure naming the node.
+ * left out with the reasons. The nodes: the `agents` map (sandbox), or those the nodeSelector picks
+ * in the cluster. An agent that cannot plan, or cannot be found, is a check failure naming the node.
  */
 async function check(
   client: AgentClient,
+  locate: Locate,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
@@ -68,23 +72,38 @@ async function check(
   const parsed = parseInputs(fresh);
   if (!parsed.ok)
     return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
+  const inputs = parsed.inputs;
   const plans: Record<string, PlanSummary> = {};
   const failures: pulumi.dynamic.CheckFailure[] = [];
-  await Promise.all(
-    endpoints(parsed.inputs).map(async (ep) => {
-      try {
-        plans[ep.node] = summarizePlan(await client.plan(ep, parsed.inputs.spec));
-      } catch (e) {
-        failures.push({ property: `agents.${ep.node}`, reason: (e as Error).message });
-      }
-    }),
-  );
+  try {
+    const located = await locate(inputs);
+    for (const m of located.missing)
+      failures.push({ property: propertyOf(inputs, m.node), reason: m.message });
+    await Promise.all(
+      located.endpoints.map(async (ep) => {
+        try {
+          plans[ep.node] = summarizePlan(await client.plan(ep, inputs.spec));
+        } catch (e) {
+          failures.push({ property: propertyOf(inputs, ep.node), reason: (e as Error).message });
+        }
+      }),
+    );
+  } catch (e) {
+    failures.push({ property: "cluster", reason: (e as Error).message });
+  }
+  failures.sort((a, b) => a.reason.localeCompare(b.reason));
   return { inputs: { ...fresh, plans: sortKeys(plans) }, ...(failures.length ? { failures } : {}) };
 }
 
+/** The input a node's problem belongs to: its agent (sandbox) or the cluster settings. */
+function propertyOf(inputs: Inputs, node: string): string {
+  return inputs.agents ? `agents.${node}` : "cluster";
+}
+
 /**
- * There is work when the spec, the node set's identity or the agents changed, or when any node's
- * fresh plan has steps. Never a replacement: replacing would tear down (deletionPolicy Delete) and
+ * There is work when the spec, the node set's identity, the agents or the cluster settings changed
+ * (a new kubeconfig is an update that touches no disk, so that a later destroy uses it), or when
+ * any node's fresh plan has steps. Never a replacement: replacing would tear down (deletionPolicy Delete) and
  * rebuild disks that hold data.
  */
 export function diff(
@@ -92,7 +111,7 @@ export function diff(
   news: Record<string, unknown>,
 ): pulumi.dynamic.DiffResult {
   if (JSON.stringify(news).includes(UNKNOWN)) return { replaces: [] };
-  const changed = ["nodeSetName", "namespace", "spec", "agents"].some(
+  const changed = ["nodeSetName", "namespace", "spec", "agents", "cluster"].some(
     (key) => JSON.stringify(olds[key]) !== JSON.stringify(news[key]),
   );
   const plans = (news.plans ?? {}) as Record<string, PlanSummary>;
@@ -102,44 +121,69 @@ export function diff(
 
 /**
  * Applies each selected node's plan with the hash seen at check, all nodes at once. A node whose
- * disks changed since (409 PlanChanged) is not touched; every failing node is named in one error.
+ * disks changed since (409 PlanChanged) is not touched. The nodes: the `agents` map (sandbox), or
+ * those planned at check (cluster: exactly the reviewed set). Only nodes with steps are called.
  */
-async function apply(client: AgentClient, inputs: Inputs): Promise<Record<string, NodeOutcome>> {
+async function apply(
+  client: AgentClient,
+  locate: Locate,
+  inputs: Inputs,
+  before: Readonly<Record<string, NodeOutcome>>,
+): Promise<ApplyResult> {
   const outcomes: Record<string, NodeOutcome> = {};
-  const failures: string[] = [];
-  await Promise.all(
-    endpoints(inputs).map(async (ep) => {
-      const plan = inputs.plans?.[ep.node];
-      if (!plan)
-        return failures.push(`node ${ep.node}: no plan was made for it; run pulumi preview, then pulumi up`);
-      const base = {
+  const failures: Record<string, { message: string; outcome: NodeOutcome }> = {};
+  const changed: string[] = [];
+  const fail = (node: string, message: string) => {
+    const plan = inputs.plans?.[node];
+    const notApplied = {
+      selected: plan?.selected ?? true,
+      planHash: "",
+      stepsDone: 0,
+      stepsSkipped: 0,
+      blocked: plan?.blocked ?? [],
+    };
+    failures[node] = { message, outcome: before[node] ?? notApplied };
+  };
+  const work: string[] = [];
+  for (const node of Object.keys(inputs.agents ?? inputs.plans ?? {})) {
+    const plan = inputs.plans?.[node];
+    if (!plan) fail(node, `node ${node}: no plan was made for it; run pulumi preview, then pulumi up`);
+    else if (!plan.selected || plan.steps === 0)
+      outcomes[node] = {
         selected: plan.selected,
         planHash: plan.hash,
         stepsDone: 0,
         stepsSkipped: 0,
         blocked: plan.blocked,
       };
-      if (!plan.selected || plan.steps === 0) return (outcomes[ep.node] = base);
-      try {
-        const result = await client.apply(ep, inputs.spec, plan.hash);
-        outcomes[ep.node] = {
-          ...base,
-          operation: result.operation,
-          stepsDone: result.steps.filter((s) => s.outcome === "done").length,
-          stepsSkipped: result.steps.filter((s) => s.outcome === "skipped").length,
-        };
-      } catch (e) {
-        failures.push(describeApplyFailure(e, plan));
-      }
-    }),
-  );
-  if (failures.length) {
-    const done = Object.keys(outcomes).sort();
-    throw new Error(
-      `applying node set ${inputs.namespace}/${inputs.nodeSetName} failed:\n${failures.sort().join("\n")}${done.length ? `\napplied: ${done.join(", ")}` : ""}`,
+    else work.push(node);
+  }
+  if (work.length) {
+    const located = await locate(inputs, work).catch((e: Error) => {
+      throw new Error(`applying node set ${inputs.namespace}/${inputs.nodeSetName} failed: ${e.message}`);
+    });
+    for (const m of located.missing) fail(m.node, m.message);
+    await Promise.all(
+      located.endpoints.map(async (ep) => {
+        const plan = inputs.plans![ep.node]!;
+        try {
+          const result = await client.apply(ep, inputs.spec, plan.hash);
+          outcomes[ep.node] = {
+            selected: plan.selected,
+            planHash: plan.hash,
+            operation: result.operation,
+            stepsDone: result.steps.filter((s) => s.outcome === "done").length,
+            stepsSkipped: result.steps.filter((s) => s.outcome === "skipped").length,
+            blocked: plan.blocked,
+          };
+          changed.push(ep.node);
+        } catch (e) {
+          fail(ep.node, describeApplyFailure(e, plan));
+        }
+      }),
     );
   }
-  return sortKeys(outcomes);
+  return { outcomes, failures, changed };
 }
 
 /** The error text for a node whose apply failed; a changed plan says how to continue. */
@@ -152,87 +196,93 @@ export function describeApplyFailure(e: unknown, plan: PlanSummary): string {
 /**
  * Refresh: each node's LVMNode state, its volume groups (state, physical volumes, and what is still
  * to do or wrong) and its last operation, as its agent reports them now. What the last apply did is
- * kept; whatever the previous refresh reported is replaced, so a change made by hand on the node
- * shows up in `pulumi refresh` as a change of these outputs.
+ * kept; whatever the previous refresh reported is replaced, so a change made by hand on a node
+ * shows up in `pulumi refresh` as a change of these outputs. The nodes: the `agents` map, or those
+ * the nodeSelector picks now.
  */
 async function read(
   client: AgentClient,
+  locate: Locate,
   inputs: Inputs,
   previous: unknown,
 ): Promise<Record<string, NodeOutcome>> {
   const before = (previous ?? {}) as Record<string, NodeOutcome>;
   const outcomes: Record<string, NodeOutcome> = {};
+  const located = await locate(inputs);
+  const failures = located.missing.map((m) => m.message);
   await Promise.all(
-    endpoints(inputs).map(async (ep) => {
-      const status = await client.status(ep);
-      const last = status.lastOperation;
-      const {
-        state: _state,
-        volumeGroups: _volumeGroups,
-        lastOperation: _lastOperation,
-        ...applied
-      } = before[ep.node] ?? { selected: true, planHash: "", stepsDone: 0, stepsSkipped: 0, blocked: [] };
-      const volumeGroups = Object.fromEntries(
-        (status.status.volumeGroups ?? []).map((vg): [string, VolumeGroupOutcome] => [
-          vg.name,
-          {
-            state: vg.state,
-            members: (vg.devices?.included ?? []).map((d) => d.kname).sort(),
-            ...(vg.message ? { message: vg.message } : {}),
-          },
-        ]),
-      );
-      outcomes[ep.node] = {
-        ...applied,
-        ...(status.status.state ? { state: status.status.state } : {}),
-        volumeGroups,
-        ...(last
-          ? {
-              lastOperation: `${last.kind} ${last.operation} ${last.result}${last.error ? `: ${last.error.message}` : ""}`,
-            }
-          : {}),
-      };
+    located.endpoints.map(async (ep) => {
+      try {
+        outcomes[ep.node] = refreshed(before[ep.node], await client.status(ep));
+      } catch (e) {
+        failures.push((e as Error).message);
+      }
     }),
-  );
-  return sortKeys(outcomes);
-}
-
-/**
- * deletionPolicy Retain (the default): nothing happens on any disk. Delete: each node's agent tears
- * down the spec's thin pools and volume groups, never forced, so a volume group that still holds
- * logical volumes stays and the delete fails naming the node and the volumes.
- */
-async function teardown(client: AgentClient, inputs: Inputs): Promise<void> {
-  if (deletionPolicyOf(inputs.spec) === "Retain") return;
-  const failures: string[] = [];
-  await Promise.all(
-    endpoints(inputs)
-      .filter((ep) => inputs.plans?.[ep.node]?.selected !== false)
-      .map(async (ep) => {
-        try {
-          await client.teardown(ep, inputs.spec);
-        } catch (e) {
-          failures.push((e as Error).message);
-        }
-      }),
   );
   if (failures.length)
     throw new Error(
-      `tearing down node set ${inputs.namespace}/${inputs.nodeSetName} (deletionPolicy Delete) failed; nothing was forced:\n${failures.sort().join("\n")}`,
+      `refreshing node set ${inputs.namespace}/${inputs.nodeSetName} failed:\n${failures.sort().join("\n")}`,
     );
+  return sortKeys(outcomes);
 }
 
-function endpoints(inputs: Inputs): AgentEndpoint[] {
-  return Object.entries(inputs.agents)
-    .sort(([a], [b]) => a.localeCompare(b))
-    .map(([node, agent]) => ({
-      node,
-      url: agent.url,
-      token: agent.token,
-      ...(agent.ca ? { ca: agent.ca } : {}),
-    }));
+/** A node's outcome after a refresh: what the last apply did, and the agent's status now. */
+function refreshed(
+  before: NodeOutcome | undefined,
+  status: Awaited<ReturnType<AgentClient["status"]>>,
+): NodeOutcome {
+  const last = status.lastOperation;
+  const {
+    state: _state,
+    volumeGroups: _volumeGroups,
+    lastOperation: _lastOperation,
+    ...applied
+  } = before ?? { selected: true, planHash: "", stepsDone: 0, stepsSkipped: 0, blocked: [] };
+  const volumeGroups = Object.fromEntries(
+    (status.status.volumeGroups ?? []).map((vg): [string, VolumeGroupOutcome] => [
+      vg.name,
+      {
+        state: vg.state,
+        members: (vg.devices?.included ?? []).map((d) => d.kname).sort(),
+        ...(vg.message ? { message: vg.message } : {}),
+      },
+    ]),
+  );
+  return {
+    ...applied,
+    ...(status.status.state ? { state: status.status.state } : {}),
+    volumeGroups,
+    ...(last
+      ? {
+          lastOperation: `${last.kind} ${last.operation} ${last.result}${last.error ? `: ${last.error.message}` : ""}`,
+        }
+      : {}),
+  };
 }
 
-function sortKeys<T>(record: Record<string, T>): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+/**
+ * deletionPolicy Retain (the default): nothing happens on any disk. Delete: each applied node's
+ * agent tears down the spec's thin pools and volume groups, never forced, so a volume group that
+ * still holds logical volumes stays and the delete fails naming the node and the volumes.
+ */
+async function teardown(client: AgentClient, locate: Locate, inputs: Inputs): Promise<void> {
+  if (deletionPolicyOf(inputs.spec) === "Retain") return;
+  const nodes = Object.keys(inputs.agents ?? inputs.plans ?? {}).filter(
+    (node) => inputs.plans?.[node]?.selected !== false,
+  );
+  const what = `tearing down node set ${inputs.namespace}/${inputs.nodeSetName} (deletionPolicy Delete) failed; nothing was forced:`;
+  const located = await locate(inputs, nodes).catch((e: Error) => {
+    throw new Error(`${what}\n${e.message}`);
+  });
+  const failures = located.missing.map((m) => m.message);
+  await Promise.all(
+    located.endpoints.map(async (ep) => {
+      try {
+        await client.teardown(ep, inputs.spec);
+      } catch (e) {
+        failures.push((e as Error).message);
+      }
+    }),
+  );
+  if (failures.length) throw new Error(`${what}\n${failures.sort().join("\n")}`);
 }

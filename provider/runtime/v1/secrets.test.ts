@@ -1,7 +1,7 @@
 import { specialSecretSig, specialSigKey } from "@pulumi/pulumi/runtime/rpc";
 import { UNKNOWN } from "./index";
 import { parseInputs } from "./state";
-import { SECRET_SIGNATURE, SECRET_SIGNATURE_KEY, sealTokens, unseal } from "./secrets";
+import { SECRET_SIGNATURE, SECRET_SIGNATURE_KEY, sealSecrets, unseal } from "./secrets";
 
 const sealed = (value: unknown) => ({ [SECRET_SIGNATURE_KEY]: SECRET_SIGNATURE, value });
 
@@ -9,13 +9,13 @@ test("the signature is Pulumi's", () => {
   expect([SECRET_SIGNATURE_KEY, SECRET_SIGNATURE]).toEqual([specialSigKey, specialSecretSig]);
 });
 
-describe("sealTokens", () => {
+describe("sealSecrets", () => {
   test("wraps every agent's token as a secret and nothing else", () => {
     const props = {
       namespace: "lvm-system",
       agents: { a: { url: "http://a", token: "t-a" }, b: { url: "http://b", token: "t-b", ca: "PEM" } },
     };
-    expect(sealTokens(props, UNKNOWN)).toEqual({
+    expect(sealSecrets(props, UNKNOWN)).toEqual({
       namespace: "lvm-system",
       agents: {
         a: { url: "http://a", token: sealed("t-a") },
@@ -25,6 +25,16 @@ describe("sealTokens", () => {
     expect(props.agents.a.token).toBe("t-a"); // not mutated
   });
 
+  test("wraps the cluster-mode kubeconfig as a secret and nothing else of it", () => {
+    const props = { cluster: { kubeconfig: "KUBECONFIG", serviceAccount: "lvm-provisioner" } };
+    expect(sealSecrets(props, UNKNOWN)).toEqual({
+      cluster: { kubeconfig: sealed("KUBECONFIG"), serviceAccount: "lvm-provisioner" },
+    });
+    expect(sealSecrets({ cluster: { kubeconfig: UNKNOWN } }, UNKNOWN)).toEqual({
+      cluster: { kubeconfig: UNKNOWN },
+    });
+  });
+
   test.each([
     ["an unknown token (preview)", { agents: { a: { url: "u", token: UNKNOWN } } }],
     ["a token already sealed", { agents: { a: { url: "u", token: sealed("t") } } }],
@@ -32,7 +42,7 @@ describe("sealTokens", () => {
     ["malformed agents", { agents: ["a"] }],
     ["an agent without a token", { agents: { a: { url: "u" } } }],
   ])("leaves %s as it is", (_what, props) => {
-    expect(sealTokens(props as Record<string, unknown>, UNKNOWN)).toEqual(props);
+    expect(sealSecrets(props as Record<string, unknown>, UNKNOWN)).toEqual(props);
   });
 });
 

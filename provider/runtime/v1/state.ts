@@ -1,12 +1,20 @@
 import { z } from "zod";
-import { lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec, type ValidationProblem } from "../../../src/api";
+import {
+  lvmNodeSpecSchema,
+  nodeSelectorSchema,
+  problemsFrom,
+  type LVMNodeSpec,
+  type ValidationProblem,
+} from "../../../src/api";
+import type { ClusterSettings } from "./cluster-agents";
 import type { PlanSummary } from "./plan-summary";
 import { unseal } from "./secrets";
 
 /**
  * The v1 state of a NodeSetDisks resource: its inputs (as the component sends them, plus the plans
  * `check` adds) and its outputs. Read with zod because it comes from state files written by any
- * earlier version of the program.
+ * earlier version of the program. Sandbox mode (`agents`, the first v1 shape) and cluster mode
+ * (`cluster`, added later as an optional input) are exclusive.
  */
 
 export const agentSchema = z.strictObject({ url: z.string(), token: z.string(), ca: z.string().optional() });
@@ -18,21 +26,48 @@ const planSummarySchema = z.looseObject({
   blocked: z.array(z.string()),
 }) as unknown as z.ZodType<PlanSummary>;
 
-export const inputsSchema = z.looseObject({
-  nodeSetName: z.string(),
-  namespace: z.string(),
-  spec: lvmNodeSpecSchema,
-  agents: z.record(z.string(), agentSchema),
-  plans: z.record(z.string(), planSummarySchema).optional(),
+export const clusterSchema = z.strictObject({
+  kubeconfig: z.string().min(1),
+  context: z.string().min(1).optional(),
+  serviceAccount: z.string().min(1),
+  nodeSelector: nodeSelectorSchema.optional(),
 });
+
+export const inputsSchema = z
+  .looseObject({
+    nodeSetName: z.string(),
+    namespace: z.string(),
+    spec: lvmNodeSpecSchema,
+    agents: z.record(z.string(), agentSchema).optional(),
+    cluster: clusterSchema.optional(),
+    plans: z.record(z.string(), planSummarySchema).optional(),
+  })
+  .superRefine((inputs, ctx) => {
+    if (inputs.agents && inputs.cluster)
+      ctx.addIssue({
+        code: "custom",
+        path: ["cluster"],
+        message: "cannot be set together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
+      });
+    if (!inputs.agents && !inputs.cluster)
+      ctx.addIssue({
+        code: "custom",
+        path: ["agents"],
+        message:
+          "is required unless cluster is set (sandbox mode: node → agent URL and token; cluster mode: cluster)",
+      });
+  });
 
 export interface Inputs {
   readonly nodeSetName: string;
   readonly namespace: string;
   readonly spec: LVMNodeSpec;
-  readonly agents: Readonly<
+  /** Sandbox mode: node → its agent's URL and token. */
+  readonly agents?: Readonly<
     Record<string, { readonly url: string; readonly token: string; readonly ca?: string }>
   >;
+  /** Cluster mode: the agents are found through the Kubernetes API. */
+  readonly cluster?: ClusterSettings;
   /** Set by check: node → the plan reviewed at preview. */
   readonly plans?: Readonly<Record<string, PlanSummary>>;
 }
@@ -55,6 +90,8 @@ export interface NodeOutcome {
   readonly volumeGroups?: Readonly<Record<string, VolumeGroupOutcome>>;
   /** The agent's last operation and its result (refresh), e.g. "apply 3f2a… succeeded". */
   readonly lastOperation?: string;
+  /** Why the last apply failed on this node while others applied (the resource then holds a partial result). */
+  readonly error?: string;
 }
 
 /** One volume group of a node at the last refresh. */
@@ -73,11 +110,11 @@ export function parseInputs(
 ): { ok: true; inputs: Inputs } | { ok: false; problems: ValidationProblem[] } {
   const r = inputsSchema.safeParse(unseal(value), { reportInput: true });
   if (r.success) return { ok: true, inputs: r.data as Inputs };
-  // A problem message quotes the value ("(got ...)"); under `agents` that value may be a token.
+  // A problem message quotes the value ("(got ...)"); under `agents` and `cluster` that value may be
+  // a token or a kubeconfig.
+  const secretive = (path: string) => /^(agents|cluster)($|\.)/.test(path);
   const problems = problemsFrom(r.error).map((p) =>
-    p.path === "agents" || p.path.startsWith("agents.")
-      ? { ...p, message: p.message.replace(/ \(got [\s\S]*\)$/, "") }
-      : p,
+    secretive(p.path) ? { ...p, message: p.message.replace(/ \(got [\s\S]*\)$/, "") } : p,
   );
   return { ok: false, problems };
 }

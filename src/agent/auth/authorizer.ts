@@ -55,7 +55,8 @@ export function createAuthorizer(
       return {
         ok: false,
         status: 401,
-        message: "a bearer token is required (Authorization: Bearer <token>)",
+        message:
+          "a bearer token is required (Authorization: Bearer <token>; through the API server's pod proxy, X-Pulumi-Lvm-Authorization: Bearer <token>)",
       };
     const key = createHash("sha256").update(token).digest("hex");
     const cached = cache.get(key);

@@ -2,23 +2,10 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as https from "node:https";
 import * as path from "node:path";
-import YAML from "yaml";
 import type { AccessDecision, KubeAuthClient, ResourceAttributes, TokenReviewResult } from "./kube-auth";
+import { connectionFromKubeconfigText, type KubeConnection } from "./kubeconfig";
 
-/** How to reach and authenticate to an API server. */
-export interface KubeConnection {
-  /** e.g. "https://10.0.0.1:443" */
-  readonly server: string;
-  /** PEM of the CA that signed the API server's certificate. @default the system CAs */
-  readonly ca?: string;
-  /** The agent's own bearer token, read each time (service account tokens rotate). */
-  readonly token?: () => string;
-  /** Client certificate and key (PEM), for kubeconfigs that use them. */
-  readonly cert?: string;
-  readonly key?: string;
-  /** Only for test clusters. @default false */
-  readonly insecureSkipTlsVerify?: boolean;
-}
+export type { KubeConnection } from "./kubeconfig";
 
 export interface KubeClientOptions {
   /** Per-request timeout. @default 5000 */
@@ -69,41 +56,13 @@ export function createKubeAuthClient(conn: KubeConnection, options: KubeClientOp
   };
 }
 
-/** The connection a kubeconfig's current (or named) context describes. */
+/** The connection a kubeconfig file's current (or named) context describes (kubeconfig.ts). */
 export function connectionFromKubeconfig(file: string, context?: string): KubeConnection {
-  const doc = YAML.parse(fs.readFileSync(file, "utf8")) as Kubeconfig;
-  const where = (p: string) => `${file}: ${p}`;
-  const ctxName = context ?? doc["current-context"];
-  const ctx = doc.contexts?.find((c) => c.name === ctxName)?.context;
-  if (!ctx) throw new Error(where(`context ${JSON.stringify(ctxName)} not found`));
-  const cluster = doc.clusters?.find((c) => c.name === ctx.cluster)?.cluster;
-  if (!cluster?.server)
-    throw new Error(where(`cluster ${JSON.stringify(ctx.cluster)} not found or has no server`));
-  const user = doc.users?.find((u) => u.name === ctx.user)?.user ?? {};
-  const rel = (p: string) => (path.isAbsolute(p) ? p : path.join(path.dirname(file), p));
-  const pem = (data: string | undefined, fileRef: string | undefined) =>
-    data
-      ? Buffer.from(data, "base64").toString("utf8")
-      : fileRef
-        ? fs.readFileSync(rel(fileRef), "utf8")
-        : undefined;
-  const ca = pem(cluster["certificate-authority-data"], cluster["certificate-authority"]);
-  const cert = pem(user["client-certificate-data"], user["client-certificate"]);
-  const key = pem(user["client-key-data"], user["client-key"]);
-  const staticToken = user.token;
-  const tokenFile = user.tokenFile;
-  return {
-    server: cluster.server,
-    ...(ca ? { ca } : {}),
-    ...(cert ? { cert } : {}),
-    ...(key ? { key } : {}),
-    ...(staticToken
-      ? { token: () => staticToken }
-      : tokenFile
-        ? { token: () => fs.readFileSync(rel(tokenFile), "utf8").trim() }
-        : {}),
-    ...(cluster["insecure-skip-tls-verify"] ? { insecureSkipTlsVerify: true } : {}),
-  };
+  return connectionFromKubeconfigText(
+    fs.readFileSync(file, "utf8"),
+    { name: file, baseDir: path.dirname(file) },
+    context,
+  );
 }
 
 /** The connection of a pod: KUBERNETES_SERVICE_HOST/PORT and the mounted service account token and CA. */
@@ -129,31 +88,6 @@ interface TokenReviewStatus {
   error?: string;
 }
 
-interface Kubeconfig {
-  "current-context"?: string;
-  contexts?: Array<{ name: string; context: { cluster: string; user: string } }>;
-  clusters?: Array<{
-    name: string;
-    cluster: {
-      server?: string;
-      "certificate-authority"?: string;
-      "certificate-authority-data"?: string;
-      "insecure-skip-tls-verify"?: boolean;
-    };
-  }>;
-  users?: Array<{
-    name: string;
-    user: {
-      token?: string;
-      tokenFile?: string;
-      "client-certificate"?: string;
-      "client-certificate-data"?: string;
-      "client-key"?: string;
-      "client-key-data"?: string;
-    };
-  }>;
-}
-
 function postJson(conn: KubeConnection, apiPath: string, body: unknown, timeoutMs: number): Promise<unknown> {
   const url = new URL(apiPath, conn.server);
   const payload = JSON.stringify(body);
@@ -167,6 +101,7 @@ function postJson(conn: KubeConnection, apiPath: string, body: unknown, timeoutM
         ...(conn.ca ? { ca: conn.ca } : {}),
         ...(conn.cert ? { cert: conn.cert } : {}),
         ...(conn.key ? { key: conn.key } : {}),
+        ...(conn.tlsServerName ? { servername: conn.tlsServerName } : {}),
         ...(conn.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
         headers: {
           accept: "application/json",

@@ -1,0 +1,70 @@
+import { agentClient, type AgentEndpoint, type Transport } from "./agent-client";
+
+const status = { node: "node-a", status: { conditions: [] } };
+
+describe("agentClient through the API server's pod proxy", () => {
+  const proxied: AgentEndpoint = {
+    node: "node-a",
+    url: "https://api:6443/api/v1/namespaces/lvm/pods/http:p1:8080/proxy/",
+    token: "agent-token",
+    proxy: {
+      namespace: "lvm",
+      pod: "p1",
+      apiServer: { server: "https://api:6443", ca: "CA", token: () => "user-token" },
+    },
+  };
+
+  test("the caller's credentials in Authorization, the agent token in X-Pulumi-Lvm-Authorization", async () => {
+    const seen: Parameters<Transport>[0][] = [];
+    const client = agentClient(async (request) => {
+      seen.push(request);
+      return { status: 200, body: JSON.stringify(status) };
+    });
+    await client.status(proxied);
+    expect(seen[0]!.url.href).toBe(
+      "https://api:6443/api/v1/namespaces/lvm/pods/http:p1:8080/proxy/v1/status",
+    );
+    expect(seen[0]!.headers).toEqual({
+      authorization: "Bearer user-token",
+      "x-pulumi-lvm-authorization": "Bearer agent-token",
+      accept: "application/json",
+    });
+    expect(seen[0]!.tls).toEqual({ ca: "CA" });
+  });
+
+  test("directly (sandbox): the agent token in Authorization, the agent's CA", async () => {
+    const seen: Parameters<Transport>[0][] = [];
+    const client = agentClient(async (request) => {
+      seen.push(request);
+      return { status: 200, body: JSON.stringify(status) };
+    });
+    await client.status({ node: "node-a", url: "https://10.0.0.5:8443", token: "t", ca: "AGENT CA" });
+    expect(seen[0]!.headers.authorization).toBe("Bearer t");
+    expect(seen[0]!.headers).not.toHaveProperty("x-pulumi-lvm-authorization");
+    expect(seen[0]!.tls).toEqual({ ca: "AGENT CA" });
+  });
+
+  test("the API server's own refusal names the node, the pod, the status and the API's message", async () => {
+    const client = agentClient(async () => ({
+      status: 403,
+      body: JSON.stringify({
+        kind: "Status",
+        message: 'pods "http:p1:8080" is forbidden: User "u" cannot create resource "pods/proxy"',
+      }),
+    }));
+    await expect(client.plan(proxied, {} as never)).rejects.toThrow(
+      'node node-a: POST /v1/plan (pod lvm/p1, through the API server) failed with HTTP 403: pods "http:p1:8080" is forbidden: User "u" cannot create resource "pods/proxy"',
+    );
+  });
+
+  test("an unreachable API server is named, never the token", async () => {
+    const client = agentClient(async () => {
+      throw new Error("connect ECONNREFUSED");
+    });
+    const error = (await client.status(proxied).catch((e: Error) => e)) as Error;
+    expect(error.message).toBe(
+      "node node-a: cannot reach the API server at https://api:6443 to call its agent (pod lvm/p1): connect ECONNREFUSED",
+    );
+    expect(error.message).not.toMatch(/token/);
+  });
+});

@@ -1,0 +1,170 @@
+import type { Transport } from "./agent-client";
+import { AGENT_TOKEN_SECONDS, findClusterAgents } from "./cluster-agents";
+
+const KUBECONFIG = `current-context: c
+contexts: [{name: c, context: {cluster: k, user: u}}]
+clusters: [{name: k, cluster: {server: "https://api:6443", certificate-authority-data: ${Buffer.from("CA").toString("base64")}}}]
+users: [{name: u, user: {token: user-token}}]
+`;
+const AGENT_TOKEN = "agent-token-from-tokenrequest";
+
+function node(name: string, zone: string) {
+  return { metadata: { name, labels: { zone } } };
+}
+function agentPod(name: string, nodeName: string, ready = "True") {
+  return {
+    metadata: { name },
+    spec: { nodeName, containers: [{ name: "agent", ports: [{ name: "http", containerPort: 8080 }] }] },
+    status: { phase: "Running", podIP: "10.1.0.1", conditions: [{ type: "Ready", status: ready }] },
+  };
+}
+
+/** A fake API server: answers by "METHOD path?query"; records every request. */
+function apiServer(answers: Record<string, { status: number; body: unknown }>) {
+  const calls: Array<{ call: string; headers: Record<string, string>; body?: unknown }> = [];
+  const transport: Transport = async (request) => {
+    const call = `${request.method} ${request.url.pathname}${request.url.search}`;
+    calls.push({
+      call,
+      headers: { ...request.headers },
+      ...(request.body ? { body: JSON.parse(request.body) } : {}),
+    });
+    const answer = answers[call];
+    if (!answer) throw new Error(`unexpected ${call}`);
+    return { status: answer.status, body: JSON.stringify(answer.body) };
+  };
+  return { transport, calls };
+}
+
+const PODS = "GET /api/v1/namespaces/lvm/pods?labelSelector=app.kubernetes.io%2Fname%3Dpulumi-lvm-agent";
+const TOKEN = "POST /api/v1/namespaces/lvm/serviceaccounts/lvm-provisioner/token";
+const cluster = {
+  kubeconfig: KUBECONFIG,
+  serviceAccount: "lvm-provisioner",
+  nodeSelector: {
+    nodeSelectorTerms: [{ matchExpressions: [{ key: "zone", operator: "In" as const, values: ["edge"] }] }],
+  },
+};
+const ok = (body: unknown) => ({ status: 200, body });
+
+describe("findClusterAgents", () => {
+  test("the nodes the selector picks, their ready agent pods behind the pod proxy, one token for all", async () => {
+    const { transport, calls } = apiServer({
+      "GET /api/v1/nodes": ok({
+        items: [node("n2", "edge"), node("n1", "edge"), node("n3", "core"), node("n4", "edge")],
+      }),
+      [PODS]: ok({
+        items: [
+          agentPod("p1", "n1"),
+          agentPod("p2", "n2"),
+          agentPod("p3", "n3"),
+          agentPod("p4", "n4", "False"),
+        ],
+      }),
+      [TOKEN]: { status: 201, body: { status: { token: AGENT_TOKEN } } },
+    });
+    const located = await findClusterAgents(transport, "lvm", cluster);
+    expect(located.endpoints.map(({ proxy, ...ep }) => ({ ...ep, pod: proxy?.pod }))).toEqual([
+      {
+        node: "n1",
+        url: "https://api:6443/api/v1/namespaces/lvm/pods/http:p1:8080/proxy/",
+        token: AGENT_TOKEN,
+        pod: "p1",
+      },
+      {
+        node: "n2",
+        url: "https://api:6443/api/v1/namespaces/lvm/pods/http:p2:8080/proxy/",
+        token: AGENT_TOKEN,
+        pod: "p2",
+      },
+    ]);
+    expect(located.endpoints[0]!.proxy).toMatchObject({
+      namespace: "lvm",
+      apiServer: { server: "https://api:6443", ca: "CA" },
+    });
+    expect(located.missing).toEqual([
+      {
+        node: "n4",
+        message: "node n4: no agent pod on it is Running and Ready: lvm/p4 (phase Running, Ready False)",
+      },
+    ]);
+    expect(calls.map((c) => c.call)).toEqual(["GET /api/v1/nodes", PODS, TOKEN]);
+    expect(calls.every((c) => c.headers.authorization === "Bearer user-token")).toBe(true);
+    expect(calls[2]!.body).toEqual({
+      apiVersion: "authentication.k8s.io/v1",
+      kind: "TokenRequest",
+      spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: AGENT_TOKEN_SECONDS },
+    });
+  });
+
+  test("given nodes (apply, delete): no node listing; no token when no agent can be called", async () => {
+    const { transport, calls } = apiServer({ [PODS]: ok({ items: [] }) });
+    expect(await findClusterAgents(transport, "lvm", cluster, ["n9"])).toEqual({
+      endpoints: [],
+      missing: [
+        {
+          node: "n9",
+          message:
+            "node n9: no agent pod (app.kubernetes.io/name=pulumi-lvm-agent in namespace lvm) runs on it; check the agent DaemonSet's nodeSelector and tolerations",
+        },
+      ],
+    });
+    expect(calls.map((c) => c.call)).toEqual([PODS]);
+  });
+
+  test("no node selected: no pods listed, no token requested", async () => {
+    const { transport, calls } = apiServer({ "GET /api/v1/nodes": ok({ items: [node("n3", "core")] }) });
+    expect(await findClusterAgents(transport, "lvm", cluster)).toEqual({ endpoints: [], missing: [] });
+    expect(calls).toHaveLength(1);
+  });
+
+  test.each([
+    [
+      "the nodes",
+      { "GET /api/v1/nodes": { status: 403, body: { kind: "Status", message: "nodes is forbidden" } } },
+      "cannot list the nodes: GET /api/v1/nodes: HTTP 403: nodes is forbidden",
+    ],
+    [
+      "the token",
+      {
+        "GET /api/v1/nodes": ok({ items: [node("n1", "edge")] }),
+        [PODS]: ok({ items: [agentPod("p1", "n1")] }),
+        [TOKEN]: {
+          status: 403,
+          body: { kind: "Status", message: 'serviceaccounts "lvm-provisioner" is forbidden' },
+        },
+      },
+      `cannot get a token for service account lvm/lvm-provisioner (TokenRequest, audience pulumi-lvm-agent): ${TOKEN}: HTTP 403: serviceaccounts "lvm-provisioner" is forbidden`,
+    ],
+  ])(
+    "a refused call (%s) is an error with the status and the API server's message",
+    async (_what, answers, message) => {
+      const { transport } = apiServer(answers);
+      await expect(findClusterAgents(transport, "lvm", cluster)).rejects.toThrow(message);
+    },
+  );
+
+  test("a malformed TokenRequest answer is named without quoting it", async () => {
+    const { transport } = apiServer({
+      "GET /api/v1/nodes": ok({ items: [node("n1", "edge")] }),
+      [PODS]: ok({ items: [agentPod("p1", "n1")] }),
+      [TOKEN]: { status: 201, body: { status: { token: 42, leaked: AGENT_TOKEN } } },
+    });
+    const error = (await findClusterAgents(transport, "lvm", cluster).catch((e: Error) => e)) as Error;
+    expect(error.message).toBe(
+      "the API server's answer for a token for service account lvm/lvm-provisioner (TokenRequest, audience pulumi-lvm-agent) is not what Kubernetes sends: status.token",
+    );
+  });
+
+  test("a kubeconfig the reader cannot use is an error naming the field", async () => {
+    const { transport } = apiServer({});
+    await expect(
+      findClusterAgents(transport, "lvm", {
+        ...cluster,
+        kubeconfig: KUBECONFIG.replace("{token: user-token}", "{exec: {command: aws}}"),
+      }),
+    ).rejects.toThrow(
+      "kubeconfig cluster.kubeconfig: users[u].user.exec: exec credential plugins are not supported",
+    );
+  });
+});

@@ -1,0 +1,132 @@
+import { z } from "zod";
+import { DEFAULT_AUDIENCE } from "../../../src/agent/auth/authorizer";
+import { connectionFromKubeconfigText } from "../../../src/agent/auth/kubeconfig";
+import type { NodeSelector } from "../../../src/api";
+import { matchesNodeSelector } from "../../../src/planner/node-selector";
+import type { AgentEndpoint, Transport } from "./agent-client";
+import { AGENT_POD_LABELS, agentPodOf, podProxyPath, podSchema } from "./agent-pods";
+import { apiUrl, kubeApi, type KubeApi } from "./kube-api";
+
+/** Cluster mode's settings (the `cluster` input). */
+export interface ClusterSettings {
+  /** The kubeconfig's text; its user lists nodes and pods, proxies to pods and requests the token. */
+  readonly kubeconfig: string;
+  /** @default the kubeconfig's current-context */
+  readonly context?: string;
+  /** The service account the agents accept (the LvmSystem's provisioner); a token for it is requested per operation. */
+  readonly serviceAccount: string;
+  /** The node set's nodeSelector (core/v1). @default every node */
+  readonly nodeSelector?: NodeSelector;
+}
+
+/** What the agents of a node set are, and the nodes whose agent cannot be called (with why). */
+export interface LocatedAgents {
+  readonly endpoints: AgentEndpoint[];
+  readonly missing: ReadonlyArray<{ readonly node: string; readonly message: string }>;
+}
+
+/** Lifetime asked for the agent token: the minimum TokenRequest allows; every call starts well within it. */
+export const AGENT_TOKEN_SECONDS = 600;
+
+/**
+ * The agents of a node set in a cluster, reached through the API server's pod proxy with the
+ * kubeconfig's user: the nodes `nodes` names, or else every node the nodeSelector picks; per node
+ * the agent DaemonSet's pod on it, Running and Ready (or why not); and one short-lived token for
+ * the provisioner service account, bound to the agents' audience, requested now and never stored.
+ * Failing to list, or to get the token, is an error naming the call, the HTTP status and the API
+ * server's message; a node without a callable agent is in `missing`.
+ */
+export async function findClusterAgents(
+  transport: Transport,
+  namespace: string,
+  cluster: ClusterSettings,
+  nodes?: readonly string[],
+): Promise<LocatedAgents> {
+  const conn = connectionFromKubeconfigText(
+    cluster.kubeconfig,
+    { name: "cluster.kubeconfig", baseDir: process.cwd() },
+    cluster.context,
+  );
+  const api = kubeApi(conn, transport);
+  const names = [...(nodes ?? (await selectedNodes(api, cluster.nodeSelector)))].sort();
+  if (!names.length) return { endpoints: [], missing: [] };
+  const pods = await agentPods(api, namespace);
+  const found = names.map((node) => ({ node, located: agentPodOf(node, namespace, pods) }));
+  const missing = found.flatMap(({ node, located }) =>
+    located.ok ? [] : [{ node, message: located.message }],
+  );
+  const ready = found.flatMap(({ node, located }) => (located.ok ? [{ node, pod: located.pod }] : []));
+  if (!ready.length) return { endpoints: [], missing };
+  const token = await agentToken(api, namespace, cluster.serviceAccount);
+  const endpoints = ready.map(({ node, pod }) => ({
+    node,
+    url: apiUrl(conn, podProxyPath(namespace, pod)).href,
+    token,
+    proxy: { namespace, pod: pod.name, apiServer: conn },
+  }));
+  return { endpoints, missing };
+}
+
+const nodeListSchema = z.looseObject({
+  items: z.array(
+    z.looseObject({
+      metadata: z.looseObject({ name: z.string(), labels: z.record(z.string(), z.string()).optional() }),
+    }),
+  ),
+});
+
+async function selectedNodes(api: KubeApi, selector: NodeSelector | undefined): Promise<string[]> {
+  const list = parse(
+    nodeListSchema,
+    await api.get("/api/v1/nodes").catch(rethrow("cannot list the nodes")),
+    "nodes",
+  );
+  return list.items
+    .filter((n) => matchesNodeSelector(selector, { name: n.metadata.name, labels: n.metadata.labels ?? {} }))
+    .map((n) => n.metadata.name);
+}
+
+async function agentPods(api: KubeApi, namespace: string) {
+  const selector = Object.entries(AGENT_POD_LABELS)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+  const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods?labelSelector=${encodeURIComponent(selector)}`;
+  const what = `the agent pods in namespace ${namespace}`;
+  return parse(
+    z.looseObject({ items: z.array(podSchema) }),
+    await api.get(path).catch(rethrow(`cannot list ${what}`)),
+    what,
+  ).items;
+}
+
+async function agentToken(api: KubeApi, namespace: string, serviceAccount: string): Promise<string> {
+  const what = `a token for service account ${namespace}/${serviceAccount} (TokenRequest, audience ${DEFAULT_AUDIENCE})`;
+  const response = await api
+    .post(
+      `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
+      {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { audiences: [DEFAULT_AUDIENCE], expirationSeconds: AGENT_TOKEN_SECONDS },
+      },
+    )
+    .catch(rethrow(`cannot get ${what}`));
+  return parse(z.looseObject({ status: z.looseObject({ token: z.string().min(1) }) }), response, what).status
+    .token;
+}
+
+function rethrow(what: string): (e: unknown) => never {
+  return (e) => {
+    throw new Error(`${what}: ${e instanceof Error ? e.message : String(e)}`);
+  };
+}
+
+/** Parses an API answer; the error never quotes it (a TokenRequest answer holds a token). */
+function parse<T>(schema: z.ZodType<T>, json: unknown, what: string): T {
+  const r = schema.safeParse(json);
+  if (!r.success)
+    throw new Error(
+      `the API server's answer for ${what} is not what Kubernetes sends: ${r.error.issues[0]?.path.join(".")}`,
+    );
+  return r.data;
+}
