@@ -6,40 +6,48 @@ import {
   NodeSet,
   type DeviceClassSpecArgs,
   type DeviceSelectorTermArgs,
-  type TemplateArgs,
+  type TopolvmNodeSetArgs,
 } from "../../src";
 
 const config = new pulumi.Config();
 
 /**
- * The device classes every zone offers, defined once. Workloads ask for "lvms-fast" or "lvms-bulk"
- * wherever they run; TopoLVM places each volume on a node that has the class, in the pod's zone.
+ * How each device class behaves wherever it is offered; each zone puts it on its own volume group.
+ * Workloads ask for "lvms-fast" or "lvms-bulk" wherever they run; TopoLVM places each volume on a
+ * node of the pod's zone that has the class.
  */
-const fast: DeviceClassSpecArgs = {
+const fast = (volumeGroup: string): DeviceClassSpecArgs => ({
   name: "fast",
   strategy: "Thin",
-  volumeGroup: "vg-nvme",
+  volumeGroup,
   default: true,
   thin: { poolName: "pool0", sizePercent: 70, overprovisionRatio: 5 },
   snapshotClass: { deletionPolicy: "Delete" },
-};
-const bulk: DeviceClassSpecArgs = {
+});
+const bulk = (volumeGroup: string): DeviceClassSpecArgs => ({
   name: "bulk",
   strategy: "Thick",
-  volumeGroup: "vg-nvme",
+  volumeGroup,
   fsType: "ext4",
   storageClass: { reclaimPolicy: "Retain" },
-};
-const classes = [fast, bulk];
+});
 
-/** Zones differ in hardware, so each picks its disks its own way. */
-const zones: Array<{ zone: string; disks: DeviceSelectorTermArgs[] }> = [
+/** Zones differ in hardware: each picks its disks its own way, into its own volume group, for its classes. */
+const zones: Array<{
+  zone: string;
+  volumeGroup: string;
+  disks: DeviceSelectorTermArgs[];
+  classes: Array<(volumeGroup: string) => DeviceClassSpecArgs>;
+}> = [
   {
     zone: "edge-north",
+    volumeGroup: "vg-nvme",
     disks: [{ matchExpressions: [{ key: "model", operator: "In", values: ["SAMSUNG MZQL23T8HCLS-00A07"] }] }],
+    classes: [fast, bulk],
   },
   {
     zone: "edge-south",
+    volumeGroup: "vg-sata",
     disks: [
       {
         matchExpressions: [
@@ -49,48 +57,62 @@ const zones: Array<{ zone: string; disks: DeviceSelectorTermArgs[] }> = [
         ],
       },
     ],
+    classes: [fast],
   },
 ];
+
+/**
+ * One node set per zone. The same args go to its NodeSet and to TopoLVM, which runs one lvmd per
+ * node set with exactly its classes on exactly its nodes: edge-south's lvmd never hears of vg-nvme.
+ * StorageClasses are cluster-wide and created once, below, so the node sets only name the classes
+ * (creationPolicy Never): no two node sets manage the same object.
+ */
+const nodeSets: TopolvmNodeSetArgs[] = zones.map(({ zone, volumeGroup, disks, classes }) => ({
+  name: zone,
+  nodeSelector: {
+    nodeSelectorTerms: [
+      { matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: [zone] }] },
+    ],
+  },
+  template: {
+    volumeGroups: [
+      { name: volumeGroup, deviceSelector: { deviceSelectorTerms: disks }, minDeviceSize: "100Gi" },
+    ],
+    deviceClasses: classes
+      .map((onGroup) => onGroup(volumeGroup))
+      .map((dc) => ({
+        ...dc,
+        storageClass: { creationPolicy: "Never" },
+        ...(dc.strategy === "Thin" ? { snapshotClass: { creationPolicy: "Never" } } : {}),
+      })),
+  },
+}));
 
 const system = new LvmSystem("lvm", {
   agentImage: config.get("agentImage") ?? "ghcr.io/pulumi-lvm/agent:0.1.0",
   tolerations: [{ operator: "Exists" }],
-  topolvm: { chartVersion: "15.7.1", deviceClasses: classes },
+  topolvm: { chartVersion: "15.7.1", nodeSets },
 });
 
-// StorageClasses and VolumeSnapshotClasses are cluster-wide: one per device class, created here
-// once. The zones' templates name the same classes with creationPolicy Never, so no two node sets
-// manage the same object.
-const clusterClasses = classes.map(
+// One StorageClass (and, for Thin, VolumeSnapshotClass) per device class, from the first zone that
+// offers it: a StorageClass names the device class, not the volume group behind it.
+const offered = new Map<string, DeviceClassSpecArgs>();
+for (const { volumeGroup, classes } of zones)
+  for (const dc of classes.map((onGroup) => onGroup(volumeGroup)))
+    if (!offered.has(dc.name)) offered.set(dc.name, dc);
+const clusterClasses = [...offered.values()].map(
   (dc) => new DeviceClass(`cluster-${dc.name}`, { deviceClass: dc }, { dependsOn: [system] }),
 );
 
-const nodeSets = zones.map(({ zone, disks }) => {
-  const template: TemplateArgs = {
-    volumeGroups: [
-      { name: "vg-nvme", deviceSelector: { deviceSelectorTerms: disks }, minDeviceSize: "100Gi" },
-    ],
-    deviceClasses: classes.map((dc) => ({
-      ...dc,
-      storageClass: { creationPolicy: "Never" },
-      ...(dc.strategy === "Thin" ? { snapshotClass: { creationPolicy: "Never" } } : {}),
-    })),
-  };
-  return new NodeSet(
-    zone,
-    {
-      nodeSelector: {
-        nodeSelectorTerms: [
-          { matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: [zone] }] },
-        ],
-      },
-      template,
-      labels: { "topology.kubernetes.io/zone": zone },
-    },
-    { dependsOn: [system] },
-  );
-});
+const zoneNodeSets = nodeSets.map(
+  ({ name, nodeSelector, template }) =>
+    new NodeSet(
+      name,
+      { nodeSelector, template, labels: { "topology.kubernetes.io/zone": name } },
+      { dependsOn: [system] },
+    ),
+);
 
 export const storageClasses = clusterClasses.map((c) => c.storageClassName);
 export const snapshotClasses = clusterClasses.map((c) => c.snapshotClassName);
-export const nodeSetNames = nodeSets.map((n) => n.nodeSetName);
+export const nodeSetNames = zoneNodeSets.map((n) => n.nodeSetName);

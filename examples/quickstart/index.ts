@@ -1,8 +1,21 @@
 import * as pulumi from "@pulumi/pulumi";
 // In your own program: import { LvmSystem, NodeSet, type TemplateArgs } from "pulumi-lvm";
-import { LvmSystem, NodeSet, type AgentEndpointArgs, type TemplateArgs } from "../../src";
+import {
+  LvmSystem,
+  NodeSet,
+  type AgentEndpointArgs,
+  type NodeSelectorArgs,
+  type TemplateArgs,
+} from "../../src";
 
 const config = new pulumi.Config();
+
+/** The nodes labelled node-role.kubernetes.io/storage=true. */
+const nodeSelector: NodeSelectorArgs = {
+  nodeSelectorTerms: [
+    { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
+  ],
+};
 
 /** One volume group from two disks picked by serial, and one thin device class on it. */
 const template: TemplateArgs = {
@@ -41,7 +54,8 @@ const system = new LvmSystem("lvm", {
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
   topolvm: {
     chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",
-    deviceClasses: template.deviceClasses ?? [],
+    // TopoLVM's lvmd serves the node set's device classes on its nodes.
+    nodeSets: [{ name: "quickstart", nodeSelector, template }],
   },
 });
 
@@ -55,11 +69,7 @@ const agents: Record<string, AgentEndpointArgs> | undefined = agentUrl
 const nodeSet = new NodeSet(
   "quickstart",
   {
-    nodeSelector: {
-      nodeSelectorTerms: [
-        { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
-      ],
-    },
+    nodeSelector,
     template,
     ...(agents ? { agents } : {}),
   },

@@ -1,4 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
+import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../../provider/runtime/v1/agent-pods";
 import { ValidationError } from "../api";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
 import { crdDirectory, tempDir } from "./testing/crd-fixtures";
@@ -38,6 +39,42 @@ const fastClass = {
   thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 },
 };
 const bulkClass = { name: "bulk", strategy: "Thick", volumeGroup: "vg-bulk" };
+const byZone = (zone: string) => ({
+  nodeSelectorTerms: [
+    { matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: [zone] }] },
+  ],
+});
+const disks = {
+  deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "In", values: ["vdb"] }] }],
+};
+/** Two zones with different hardware: north a thin and a thick class on two groups, south one thick class. */
+const north = {
+  name: "north",
+  nodeSelector: byZone("north"),
+  template: {
+    volumeGroups: [
+      { name: "vg-data", deviceSelector: disks },
+      { name: "vg-bulk", deviceSelector: disks },
+    ],
+    deviceClasses: [fastClass, bulkClass],
+  },
+};
+const south = {
+  name: "south",
+  nodeSelector: byZone("south"),
+  template: { volumeGroups: [{ name: "vg-bulk", deviceSelector: disks }], deviceClasses: [bulkClass] },
+};
+const LVMD_FAST = {
+  name: "fast",
+  "volume-group": "vg-data",
+  default: true,
+  type: "thin",
+  "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
+};
+const LVMD_BULK = { name: "bulk", "volume-group": "vg-bulk", type: "thick", "spare-gb": 0 };
+const affinity = (selector: object) => ({
+  nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: selector },
+});
 
 describe("LvmSystem", () => {
   let recorded: Recorded[];
@@ -61,6 +98,8 @@ describe("LvmSystem", () => {
       ["kubernetes:core/v1:ServiceAccount", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-provisioner"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-cluster-mode"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-cluster-mode"],
     ]);
     for (const r of recorded.slice(1)) expect(r.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
   });
@@ -153,6 +192,70 @@ describe("LvmSystem", () => {
     expect(
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner").inputs.rules,
     ).toEqual([{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["update"] }]);
+  });
+
+  test("NodeSet cluster mode: list nodes; in the namespace list and proxy to pods, a token for the provisioner only", () => {
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-cluster-mode").inputs,
+    ).toMatchObject({
+      metadata: { name: "lvm-cluster-mode", namespace: "lvm-system" },
+      rules: [
+        { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
+        { apiGroups: [""], resources: ["pods/proxy"], verbs: ["get", "create"] },
+        {
+          apiGroups: [""],
+          resources: ["serviceaccounts/token"],
+          resourceNames: ["lvm-provisioner"],
+          verbs: ["create"],
+        },
+      ],
+    });
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-cluster-mode").inputs.rules,
+    ).toMatchObject([{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }]);
+    expect(
+      ofType(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding").map((r) => r.name),
+    ).toMatchObject(["lvm-agent-auth-delegator"]);
+  });
+
+  test("clusterModeSubjects are bound to both cluster-mode roles", async () => {
+    const bound = await runProgram(
+      () =>
+        new LvmSystem(
+          "lvm4",
+          args({
+            clusterModeSubjects: [
+              { kind: "Group", name: "platform-deployers" },
+              { kind: "ServiceAccount", name: "ci" },
+            ],
+          }),
+        ),
+    );
+    const subjects = [
+      { kind: "Group", name: "platform-deployers", apiGroup: "rbac.authorization.k8s.io" },
+      { kind: "ServiceAccount", name: "ci", namespace: "lvm-system" },
+    ];
+    expect(
+      find(bound, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm4-cluster-mode").inputs,
+    ).toMatchObject({
+      metadata: { name: "lvm4-cluster-mode", namespace: "lvm-system" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lvm4-cluster-mode" },
+      subjects,
+    });
+    expect(
+      find(bound, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm4-cluster-mode").inputs,
+    ).toMatchObject({
+      metadata: { name: "lvm4-cluster-mode" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "lvm4-cluster-mode" },
+      subjects,
+    });
+  });
+
+  test("the agent pods carry what cluster mode finds them by: the label, the agent container and its http port", () => {
+    const template = find(recorded, DS, "lvm-agent").inputs.spec.template;
+    expect(template.metadata.labels).toMatchObject(AGENT_POD_LABELS);
+    const container = template.spec.containers.find((c: { name: string }) => c.name === AGENT_CONTAINER);
+    expect(container.ports.map((p: { name: string }) => p.name)).toContain(AGENT_PORT_NAME);
   });
 
   test("the agent DaemonSet: host PID, privileged, host paths, probes, resources", () => {
@@ -278,11 +381,13 @@ describe("LvmSystem", () => {
     expect(await outputOf(system!.agentServiceAccountName)).toBe("lvm3-agent");
     expect(await outputOf(system!.agentDaemonSetName)).toBe("lvm3-agent");
     expect(await outputOf(system!.provisionerServiceAccountName)).toBe("lvm3-provisioner");
+    expect(await outputOf(system!.clusterModeRoleName)).toBe("lvm3-cluster-mode");
+    expect(await outputOf(system!.clusterModeClusterRoleName)).toBe("lvm3-cluster-mode");
     expect(system!.topolvmReleaseName).toBeUndefined();
   });
 
   describe("TopoLVM", () => {
-    test("installs the pinned official chart with lvmd device classes derived from ours", async () => {
+    test("installs the pinned official chart: one lvmd per node set, with its classes, on its nodes", async () => {
       let system: LvmSystem | undefined;
       const withTopolvm = await runProgram(
         () =>
@@ -291,18 +396,18 @@ describe("LvmSystem", () => {
             args({
               topolvm: {
                 chartVersion: "15.7.1",
-                deviceClasses: [fastClass, bulkClass],
-                values: {
-                  "cert-manager": { enabled: true },
-                  lvmd: { managed: false, tolerations: [{ operator: "Exists" }] },
-                  storageClasses: [{ name: "x" }],
-                },
+                nodeSets: [south, north],
+                values: { "cert-manager": { enabled: true }, lvmd: { env: [{ name: "A", value: "1" }] } },
               },
             }),
           )),
       );
       const chart = find(withTopolvm, CHART, "lvm-topolvm");
       expect(chart.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
+      expect(chart.opts.dependsOn).toEqual([
+        find(withTopolvm, "kubernetes:core/v1:Namespace", "lvm-namespace").resource,
+      ]);
+      const linux = { "kubernetes.io/os": "linux" };
       expect(chart.inputs).toEqual({
         chart: "topolvm",
         version: "15.7.1",
@@ -312,21 +417,33 @@ describe("LvmSystem", () => {
         values: {
           "cert-manager": { enabled: true },
           lvmd: {
+            env: [{ name: "A", value: "1" }],
             managed: true,
-            tolerations: [{ operator: "Exists" }],
             socketName: "/run/topolvm/lvmd.sock",
-            deviceClasses: [
+            // By node set name: "north" is the chart's own lvmd (DaemonSet topolvm-lvmd-0), ...
+            deviceClasses: [LVMD_FAST, LVMD_BULK],
+            nodeSelector: linux,
+            tolerations: [],
+            affinity: affinity(byZone("north")),
+            // ... "south" the first additional one (topolvm-lvmd-1): only its class, only on its nodes.
+            additionalConfigs: [
               {
-                name: "fast",
-                "volume-group": "vg-data",
-                default: true,
-                type: "thin",
-                "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
+                deviceClasses: [LVMD_BULK],
+                nodeSelector: linux,
+                tolerations: [],
+                affinity: affinity(byZone("south")),
               },
-              { name: "bulk", "volume-group": "vg-bulk", type: "thick", "spare-gb": 0 },
             ],
           },
-          node: { lvmdSocket: "/run/topolvm/lvmd.sock" },
+          node: {
+            lvmdEmbedded: false,
+            lvmdSocket: "/run/topolvm/lvmd.sock",
+            nodeSelector: linux,
+            tolerations: [],
+            affinity: affinity({
+              nodeSelectorTerms: [...byZone("north").nodeSelectorTerms, ...byZone("south").nodeSelectorTerms],
+            }),
+          },
           storageClasses: [],
         },
       });
@@ -339,6 +456,62 @@ describe("LvmSystem", () => {
       expect(await outputOf(system!.topolvmReleaseName!)).toBe("topolvm");
     });
 
+    test("lvmd and topolvm-node follow the agents: their node selector and tolerations", async () => {
+      const tolerations = [
+        { key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" },
+      ];
+      const recorded = await runProgram(
+        () =>
+          new LvmSystem(
+            "lvm",
+            args({
+              nodeSelector: { "acme.com/storage": "true" },
+              tolerations,
+              topolvm: { chartVersion: "15.7.1", nodeSets: [{ name: "all", template: south.template }] },
+            }),
+          ),
+      );
+      const { lvmd, node } = find(recorded, CHART, "lvm-topolvm").inputs.values;
+      expect(lvmd).toMatchObject({
+        deviceClasses: [LVMD_BULK],
+        nodeSelector: { "acme.com/storage": "true" },
+        tolerations,
+        affinity: {},
+        additionalConfigs: [],
+      });
+      expect(node).toMatchObject({ nodeSelector: { "acme.com/storage": "true" }, tolerations, affinity: {} });
+    });
+
+    test("node sets that may share nodes: a warning naming them, and no lvmd where both select", async () => {
+      const warn = jest.spyOn(pulumi.log, "warn").mockImplementation(() => Promise.resolve());
+      try {
+        const everyNode = { name: "everywhere", template: north.template };
+        const recorded = await runProgram(
+          () =>
+            new LvmSystem("lvm", args({ topolvm: { chartVersion: "15.7.1", nodeSets: [south, everyNode] } })),
+        );
+        expect(warn.mock.calls.map(([message]) => message)).toEqual([
+          'node sets "everywhere" and "south" may select the same nodes; a node both select gets neither\'s volume groups and runs no lvmd',
+        ]);
+        // Every node of "south" is also one of "everywhere": south's lvmd has no node left.
+        expect(find(recorded, CHART, "lvm-topolvm").inputs.values.lvmd).toMatchObject({
+          deviceClasses: [LVMD_FAST, LVMD_BULK],
+          affinity: affinity({
+            nodeSelectorTerms: [
+              {
+                matchExpressions: [
+                  { key: "topology.kubernetes.io/zone", operator: "NotIn", values: ["south"] },
+                ],
+              },
+            ],
+          }),
+          additionalConfigs: [],
+        });
+      } finally {
+        warn.mockRestore();
+      }
+    });
+
     test("release name and repository mirror", async () => {
       const mirrored = await runProgram(
         () =>
@@ -347,7 +520,7 @@ describe("LvmSystem", () => {
             args({
               topolvm: {
                 chartVersion: "15.7.1",
-                deviceClasses: [bulkClass],
+                nodeSets: [south],
                 releaseName: "csi",
                 repository: "https://charts.example.com/topolvm",
               },
@@ -358,6 +531,45 @@ describe("LvmSystem", () => {
         name: "csi",
         repositoryOpts: { repo: "https://charts.example.com/topolvm" },
       });
+    });
+
+    test("what the chart cannot do right is refused with its path, all at once, before anything registers", async () => {
+      const big = {
+        name: "big",
+        nodeSelector: {
+          nodeSelectorTerms: [
+            { matchExpressions: [{ key: "acme.com/disks", operator: "Gt", values: ["4"] }] },
+          ],
+        },
+        template: south.template,
+      };
+      const { error, registered } = await runFailingProgram(
+        () =>
+          new LvmSystem(
+            "lvm",
+            args({
+              topolvm: {
+                chartVersion: "11.4.0",
+                nodeSets: [north, big, { ...south, name: "north" }],
+                deviceClasses: [fastClass],
+                values: { lvmd: { nodeSelector: { a: "b" } }, node: { lvmdEmbedded: true } },
+              } as unknown as LvmSystemArgs["topolvm"],
+            }),
+          ),
+      );
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.message).toBe(
+        [
+          'LvmSystem "lvm" is invalid:',
+          "  args.topolvm.chartVersion: must be 11.5.0 or later: older charts ignore the affinity of each node set's lvmd (lvmd.additionalConfigs[].affinity) and would run every node set's lvmd on every node (got \"11.4.0\")",
+          "  args.topolvm.deviceClasses: replaced by nodeSets: each node set's lvmd serves that node set's device classes on its nodes only (pass every NodeSet's name, nodeSelector and template)",
+          '  args.topolvm.nodeSets[2].name: duplicate node set name "north" (also nodeSets[0])',
+          "  args.topolvm.values.lvmd.nodeSelector: is set by LvmSystem: lvmd runs on the agents' nodes (nodeSelector)",
+          "  args.topolvm.values.node.lvmdEmbedded: is set by LvmSystem: lvmd runs as DaemonSets, one per node set, not inside topolvm-node",
+          '  args.topolvm.nodeSets[1].nodeSelector.nodeSelectorTerms[0].matchExpressions[0].operator: Gt cannot be negated exactly in a node affinity (a node whose "acme.com/disks" label is not an integer matches neither Gt nor Lt), and the lvmd of node set "north" must exclude the nodes node set "big" selects: make the two selectors exclude each other (e.g. In and NotIn on one label)',
+        ].join("\n"),
+      );
+      expect(registered).toBe(0);
     });
   });
 
@@ -374,7 +586,25 @@ describe("LvmSystem", () => {
               agentResources: { limits: { memory: "lots" } },
               topolvm: {
                 chartVersion: "latest",
-                deviceClasses: [fastClass, { ...fastClass, thin: { ...fastClass.thin, sizePercent: 120 } }],
+                nodeSets: [
+                  {
+                    ...north,
+                    template: {
+                      // A device selector is the NodeSet's to check; the classes are lvmd's too.
+                      volumeGroups: [
+                        {
+                          name: "vg-data",
+                          deviceSelector: {
+                            deviceSelectorTerms: [
+                              { matchExpressions: [{ key: "serial", operator: "In", values: [] }] },
+                            ],
+                          },
+                        },
+                      ],
+                      deviceClasses: [{ ...fastClass, thin: { ...fastClass.thin, sizePercent: 120 } }],
+                    },
+                  },
+                ],
               },
             }),
           ),
@@ -388,9 +618,7 @@ describe("LvmSystem", () => {
           '  args.tolerations[0].operator: must be one of "Exists", "Equal" (got "exists")',
           '  args.agentResources.limits.memory: must be a quantity such as "64Mi" or "20m" (got "lots")',
           '  args.topolvm.chartVersion: must be an exact chart version such as "15.7.1" (got "latest")',
-          "  args.topolvm.deviceClasses[1].thin.sizePercent: must be between 1 and 100 (got 120)",
-          '  args.topolvm.deviceClasses[1].name: duplicate device class name "fast" (also deviceClasses[0])',
-          "  args.topolvm.deviceClasses[1].default: at most one device class may be the default (deviceClasses[0], deviceClasses[1] are)",
+          "  args.topolvm.nodeSets[0].template.deviceClasses[0].thin.sizePercent: must be between 1 and 100 (got 120)",
         ].join("\n"),
       );
       expect(registered).toBe(0);

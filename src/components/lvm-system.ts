@@ -1,17 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import {
-  API_GROUP,
-  deviceClassSchema,
-  dnsLabelProblem,
-  QUANTITY_PATTERN,
-  type DeviceClass as DeviceClassSpec,
-  type ValidationProblem,
-} from "../api";
+import { API_GROUP, dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
 import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
-import type { DeviceClassSpecArgs } from "./spec-args";
-import { topolvmValues } from "./topolvm-values";
+import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmArgs } from "./topolvm-args";
+import type { TopolvmPlan } from "./topolvm-values";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 
 /** A toleration of the agent pods (core/v1 Toleration). */
@@ -36,27 +29,16 @@ export interface ResourceRequirementsArgs {
   readonly limits?: Record<string, string>;
 }
 
-/** TopoLVM, installed from its official Helm chart. */
-export interface TopolvmArgs {
-  /** The chart version, pinned (upgrades are deliberate). @example "15.7.1" */
-  readonly chartVersion: string;
-  /**
-   * The device classes lvmd serves on these nodes: every device class of every node set, exactly as
-   * in their templates; lvmd's device-classes are derived from them.
-   */
-  readonly deviceClasses: DeviceClassSpecArgs[];
-  /** The Helm release name. @default "topolvm" */
-  readonly releaseName?: string;
-  /** The chart repository; point it at a mirror on air-gapped sites. @default "https://topolvm.github.io/topolvm" */
-  readonly repository?: string;
-  /**
-   * Extra chart values, e.g. for cert-manager or the scheduler. Ours win: lvmd.managed, lvmd.socketName,
-   * lvmd.deviceClasses, node.lvmdSocket and storageClasses (the DeviceClass components create those).
-   * @default {}
-   * @example { "cert-manager": { enabled: true } }
-   */
-  // Free-form Helm values: Pulumi's schema inference maps `any` (not `unknown`) to its Any type.
-  readonly values?: { [key: string]: any }; // eslint-disable-line @typescript-eslint/no-explicit-any
+export type { TopolvmArgs, TopolvmNodeSetArgs } from "./topolvm-args";
+
+/** Who a role is bound to (rbac.authorization.k8s.io/v1 Subject). */
+export interface SubjectArgs {
+  /** User, Group or ServiceAccount. @example "Group" */
+  readonly kind: string;
+  /** @example "platform-deployers" */
+  readonly name: string;
+  /** A ServiceAccount's namespace. @default the LvmSystem's namespace (ServiceAccount only) */
+  readonly namespace?: string;
 }
 
 /** Arguments of an LvmSystem. */
@@ -96,6 +78,15 @@ export interface LvmSystemArgs {
    * @default true
    */
   readonly restrictAgentToOwnNode?: boolean;
+  /**
+   * Who runs `pulumi up` for NodeSets in cluster mode: bound to the least-privilege roles that mode
+   * needs (clusterModeRules: list nodes; in the namespace list the agent pods, proxy to them and
+   * request a token for the provisioner service account only). The roles are created either way;
+   * cluster admins need no binding.
+   * @default []
+   * @example [{ kind: "Group", name: "platform-deployers" }]
+   */
+  readonly clusterModeSubjects?: SubjectArgs[];
   /** Where the CRD YAML is read from at construction. @default this package's deploy/crds */
   readonly crdDirectory?: string;
   /**
@@ -111,7 +102,7 @@ export interface LvmSystemArgs {
 /**
  * The cluster-wide part of pulumi-lvm: its namespace, the lvm.topolvm.io CRDs, the node agent
  * (DaemonSet, service account, least-privilege RBAC), the service account that may call the agents,
- * and optionally TopoLVM with lvmd device classes derived from ours.
+ * and optionally TopoLVM, with one lvmd per node set serving its device classes on its nodes.
  */
 export class LvmSystem extends pulumi.ComponentResource {
   /** The namespace. */
@@ -124,11 +115,14 @@ export class LvmSystem extends pulumi.ComponentResource {
   public readonly agentDaemonSetName!: pulumi.Output<string>;
   /** The service account the agents accept apply/teardown calls from (their SubjectAccessReview). */
   public readonly provisionerServiceAccountName!: pulumi.Output<string>;
+  /** The Role (in the namespace) and ClusterRole that NodeSet cluster mode needs of whoever runs `pulumi up`. */
+  public readonly clusterModeRoleName!: pulumi.Output<string>;
+  public readonly clusterModeClusterRoleName!: pulumi.Output<string>;
   /** The TopoLVM Helm release; absent when TopoLVM is not installed. */
   public readonly topolvmReleaseName?: pulumi.Output<string>;
 
   constructor(name: string, args: LvmSystemArgs, opts?: pulumi.ComponentResourceOptions) {
-    const { crds, topolvmDeviceClasses } = validate(name, args);
+    const { crds, topolvm } = validate(name, args);
     super(LVM_SYSTEM_TYPE, name, {}, opts);
     const plan = planSystem(name, args);
     const parent = { parent: this };
@@ -212,7 +206,51 @@ export class LvmSystem extends pulumi.ComponentResource {
       },
     );
 
-    if (args.topolvm && topolvmDeviceClasses) {
+    const clusterMode = clusterModeRules(plan.provisioner);
+    const clusterModeRole = new k8s.rbac.v1.Role(
+      plan.clusterMode,
+      { metadata: { name: plan.clusterMode, namespace: plan.namespace }, rules: clusterMode.namespaced },
+      inNamespace,
+    );
+    const clusterModeClusterRole = new k8s.rbac.v1.ClusterRole(
+      plan.clusterMode,
+      { metadata: { name: plan.clusterMode }, rules: clusterMode.clusterWide },
+      parent,
+    );
+    const subjects = (args.clusterModeSubjects ?? []).map((s) => ({
+      kind: s.kind,
+      name: s.name,
+      ...(s.kind === "ServiceAccount" ? { namespace: s.namespace ?? plan.namespace } : {}),
+      ...(s.kind === "ServiceAccount" ? {} : { apiGroup: "rbac.authorization.k8s.io" }),
+    }));
+    if (subjects.length) {
+      new k8s.rbac.v1.RoleBinding(
+        plan.clusterMode,
+        {
+          metadata: { name: plan.clusterMode, namespace: plan.namespace },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: plan.clusterMode },
+          subjects,
+        },
+        { parent: this, dependsOn: [ns, clusterModeRole] },
+      );
+      new k8s.rbac.v1.ClusterRoleBinding(
+        plan.clusterMode,
+        {
+          metadata: { name: plan.clusterMode },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: plan.clusterMode },
+          subjects,
+        },
+        { parent: this, dependsOn: [clusterModeClusterRole] },
+      );
+    }
+
+    if (args.topolvm && topolvm) {
+      // A node that two node sets select belongs to neither: the agents leave it alone, and it runs no lvmd.
+      for (const [a, b] of topolvm.overlaps)
+        pulumi.log.warn(
+          `node sets "${a}" and "${b}" may select the same nodes; a node both select gets neither's volume groups and runs no lvmd`,
+          this,
+        );
       const release = args.topolvm.releaseName ?? "topolvm";
       new k8s.helm.v4.Chart(
         `${name}-topolvm`,
@@ -222,7 +260,7 @@ export class LvmSystem extends pulumi.ComponentResource {
           repositoryOpts: { repo: args.topolvm.repository ?? TOPOLVM_REPOSITORY },
           name: release,
           namespace: plan.namespace,
-          values: topolvmValues({ deviceClasses: topolvmDeviceClasses, values: args.topolvm.values ?? {} }),
+          values: topolvm.values,
         },
         inNamespace,
       );
@@ -234,12 +272,16 @@ export class LvmSystem extends pulumi.ComponentResource {
     this.agentServiceAccountName = agentSa.metadata.name;
     this.agentDaemonSetName = daemonSet.metadata.name;
     this.provisionerServiceAccountName = provisionerSa.metadata.name;
+    this.clusterModeRoleName = clusterModeRole.metadata.name;
+    this.clusterModeClusterRoleName = clusterModeClusterRole.metadata.name;
     this.registerOutputs({
       namespace: this.namespace,
       crdNames: this.crdNames,
       agentServiceAccountName: this.agentServiceAccountName,
       agentDaemonSetName: this.agentDaemonSetName,
       provisionerServiceAccountName: this.provisionerServiceAccountName,
+      clusterModeRoleName: this.clusterModeRoleName,
+      clusterModeClusterRoleName: this.clusterModeClusterRoleName,
       topolvmReleaseName: this.topolvmReleaseName,
     });
   }
@@ -289,47 +331,24 @@ const argsSchema = z.strictObject({
     .optional(),
   priorityClassName: z.string().min(1).optional(),
   restrictAgentToOwnNode: z.boolean().optional(),
+  clusterModeSubjects: z
+    .array(
+      z.strictObject({
+        kind: z.enum(["User", "Group", "ServiceAccount"]),
+        name: z.string().min(1),
+        namespace: namespaceName.optional(),
+      }),
+    )
+    .optional(),
   crdDirectory: z.string().min(1).optional(),
   retainCrdsOnDelete: z.boolean().optional(),
-  topolvm: z
-    .strictObject({
-      chartVersion: z.string().regex(/^v?\d+\.\d+\.\d+([-+][0-9A-Za-z.-]+)?$/, {
-        error: (i) => `must be an exact chart version such as "15.7.1" (got ${JSON.stringify(i.input)})`,
-      }),
-      deviceClasses: z.array(deviceClassSchema).min(1).superRefine(checkLvmdDeviceClasses),
-      releaseName: namespaceName.optional(),
-      repository: z.url({ protocol: /^(https?|oci)$/ }).optional(),
-      values: z.record(z.string(), z.unknown()).optional(),
-    })
-    .optional(),
+  topolvm: topolvmArgsSchema.optional(),
 });
 
-/** lvmd refuses duplicate device class names and more than one default. */
-function checkLvmdDeviceClasses(classes: DeviceClassSpec[], ctx: z.RefinementCtx) {
-  const seen = new Map<string, number>();
-  classes.forEach((dc, i) => {
-    if (seen.has(dc.name))
-      ctx.addIssue({
-        code: "custom",
-        path: [i, "name"],
-        message: `duplicate device class name "${dc.name}" (also deviceClasses[${seen.get(dc.name)}])`,
-      });
-    else seen.set(dc.name, i);
-  });
-  const defaults = classes.flatMap((dc, i) => (dc.default ? [i] : []));
-  if (defaults.length > 1)
-    ctx.addIssue({
-      code: "custom",
-      path: [defaults[1]!, "default"],
-      message: `at most one device class may be the default (deviceClasses[${defaults.join("], deviceClasses[")}] are)`,
-    });
-}
-
-function validate(
-  name: string,
-  args: LvmSystemArgs,
-): { crds: CrdManifest[]; topolvmDeviceClasses?: DeviceClassSpec[] } {
+function validate(name: string, args: LvmSystemArgs): { crds: CrdManifest[]; topolvm?: TopolvmPlan } {
   const problems: ValidationProblem[] = [...argsProblems(argsSchema, args)];
+  const topolvm = args.topolvm ? checkTopolvmArgs(args.topolvm, args) : undefined;
+  if (topolvm) problems.push(...topolvm.problems);
   const nameProblem = dnsLabelProblem(`${name}-provisioner`);
   if (nameProblem)
     problems.push({
@@ -343,10 +362,7 @@ function validate(
   } catch (e) {
     throw new Error(`LvmSystem "${name}" cannot read its CustomResourceDefinitions: ${(e as Error).message}`);
   }
-  return {
-    crds,
-    ...(args.topolvm ? { topolvmDeviceClasses: args.topolvm.deviceClasses as DeviceClassSpec[] } : {}),
-  };
+  return { crds, ...(topolvm?.plan ? { topolvm: topolvm.plan } : {}) };
 }
 
 /* ------------------------------------------------------------------------------ plan ---- */
@@ -357,12 +373,14 @@ export interface SystemPlan {
   /** Name of the agent's ServiceAccount, Role, RoleBinding and DaemonSet. */
   readonly agent: string;
   readonly provisioner: string;
+  /** Name of the Role and ClusterRole NodeSet cluster mode needs. */
+  readonly clusterMode: string;
   readonly ownNodePolicy: string;
   readonly restrictAgentToOwnNode: boolean;
   readonly selectorLabels: Record<string, string>;
 }
 
-function planSystem(name: string, args: LvmSystemArgs): SystemPlan {
+export function planSystem(name: string, args: LvmSystemArgs): SystemPlan {
   return {
     namespace: args.namespace ?? DEFAULT_NAMESPACE,
     namespaceLabels: {
@@ -373,6 +391,7 @@ function planSystem(name: string, args: LvmSystemArgs): SystemPlan {
     },
     agent: `${name}-agent`,
     provisioner: `${name}-provisioner`,
+    clusterMode: `${name}-cluster-mode`,
     ownNodePolicy: `${name}-agent-own-node`,
     restrictAgentToOwnNode: args.restrictAgentToOwnNode ?? true,
     selectorLabels: { "app.kubernetes.io/name": "pulumi-lvm-agent", "app.kubernetes.io/instance": name },
@@ -398,6 +417,29 @@ export function agentRules() {
  */
 export function provisionerRules() {
   return [{ apiGroups: [API_GROUP], resources: ["lvmnodes"], verbs: ["update"] }];
+}
+
+/**
+ * What NodeSet cluster mode (provider/runtime/v1/cluster-agents.ts) does as whoever runs `pulumi up`,
+ * and nothing more: list the nodes to evaluate the nodeSelector (cluster-wide); list the agent pods
+ * and call them through the pod proxy (GET /v1/status is `get`, the POSTs are `create` on
+ * pods/proxy); and request a token for the provisioner service account, and only that one. The
+ * proxy reaches any pod of the namespace, which is why the agents still authenticate every call.
+ */
+export function clusterModeRules(provisioner: string) {
+  return {
+    namespaced: [
+      { apiGroups: [""], resources: ["pods"], verbs: ["list"] },
+      { apiGroups: [""], resources: ["pods/proxy"], verbs: ["get", "create"] },
+      {
+        apiGroups: [""],
+        resources: ["serviceaccounts/token"],
+        resourceNames: [provisioner],
+        verbs: ["create"],
+      },
+    ],
+    clusterWide: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }],
+  };
 }
 
 function roleBindingBody(

@@ -104,6 +104,61 @@ describe("NodeSet", () => {
     });
   });
 
+  describe("cluster mode (cluster)", () => {
+    const cluster = { kubeconfig: "apiVersion: v1\nkind: Config\n", serviceAccountName: "lvm-provisioner" };
+
+    test("adds the NodeSetDisks resource with the cluster settings and the node set's selector, the kubeconfig a secret", async () => {
+      const recorded = await runProgram(
+        () => new NodeSet("edge", { ...edgeArgs(), cluster: { ...cluster, context: "prod" } }),
+      );
+      const disks = find(recorded, DISKS, "edge-disks");
+      expect(disks.parent).toEqual({ type: NODE_SET_TYPE, name: "edge" });
+      expect(disks.inputs).toMatchObject({
+        nodeSetName: "edge",
+        namespace: "lvm-system",
+        spec: edgeArgs().template,
+      });
+      expect(disks.inputs).not.toHaveProperty("agents");
+      expect(disks.inputs.cluster).toEqual({
+        [pulumi.runtime.specialSigKey]: pulumi.runtime.specialSecretSig,
+        value: {
+          kubeconfig: cluster.kubeconfig,
+          serviceAccount: "lvm-provisioner",
+          context: "prod",
+          nodeSelector: edgeArgs().nodeSelector,
+        },
+      });
+      expect(await pulumi.isSecret(disks.props.cluster.kubeconfig)).toBe(true);
+      expect(disks.opts.additionalSecretOutputs).toEqual(expect.arrayContaining(["agents", "cluster"]));
+    });
+
+    test("agents and cluster together are refused, as are empty cluster settings", async () => {
+      const agents = { "node-a": { url: "http://127.0.0.1:9443", token: "token-for-node-a-0001" } };
+      const { error, registered } = await runFailingProgram(
+        () =>
+          new NodeSet("edge", {
+            ...edgeArgs(),
+            agents,
+            cluster: { kubeconfig: "", serviceAccountName: "", context: "" } as never,
+          }),
+      );
+      expect((error as ValidationError).problems).toEqual([
+        { path: "args.cluster.kubeconfig", message: "must be a non-empty string or an Output of one" },
+        { path: "args.cluster.context", message: "must be at least 1 character" },
+        {
+          path: "args.cluster.serviceAccountName",
+          message: "must be a non-empty string or an Output of one",
+        },
+        {
+          path: "args.cluster",
+          message:
+            "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
+        },
+      ]);
+      expect(registered).toBe(0);
+    });
+  });
+
   describe("validation", () => {
     test("lists every problem with its args path, and registers nothing", async () => {
       const args = edgeArgs();

@@ -25,6 +25,26 @@ export interface AgentEndpointArgs {
   readonly caCertificate?: string;
 }
 
+/** How Pulumi reaches the agents inside a cluster (see NodeSetArgs.cluster). */
+export interface ClusterModeArgs {
+  /**
+   * A kubeconfig (its text) for the cluster's API server. Its user lists the nodes and the agent
+   * pods, calls the agents through the API server's pod proxy and requests a short-lived token for
+   * `serviceAccountName`: the LvmSystem's cluster-mode roles (`clusterModeSubjects`), or cluster
+   * admin. Tokens, client certificates or token files; no exec plugins. Stored only as a secret.
+   * @example config.requireSecret("kubeconfig")
+   */
+  readonly kubeconfig: pulumi.Input<string>;
+  /** The kubeconfig context to use. @default its current-context @example "edge-prod" */
+  readonly context?: string;
+  /**
+   * The service account the agents accept calls from, whose token (audience pulumi-lvm-agent, 10
+   * minutes) is requested for every operation and never stored: the LvmSystem's provisioner.
+   * @example system.provisionerServiceAccountName
+   */
+  readonly serviceAccountName: pulumi.Input<string>;
+}
+
 /** Arguments of a NodeSet. */
 export interface NodeSetArgs {
   /** metadata.name of the LVMNodeSet. @default the component's name @example "edge-zone-a" */
@@ -49,18 +69,27 @@ export interface NodeSetArgs {
    * Sandbox mode: node name → its agent. When set, Pulumi itself plans and applies the template on
    * exactly these nodes through their agents (POST /v1/plan at preview, /v1/apply at update), and
    * per-node results appear in NodeSet.nodes; the node selector is not evaluated (the agents
-   * do not know their labels). When unset, the in-cluster operator does the work from the LVMNodeSet.
+   * do not know their labels). Exclusive with `cluster`. When neither is set, the in-cluster operator
+   * does the work from the LVMNodeSet.
    * @default {}
    * @example { "node-a": { url: "http://127.0.0.1:9443", token: config.requireSecret("agentToken") } }
    */
   readonly agents?: Record<string, AgentEndpointArgs>;
+  /**
+   * Cluster mode: Pulumi plans and applies the template on every node the nodeSelector picks, through
+   * the agent DaemonSet's pods (in `namespace`), reached through the Kubernetes API server. Preview
+   * shows each node's plan; per-node results appear in NodeSet.nodes. Exclusive with `agents`.
+   * @default not set
+   * @example { kubeconfig: config.requireSecret("kubeconfig"), serviceAccountName: system.provisionerServiceAccountName }
+   */
+  readonly cluster?: ClusterModeArgs;
 }
 
 /**
  * An LVMNodeSet: volume groups and TopoLVM device classes for the nodes its selector picks. Its
  * children are the custom resource itself, one VolumeGroup per volume group, one
- * DeviceClass (StorageClass, VolumeSnapshotClass) per device class, and, in sandbox mode,
- * the per-node disk state applied through the agents.
+ * DeviceClass (StorageClass, VolumeSnapshotClass) per device class, and, in sandbox or cluster
+ * mode, the per-node disk state applied through the agents.
  */
 export class NodeSet extends pulumi.ComponentResource {
   /** metadata.name of the LVMNodeSet. */
@@ -71,7 +100,7 @@ export class NodeSet extends pulumi.ComponentResource {
   public readonly storageClassNames!: pulumi.Output<Record<string, string>>;
   /** Device class name → its VolumeSnapshotClass name (Thin classes whose snapshot class is created). */
   public readonly snapshotClassNames!: pulumi.Output<Record<string, string>>;
-  /** Node name → what its agent planned and applied; empty unless `agents` is set. */
+  /** Node name → what its agent planned and applied; empty unless `agents` or `cluster` is set. */
   public readonly nodes!: pulumi.Output<Record<string, NodeResult>>;
 
   constructor(name: string, args: NodeSetArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -104,13 +133,24 @@ export class NodeSet extends pulumi.ComponentResource {
       if (deviceClass.storageClassName) storageClassNames[dc.name] = deviceClass.storageClassName;
       if (deviceClass.snapshotClassName) snapshotClassNames[dc.name] = deviceClass.snapshotClassName;
     }
-    const disks = args.agents
-      ? new NodeSetDisks(
-          `${name}-disks`,
-          { nodeSetName, namespace, spec: spec.template, agents: args.agents },
-          childOpts,
-        )
-      : undefined;
+    const cluster = args.cluster && {
+      ...args.cluster,
+      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+    };
+    const disks =
+      args.agents || cluster
+        ? new NodeSetDisks(
+            `${name}-disks`,
+            {
+              nodeSetName,
+              namespace,
+              spec: spec.template,
+              ...(args.agents ? { agents: args.agents } : {}),
+              ...(cluster ? { cluster } : {}),
+            },
+            childOpts,
+          )
+        : undefined;
 
     this.nodeSetName = pulumi.output(nodeSetName);
     this.namespace = pulumi.output(namespace);
@@ -143,11 +183,12 @@ const agentUrl = z.string().superRefine((url, ctx) => {
     });
 });
 
-const agentToken = z.custom<pulumi.Input<string>>(
-  (token) =>
-    pulumi.Output.isInstance(token) ||
-    token instanceof Promise ||
-    (typeof token === "string" && token.length > 0),
+/** A non-empty string, or an Output or Promise of one (checked when it resolves, by the provider). */
+const stringInput = z.custom<pulumi.Input<string>>(
+  (value) =>
+    pulumi.Output.isInstance(value) ||
+    value instanceof Promise ||
+    (typeof value === "string" && value.length > 0),
   { error: "must be a non-empty string or an Output of one" },
 );
 
@@ -159,7 +200,7 @@ const otherArgsSchema = z.strictObject({
   agents: z
     .record(
       z.string(),
-      z.strictObject({ url: agentUrl, token: agentToken, caCertificate: z.string().optional() }),
+      z.strictObject({ url: agentUrl, token: stringInput, caCertificate: z.string().optional() }),
     )
     .superRefine((agents, ctx) => {
       for (const node of Object.keys(agents)) {
@@ -169,17 +210,36 @@ const otherArgsSchema = z.strictObject({
       }
     })
     .optional(),
+  cluster: z
+    .strictObject({
+      kubeconfig: stringInput,
+      context: z.string().min(1).optional(),
+      serviceAccountName: stringInput,
+    })
+    .optional(),
 });
 
 function validate(
   name: string,
   args: NodeSetArgs,
 ): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string } {
-  const { nodeSetName, namespace, labels: nodeSetLabels, agents, ...spec } = args ?? ({} as NodeSetArgs);
+  const {
+    nodeSetName,
+    namespace,
+    labels: nodeSetLabels,
+    agents,
+    cluster,
+    ...spec
+  } = args ?? ({} as NodeSetArgs);
   const problems: ValidationProblem[] = [
-    ...argsProblems(otherArgsSchema, { nodeSetName, namespace, labels: nodeSetLabels, agents }),
+    ...argsProblems(otherArgsSchema, { nodeSetName, namespace, labels: nodeSetLabels, agents, cluster }),
     ...defaultNameProblems(name, nodeSetName),
   ];
+  if (agents && cluster)
+    problems.push({
+      path: "args.cluster",
+      message: "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
+    });
   const checked = checkLVMNodeSetSpec(spec, ["args"]);
   if (!checked.ok) problems.push(...checked.problems);
   throwIfInvalid("NodeSet", name, problems);

@@ -33,7 +33,12 @@ describe("Pulumi schema inference", () => {
       "nodeSelector",
       "template",
       "agents",
+      "cluster",
     ]);
+    expect(result.components.NodeSet!.inputs.cluster).toMatchObject({
+      $ref: "#/types/pulumi-lvm:index:ClusterModeArgs",
+      optional: true,
+    });
     expect(Object.keys(result.components.NodeSet!.outputs)).toEqual([
       "nodeSetName",
       "namespace",

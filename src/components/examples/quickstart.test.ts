@@ -106,3 +106,39 @@ test("the agent runs privileged with host PID, tolerating the storage taint", ()
     { key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" },
   ]);
 });
+
+test("TopoLVM's lvmd serves the node set's thin class on the storage nodes, tolerating their taint", () => {
+  const { lvmd, node, storageClasses } = find(recorded, "kubernetes:helm.sh/v4:Chart", "lvm-topolvm").inputs
+    .values;
+  const storageNodes = {
+    nodeAffinity: {
+      requiredDuringSchedulingIgnoredDuringExecution: {
+        nodeSelectorTerms: [
+          {
+            matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }],
+          },
+        ],
+      },
+    },
+  };
+  const tolerations = [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }];
+  expect(lvmd).toEqual({
+    managed: true,
+    socketName: "/run/topolvm/lvmd.sock",
+    deviceClasses: [
+      {
+        name: "thin",
+        "volume-group": "vg-data",
+        default: true,
+        type: "thin",
+        "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
+      },
+    ],
+    nodeSelector: { "kubernetes.io/os": "linux" },
+    tolerations,
+    affinity: storageNodes,
+    additionalConfigs: [],
+  });
+  expect(node).toMatchObject({ affinity: storageNodes, tolerations });
+  expect(storageClasses).toEqual([]);
+});
