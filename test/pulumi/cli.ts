@@ -7,6 +7,7 @@ import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as YAML from "yaml";
 
 const HERE = __dirname;
 export const INSTALL_SCRIPT = path.join(HERE, "install.sh");
@@ -74,6 +75,8 @@ export class PulumiWorkspace {
   readonly home: string;
   /** Where the project file and the stack config live. */
   readonly project: string;
+  /** The program's directory (or file): the project file's `main`, absolute. */
+  readonly main: string;
   /** Every command's output so far, to check that no secret ever reached the terminal. */
   readonly transcript: string[] = [];
   private readonly env: NodeJS.ProcessEnv;
@@ -81,7 +84,7 @@ export class PulumiWorkspace {
   constructor(
     readonly stack: string,
     readonly passphrase: string,
-    opts: { binDir?: string; root?: string; programDir?: string } = {},
+    opts: { binDir?: string; root?: string; programDir?: string; projectFile?: string } = {},
   ) {
     const binDir = opts.binDir ?? pulumiBinDir();
     requirePulumiBinaries(binDir);
@@ -92,11 +95,19 @@ export class PulumiWorkspace {
     this.home = path.join(this.dir, "home");
     this.project = path.join(this.dir, "project");
     for (const d of [this.backend, this.home, this.project]) fs.mkdirSync(d);
-    const programDir = opts.programDir ?? PROGRAM_DIR;
-    const projectFile = fs.readFileSync(path.join(programDir, "Pulumi.yaml"), "utf8");
+    // The project file: the program's own, or `projectFile` (e.g. the repository root's), its `main`
+    // (when it has one) resolved against the file's directory and re-based onto this directory.
+    const projectFile = opts.projectFile ?? path.join(opts.programDir ?? PROGRAM_DIR, "Pulumi.yaml");
+    const project = YAML.parse(fs.readFileSync(projectFile, "utf8")) as Record<string, unknown>;
+    const main =
+      typeof project.main === "string"
+        ? path.resolve(path.dirname(projectFile), project.main)
+        : (opts.programDir ?? path.dirname(projectFile));
+    /** The program directory (or file) the engine runs, as the project file names it. */
+    this.main = main;
     fs.writeFileSync(
       path.join(this.project, "Pulumi.yaml"),
-      `${projectFile.trimEnd()}\nmain: ${JSON.stringify(path.relative(this.project, programDir))}\n`,
+      YAML.stringify({ ...project, main: path.relative(this.project, main) }),
     );
     this.env = {
       PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}`,

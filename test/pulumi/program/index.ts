@@ -9,13 +9,17 @@
  *   volumeGroup     the volume group to build           pulumi config set volumeGroup vg-data
  *   devices         the device paths it may take        pulumi config set --path 'devices[0]' /dev/loop7
  *   deletionPolicy  Retain (default) or Delete          pulumi config set deletionPolicy Retain
+ *
+ * Several nodes (test/pulumi/partial-failure.test.ts) instead of node/agentUrl/agentToken:
+ *
+ *   agentUrls       node → its agent's base URL         pulumi config set --path agentUrls.node-a http://...
+ *   agentTokens     node → its agent's token (secret)   pulumi config set --secret --path agentTokens.node-a ...
  */
 import * as pulumi from "@pulumi/pulumi";
 import type { Template } from "../../../src/api";
 import { NodeSetDisks } from "../../../provider/node-set-disks";
 
 const config = new pulumi.Config();
-const node = config.require("node");
 const volumeGroup = config.require("volumeGroup");
 
 const spec: Template = {
@@ -43,8 +47,34 @@ const disks = new NodeSetDisks("disks", {
   nodeSetName: "e2e",
   namespace: "lvm-system",
   spec,
-  agents: { [node]: { url: config.require("agentUrl"), token: config.requireSecret("agentToken") } },
+  agents: agents(),
 });
+
+/** node → its agent: one node (node, agentUrl, agentToken) or several (agentUrls, agentTokens). */
+function agents(): Record<string, { url: string; token: pulumi.Output<string> }> {
+  const urls = config.getObject<Record<string, string>>("agentUrls");
+  if (!urls)
+    return {
+      [config.require("node")]: {
+        url: config.require("agentUrl"),
+        token: config.requireSecret("agentToken"),
+      },
+    };
+  // requireSecretObject: the whole map is a secret output, and so is each token taken from it.
+  const tokens = config.requireSecretObject<Record<string, string>>("agentTokens");
+  return Object.fromEntries(
+    Object.entries(urls).map(([node, url]) => [
+      node,
+      {
+        url,
+        token: tokens.apply((t) => {
+          if (!t[node]) throw new Error(`agentTokens has no token for node ${node}`);
+          return t[node];
+        }),
+      },
+    ]),
+  );
+}
 
 /** Node → what its agent applied (the refreshed state is in the resource's outputs). */
 export const nodes = disks.nodes;

@@ -1,0 +1,82 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+
+/**
+ * Each example is its own Node.js package root. @pulumi/pulumi's run step takes the nearest
+ * package.json above the program's directory as the program's package and runs its `main`: without
+ * a package.json of its own, an example would be run as the library (the repository's
+ * dist/src/index.js), and `pulumi up` would "succeed" with no resources. test/examples/
+ * pulumi-engine.test.ts shows the real engine running each example's index.ts; this is the fast
+ * guard.
+ */
+const repo = path.resolve(__dirname, "../..");
+const examples = fs
+  .readdirSync(path.join(repo, "examples"), { withFileTypes: true })
+  .filter((e) => e.isDirectory() && fs.existsSync(path.join(repo, "examples", e.name, "Pulumi.yaml")))
+  .map((e) => path.join("examples", e.name));
+
+/** The directory of the nearest package.json at or above `dir` (what @pulumi/pulumi's run step uses). */
+function packageRoot(dir: string): string {
+  for (let d = dir; ; d = path.dirname(d)) {
+    if (fs.existsSync(path.join(d, "package.json"))) return d;
+    if (path.dirname(d) === d) throw new Error(`no package.json above ${dir}`);
+  }
+}
+
+/** The program directory a Pulumi.yaml runs: its `main` (resolved against the file), or its directory. */
+function programOf(projectFile: string): string {
+  const project = YAML.parse(fs.readFileSync(projectFile, "utf8")) as { main?: string };
+  return path.resolve(path.dirname(projectFile), project.main ?? ".");
+}
+
+it("finds the examples", () => {
+  expect(examples).toEqual(
+    expect.arrayContaining(["examples/quickstart", "examples/multi-nodeset", "examples/org-component"]),
+  );
+});
+
+describe.each(examples)("%s", (dir) => {
+  const abs = path.join(repo, dir);
+
+  it("is its own package root, whose main is its index.ts", () => {
+    expect(path.relative(repo, packageRoot(abs))).toBe(dir);
+    const pkg = JSON.parse(fs.readFileSync(path.join(abs, "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    expect(typeof pkg.main).toBe("string");
+    expect(path.resolve(abs, pkg.main as string)).toBe(path.join(abs, "index.ts"));
+    expect(fs.existsSync(path.join(abs, "index.ts"))).toBe(true);
+    expect(pkg.private).toBe(true);
+  });
+
+  it("takes its dependencies from the repository root (no second @pulumi/pulumi, no lock file of its own)", () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(abs, "package.json"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    expect(pkg.dependencies).toBeUndefined();
+    expect(pkg.devDependencies).toBeUndefined();
+    expect(fs.existsSync(path.join(abs, "package-lock.json"))).toBe(false);
+  });
+
+  it("its Pulumi.yaml runs this directory", () => {
+    expect(programOf(path.join(abs, "Pulumi.yaml"))).toBe(abs);
+  });
+});
+
+it("the root Pulumi.yaml runs examples/quickstart, which is its own package root", () => {
+  const program = programOf(path.join(repo, "Pulumi.yaml"));
+  expect(path.relative(repo, program)).toBe("examples/quickstart");
+  expect(packageRoot(program)).toBe(program);
+});
+
+it("the root package.json declares no workspaces, so npm install at the root ignores the examples' package.json files", () => {
+  const root = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as Record<
+    string,
+    unknown
+  >;
+  expect(root.workspaces).toBeUndefined();
+  expect(root.files).not.toEqual(expect.arrayContaining([expect.stringMatching(/^examples/)]));
+});
