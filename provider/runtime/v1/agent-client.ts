@@ -165,10 +165,11 @@ export function errorFrom(node: string, status: number, json: unknown, what: str
     lines.push(`  logical volume ${v.volumeGroup}/${v.name} (${v.attributes}, ${v.size} bytes)`);
   const command = (details as { command?: { argv?: string[]; exitCode?: number | null; stderr?: string } })
     .command;
+  // The agent's message usually quotes the stderr already (src/agent/lvm-runner.ts); say it once.
   if (command?.argv)
     lines.push(
       `  command: ${command.argv.join(" ")} (exit code ${command.exitCode ?? "none"})`,
-      ...indent(command.stderr),
+      ...(message.includes((command.stderr ?? "").trim()) ? [] : indent(command.stderr)),
     );
   return new AgentCallError(node, status, code, lines.join("\n"), details);
 }

@@ -249,6 +249,26 @@ describe("agent errors", () => {
     );
   });
 
+  test("stderr the agent's message already quotes is not repeated", () => {
+    const stderr = "  Can't open /dev/vdb exclusively.  Mounted filesystem?\n";
+    const body = errorBody(
+      new AgentError(
+        500,
+        "CommandFailed",
+        `step 1 (pvcreate) failed: pvcreate /dev/vdb exited 5: ${stderr.trim()}`,
+        {
+          command: { argv: ["pvcreate", "/dev/vdb"], exitCode: 5, stderr },
+        },
+      ),
+    );
+    expect(errorFrom("node-a", 500, body, "POST /v1/apply").message).toBe(
+      [
+        "node node-a: CommandFailed: step 1 (pvcreate) failed: pvcreate /dev/vdb exited 5: Can't open /dev/vdb exclusively.  Mounted filesystem?",
+        "  command: pvcreate /dev/vdb (exit code 5)",
+      ].join("\n"),
+    );
+  });
+
   test("field problems are listed with their paths", () => {
     const body = errorBody(
       new AgentError(400, "InvalidBody", "the body is invalid", {
