@@ -1,12 +1,13 @@
 import { OperatorConfigError, parseOperatorConfig } from "./config";
 
 describe("parseOperatorConfig", () => {
-  test("defaults: in-cluster, all namespaces, 0.0.0.0:8081, 2 workers, 10m resync", () => {
+  test("defaults: in-cluster, all namespaces, 0.0.0.0:8081, 2 workers, 5m resync, projected agent token", () => {
     expect(parseOperatorConfig([], {})).toEqual({
       namespace: "",
       listen: { host: "0.0.0.0", port: 8081 },
       workers: 2,
-      resyncMs: 600_000,
+      resyncMs: 300_000,
+      agents: { namespace: "lvm-system", tokenFile: "/var/run/secrets/pulumi-lvm/agent-token/token" },
     });
   });
 
@@ -21,8 +22,13 @@ describe("parseOperatorConfig", () => {
         "4",
         "--listen",
         "[::1]:9000",
+        "--agent-namespace",
+        "storage-system",
+        "--agent-ca-file",
+        "/agent-ca.crt",
       ],
       {
+        PULUMI_LVM_OPERATOR_AGENT_TOKEN_FILE: "/agent-token",
         PULUMI_LVM_OPERATOR_CA_FILE: "/ca.crt",
         PULUMI_LVM_OPERATOR_NAMESPACE: "storage",
         PULUMI_LVM_OPERATOR_WORKERS: "9",
@@ -33,7 +39,8 @@ describe("parseOperatorConfig", () => {
       namespace: "storage",
       listen: { host: "::1", port: 9000 },
       workers: 4,
-      resyncMs: 600_000,
+      resyncMs: 300_000,
+      agents: { namespace: "storage-system", tokenFile: "/agent-token", caFile: "/agent-ca.crt" },
     });
   });
 

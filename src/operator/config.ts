@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { ValidationProblem } from "../api";
+import { DEFAULT_AGENT_TOKEN_FILE } from "./agents/token-file";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
 export interface OperatorConfig {
@@ -12,6 +13,15 @@ export interface OperatorConfig {
   readonly listen: { readonly host: string; readonly port: number };
   readonly workers: number;
   readonly resyncMs: number;
+  /** How the operator calls the node agents. */
+  readonly agents: {
+    /** The agent pods' namespace. */
+    readonly namespace: string;
+    /** The projected token for audience pulumi-lvm-agent (re-read on every use). */
+    readonly tokenFile: string;
+    /** CA of agents serving https. */
+    readonly caFile?: string;
+  };
 }
 
 export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
@@ -21,7 +31,10 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --namespace NS        watch LVMNodeSets and LVMNodes in NS only (default: all namespaces)
   --listen HOST:PORT    /healthz, /readyz and /metrics (default 0.0.0.0:8081)
   --workers N           reconciles at once, 1 to 64 (default 2)
-  --resync DURATION     reconcile every set this often anyway (default 10m)
+  --resync DURATION     reconcile every set and LVMNode this often anyway (default 5m)
+  --agent-namespace NS  namespace of the agent pods (default lvm-system)
+  --agent-token-file F  token for the agents, audience pulumi-lvm-agent (default ${DEFAULT_AGENT_TOKEN_FILE})
+  --agent-ca-file F     CA of agents serving https (default: the system CAs)
 Every flag can also be given as PULUMI_LVM_OPERATOR_<FLAG>, e.g. PULUMI_LVM_OPERATOR_NAMESPACE.`;
 
 /** The configuration is invalid; every problem names its flag. */
@@ -40,6 +53,9 @@ const FLAGS = {
   listen: { type: "string" },
   workers: { type: "string" },
   resync: { type: "string" },
+  "agent-namespace": { type: "string" },
+  "agent-token-file": { type: "string" },
+  "agent-ca-file": { type: "string" },
 } as const;
 
 const absolutePath = z.string().regex(/^\/[^\0]*$/, { error: "must be an absolute path" });
@@ -54,6 +70,13 @@ const schema = z
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/, { error: "must be a namespace name (or empty)" })
       .max(63)
       .default(""),
+    "agent-namespace": z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: "must be a namespace name" })
+      .max(63)
+      .default("lvm-system"),
+    "agent-token-file": absolutePath.default(DEFAULT_AGENT_TOKEN_FILE),
+    "agent-ca-file": absolutePath.optional(),
     listen: z
       .string()
       .default("0.0.0.0:8081")
@@ -70,7 +93,7 @@ const schema = z
     workers: z.coerce.number().int().min(1).max(64).default(2),
     resync: z
       .string()
-      .default("10m")
+      .default("5m")
       .transform((text, ctx) => {
         const m = /^(\d+)(ms|s|m|h)$/.exec(text);
         if (!m || Number(m[1]) === 0) {
@@ -125,5 +148,10 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     listen: c.listen,
     workers: c.workers,
     resyncMs: c.resync,
+    agents: {
+      namespace: c["agent-namespace"],
+      tokenFile: c["agent-token-file"],
+      ...(c["agent-ca-file"] ? { caFile: c["agent-ca-file"] } : {}),
+    },
   };
 }

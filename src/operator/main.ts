@@ -1,4 +1,7 @@
+import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
+import { agentClient } from "../../provider/runtime/v1/agent-client";
+import { tokenFromFile } from "./agents/token-file";
 import { systemClock, type Clock } from "./clock";
 import { parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
@@ -50,12 +53,18 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     ...(config.namespace ? { namespace: config.namespace } : {}),
     workers: config.workers,
     resyncMs: config.resyncMs,
+    agents: {
+      namespace: config.agents.namespace,
+      client: agentClient(),
+      token: tokenFromFile(config.agents.tokenFile),
+      ...(config.agents.caFile ? { ca: readCa(config.agents.caFile) } : {}),
+    },
   });
   const stopping = new AbortController();
   const server = createProbeServer({
     notReady: () =>
       stopping.signal.aborted ? "stopping" : operator.ready ? undefined : "caches not synced yet",
-    metrics: () => metrics.render(operator.queue.depth),
+    metrics: () => metrics.render(operator.queue.depth, operator.lvmNodeGauges()),
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -80,4 +89,9 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       log({ msg: "stopped" });
     })());
   return { config, url, operator, stop };
+}
+
+/** The agents' CA, re-read on every call (cert-manager rotates it). */
+function readCa(file: string): () => Promise<string> {
+  return () => readFile(file, "utf8");
 }

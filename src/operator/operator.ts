@@ -1,12 +1,29 @@
+import type { AgentClient } from "../../provider/runtime/v1/agent-client";
+import { AgentDriver } from "./agents/driver";
+import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "./clock";
 import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
 import { Informer, objectKey, type RestartReason } from "./informer";
-import type { KubeClient } from "./kube/client";
-import { LVM_NODES, LVM_NODE_SETS, NODES, type Resource } from "./kube/resources";
+import type { KubeClient, KubeObject } from "./kube/client";
+import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "./kube/resources";
+import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./lvmnode-events";
+import { LVMNodeReconciler } from "./lvmnode-reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 import { WorkQueue } from "./work-queue";
+
+/** How the operator reaches the node agents. */
+export interface OperatorAgentOptions {
+  /** The namespace of the agent pods (the LvmSystem's). @example "lvm-system" */
+  readonly namespace: string;
+  /** The agents' /v1 client. */
+  readonly client: AgentClient;
+  /** The operator's token for audience "pulumi-lvm-agent". */
+  readonly token: AgentTokenSource;
+  /** PEM of the CA of agents serving https. @default the system CAs */
+  readonly ca?: () => Promise<string | undefined>;
+}
 
 export interface OperatorOptions {
   readonly kube: KubeClient;
@@ -18,7 +35,13 @@ export interface OperatorOptions {
   readonly namespace?: string;
   /** Reconciles running at once (never two of the same set). @default 2 */
   readonly workers?: number;
-  /** Reconcile every set this often even without a change. @default 600000 (10 minutes) */
+  /**
+   * Drive the node agents: an LVMNode reconciler on its own queue keeps each LVMNode's node and
+   * status true. Absent: LVMNodes are only created and kept to their template (the set
+   * reconciler's own tests run so).
+   */
+  readonly agents?: OperatorAgentOptions;
+  /** Reconcile every set and LVMNode this often even without a change (drift on the nodes). @default 300000 (5 minutes) */
   readonly resyncMs?: number;
   /** Retry delays of a failing set. @default { baseMs: 1000, capMs: 300000 } */
   readonly retryBackoff?: { readonly baseMs?: number; readonly capMs?: number };
@@ -28,24 +51,56 @@ export interface OperatorOptions {
 
 /**
  * The operator: informers on LVMNodeSets, LVMNodes and Nodes feed the keys of the sets a change
- * concerns into one work queue, whose workers run the LVMNodeSet reconciler.
+ * concerns into one work queue, whose workers run the LVMNodeSet reconciler. With `agents`, a
+ * second queue of LVMNode keys (fed by LVMNode, agent pod and Node changes) runs the LVMNode
+ * reconciler, which drives each node's agent.
  */
 export class Operator {
   readonly queue: WorkQueue;
   readonly reconciler: NodeSetReconciler;
+  /** LVMNode keys, when the operator drives the agents. */
+  readonly nodeQueue?: WorkQueue;
+  readonly nodeReconciler?: LVMNodeReconciler;
   private readonly sets: Informer<LVMNodeSetObject>;
   private readonly lvmNodes: Informer<LVMNodeObject>;
   private readonly nodes: Informer<NodeObject>;
+  private readonly pods?: Informer<KubeObject>;
   private started = false;
 
   constructor(private readonly o: OperatorOptions) {
-    this.queue = new WorkQueue({ clock: o.clock, ...(o.retryBackoff ? { backoff: o.retryBackoff } : {}) });
+    const backoff = o.retryBackoff ? { backoff: o.retryBackoff } : {};
+    this.queue = new WorkQueue({ clock: o.clock, ...backoff });
+    const nodeQueue = o.agents ? new WorkQueue({ clock: o.clock, ...backoff }) : undefined;
     const enqueue = (keys: readonly string[]) => keys.forEach((k) => this.queue.add(k));
+    const enqueueNodes = (keys: readonly string[]) => keys.forEach((k) => nodeQueue?.add(k));
     this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => enqueue(keysForNodeSetChange(c)));
-    this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) =>
-      enqueue(keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name))),
-    );
-    this.nodes = this.informer(NODES, undefined, (c) => enqueue(keysForNodeChange(c, this.sets.list())));
+    this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) => {
+      enqueue(keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name)));
+      enqueueNodes(keysForOwnLVMNodeChange(c));
+    });
+    this.nodes = this.informer(NODES, undefined, (c) => {
+      enqueue(keysForNodeChange(c, this.sets.list()));
+      enqueueNodes(keysForNodeDeleted(c, this.lvmNodes.list()));
+    });
+    if (o.agents && nodeQueue) {
+      const pods = this.informer<KubeObject>(PODS, o.agents.namespace, (c) =>
+        enqueueNodes(keysForAgentPodChange(c, this.lvmNodes.list())),
+      );
+      this.pods = pods;
+      this.nodeQueue = nodeQueue;
+      this.nodeReconciler = new LVMNodeReconciler({
+        kube: o.kube,
+        clock: o.clock,
+        log: o.log,
+        nodeExists: (name) => this.nodes.get(name) !== undefined,
+        agents: new AgentDriver({
+          ...o.agents,
+          pods: () => pods.list(),
+          clock: o.clock,
+          onCall: (call, result, seconds) => o.metrics.recordAgentCall(call, result, seconds),
+        }),
+      });
+    }
     this.reconciler = new NodeSetReconciler({
       kube: o.kube,
       clock: o.clock,
@@ -62,7 +117,7 @@ export class Operator {
 
   /** Runs until `signal` aborts; a reconcile in progress finishes first. */
   async run(signal: AbortSignal): Promise<void> {
-    const informers = [this.sets, this.lvmNodes, this.nodes];
+    const informers = [this.sets, this.lvmNodes, this.nodes, ...(this.pods ? [this.pods] : [])];
     const watching = informers.map((i) => i.run(signal));
     await Promise.race([Promise.all(informers.map((i) => i.whenSynced())), aborted(signal)]);
     if (signal.aborted) return void (await Promise.all(watching));
@@ -71,18 +126,27 @@ export class Operator {
       nodeSets: this.sets.list().length,
       lvmNodes: this.lvmNodes.list().length,
       nodes: this.nodes.list().length,
+      ...(this.pods ? { agentNamespacePods: this.pods.list().length } : {}),
     });
     this.started = true;
+    const addAll = () => {
+      for (const set of this.sets.list()) this.queue.add(objectKey(set));
+      for (const node of this.nodeQueue ? this.lvmNodes.list() : []) this.nodeQueue?.add(objectKey(node));
+    };
     const resync = () => {
       if (signal.aborted) return;
-      for (const set of this.sets.list()) this.queue.add(objectKey(set));
-      cancelResync = this.o.clock.setTimer(this.o.resyncMs ?? 600_000, resync);
+      addAll();
+      cancelResync = this.o.clock.setTimer(this.o.resyncMs ?? 300_000, resync);
     };
-    let cancelResync = this.o.clock.setTimer(this.o.resyncMs ?? 600_000, resync);
+    let cancelResync = this.o.clock.setTimer(this.o.resyncMs ?? 300_000, resync);
     signal.addEventListener("abort", () => cancelResync(), { once: true });
-    for (const set of this.sets.list()) this.queue.add(objectKey(set));
+    addAll();
+    const workers = this.o.workers ?? 2;
     await Promise.all([
-      this.queue.run(this.o.workers ?? 2, async (key) => (await this.reconcileOne(key), {}), signal),
+      this.queue.run(workers, async (key) => (await this.reconcileOne(key), {}), signal),
+      ...(this.nodeQueue
+        ? [this.nodeQueue.run(workers, async (key) => (await this.reconcileLVMNode(key), {}), signal)]
+        : []),
       ...watching,
     ]);
     this.started = false;
@@ -109,7 +173,39 @@ export class Operator {
     }
   }
 
-  private informer<T extends LVMNodeSetObject | LVMNodeObject | NodeObject>(
+  /** Reconciles the LVMNode `key` with its agent (for tests and the queue): the result, with metrics and logs. */
+  async reconcileLVMNode(key: string): Promise<ReconcileResult> {
+    const reconciler = this.nodeReconciler;
+    if (!reconciler) throw new Error("the operator was started without agent options");
+    let result: ReconcileResult = "error";
+    try {
+      result = await reconciler.reconcile(key);
+      return result;
+    } catch (e) {
+      this.o.log({
+        msg: "LVMNode not in sync; retrying with backoff",
+        lvmNode: key,
+        error: (e as Error).message,
+        retries: this.nodeQueue?.retries(key) ?? 0,
+      });
+      throw e;
+    } finally {
+      this.o.metrics.lvmNodeReconciles.inc({ result });
+    }
+  }
+
+  /** For /metrics: the LVMNode queue's depth and the LVMNodes by state; undefined without agents. */
+  lvmNodeGauges(): { queueDepth: number; byState: Record<string, number> } | undefined {
+    if (!this.nodeQueue) return undefined;
+    const byState: Record<string, number> = {};
+    for (const n of this.lvmNodes.list()) {
+      const state = n.status?.state ?? "None";
+      byState[state] = (byState[state] ?? 0) + 1;
+    }
+    return { queueDepth: this.nodeQueue.depth, byState };
+  }
+
+  private informer<T extends KubeObject>(
     resource: Resource,
     namespace: string | undefined,
     onChange: ConstructorParameters<typeof Informer<T>>[0]["onChange"],

@@ -182,7 +182,8 @@ export class NodeSetReconciler {
   }
 }
 
-function splitKey(key: string): [string, string] {
+/** "ns/name" -> ["ns", "name"]; a key without a slash has no namespace. */
+export function splitKey(key: string): [string, string] {
   const slash = key.indexOf("/");
   return slash < 0 ? ["", key] : [key.slice(0, slash), key.slice(slash + 1)];
 }

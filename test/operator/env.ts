@@ -9,7 +9,7 @@ import YAML from "yaml";
 import { systemClock } from "../../src/operator/clock";
 import { createKubeClient, type RequestRecord } from "../../src/operator/kube/client";
 import { OperatorMetrics } from "../../src/operator/metrics";
-import { Operator } from "../../src/operator/operator";
+import { Operator, type OperatorAgentOptions } from "../../src/operator/operator";
 import { ControlPlane, Json, repoRoot } from "../env/cluster";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -48,10 +48,21 @@ export const OPERATOR_CLUSTER_ROLE = {
     {
       apiGroups: ["lvm.topolvm.io"],
       resources: ["lvmnodes"],
-      verbs: ["get", "list", "watch", "create", "patch", "delete"],
+      // update: what the agents' SubjectAccessReview asks of a caller (src/agent/auth/authorizer.ts)
+      verbs: ["get", "list", "watch", "create", "patch", "delete", "update"],
     },
+    { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes/status"], verbs: ["patch"] },
     { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
   ],
+};
+
+/** The agents' namespace and the operator's Role there: find the agent pods. */
+export const AGENT_NAMESPACE = "lvm-system";
+export const OPERATOR_AGENT_ROLE = {
+  apiVersion: "rbac.authorization.k8s.io/v1",
+  kind: "Role",
+  metadata: { name: "pulumi-lvm-operator", namespace: AGENT_NAMESPACE },
+  rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
 };
 
 /** Applies deploy/crds, waits until they are Established, grants the operator its ClusterRole. */
@@ -86,6 +97,14 @@ export async function prepareCluster(cp: ControlPlane): Promise<void> {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "pulumi-lvm-operator" },
     subjects: [{ kind: "ServiceAccount", namespace: ns, name: sa }],
   });
+  await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: AGENT_NAMESPACE } });
+  const rbac = `/apis/rbac.authorization.k8s.io/v1/namespaces/${AGENT_NAMESPACE}`;
+  await must(cp, "POST", `${rbac}/roles`, OPERATOR_AGENT_ROLE);
+  await must(cp, "POST", `${rbac}/rolebindings`, {
+    metadata: { name: "pulumi-lvm-operator" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pulumi-lvm-operator" },
+    subjects: [{ kind: "ServiceAccount", namespace: ns, name: sa }],
+  });
 }
 
 export interface TestOperator {
@@ -103,7 +122,7 @@ export interface TestOperator {
 export function startTestOperator(
   cp: ControlPlane,
   server = cp.url,
-  options: { watchTimeoutSeconds?: number } = {},
+  options: { watchTimeoutSeconds?: number; agents?: OperatorAgentOptions; resyncMs?: number } = {},
 ): TestOperator {
   const requests: RequestRecord[] = [];
   const logs: Array<Record<string, unknown>> = [];
@@ -123,6 +142,8 @@ export function startTestOperator(
     log: (e) => logs.push(e),
     workers: 2,
     retryBackoff: { baseMs: 200, capMs: 2000 },
+    ...(options.agents ? { agents: options.agents } : {}),
+    ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
     watchBackoff: { baseMs: 100, capMs: 1000 },
   });
   const stopping = new AbortController();

@@ -26,6 +26,7 @@ export const LVM_NODES: Resource = {
   kind: "LVMNode",
   namespaced: true,
 };
+export const PODS: Resource = { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true };
 export const NODES: Resource = { group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false };
 
 /**

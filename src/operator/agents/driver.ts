@@ -1,0 +1,185 @@
+import type { LVMNodeSpec, LVMNodeStatus } from "../../api";
+import {
+  AgentCallError,
+  type AgentClient,
+  type AgentEndpoint,
+} from "../../../provider/runtime/v1/agent-client";
+import { AGENT_POD_LABELS, agentPodOf, podSchema, type Pod } from "../../../provider/runtime/v1/agent-pods";
+import type { Clock } from "../clock";
+import { decide, describeBlocked, type SyncOutcome, type TeardownOutcome } from "./outcome";
+import type { AgentTokenSource } from "./token-file";
+
+/** The seam between the LVMNode reconciler and the node agents (docs/operator.md). */
+export interface NodeAgentDriver {
+  /** Plan `spec` on `node` through its agent, apply the plan when it has steps and nothing is blocked, read the status. */
+  sync(node: string, spec: LVMNodeSpec): Promise<SyncOutcome>;
+  /** Tear down `spec`'s volume groups on `node`, never forced. */
+  teardown(node: string, spec: LVMNodeSpec): Promise<TeardownOutcome>;
+}
+
+export type AgentCall = "plan" | "apply" | "status" | "teardown";
+/** ok; conflict (409); error (another answer); unreachable (no answer). */
+export type AgentCallResult = "ok" | "conflict" | "error" | "unreachable";
+
+export interface AgentDriverOptions {
+  /** The agents' /v1 client (provider/runtime/v1/agent-client.ts). */
+  readonly client: AgentClient;
+  /** The pods of the agents' namespace (the pod informer's cache), read with zod here. */
+  readonly pods: () => readonly unknown[];
+  /** The agents' namespace. @example "lvm-system" */
+  readonly namespace: string;
+  /** The operator's token for audience "pulumi-lvm-agent". */
+  readonly token: AgentTokenSource;
+  /** PEM of the CA of agents serving https. @default the system CAs */
+  readonly ca?: () => Promise<string | undefined>;
+  readonly clock: Clock;
+  /** Told about every call: for metrics. */
+  readonly onCall?: (call: AgentCall, result: AgentCallResult, seconds: number) => void;
+}
+
+type Target = { ok: true; pod: string; endpoint: AgentEndpoint } | { ok: false; message: string };
+
+/**
+ * Drives each node's agent directly at its pod IP (the operator runs in the cluster; no API server
+ * proxy): the pod is the Running and Ready agent pod whose spec.nodeName is the node, so a node's
+ * spec only ever goes to that node's agent, and an agent answering for another node is refused.
+ */
+export class AgentDriver implements NodeAgentDriver {
+  constructor(private readonly o: AgentDriverOptions) {}
+
+  async sync(node: string, spec: LVMNodeSpec): Promise<SyncOutcome> {
+    const target = await this.target(node);
+    if (!target.ok) return { kind: "unavailable", message: target.message };
+    const { pod, endpoint } = target;
+    let call: AgentCall = "plan";
+    try {
+      const plan = await this.timed(call, () => this.o.client.plan(endpoint, spec));
+      if (plan.node !== node)
+        return {
+          kind: "failed",
+          message: `node ${node}: agent pod ${pod} answers for node ${plan.node}; nothing was applied`,
+        };
+      const decision = decide(plan);
+      let applied = 0;
+      if (decision === "apply") {
+        call = "apply";
+        const result = await this.timed(call, () => this.o.client.apply(endpoint, spec, plan.hash));
+        applied = result.steps.filter((s) => s.outcome === "done").length;
+      }
+      call = "status";
+      const status = await this.status(endpoint);
+      return decision === "blocked"
+        ? { kind: "blocked", pod, blocked: describeBlocked(plan.blocked), status }
+        : { kind: "synced", pod, applied, status };
+    } catch (e) {
+      if (!(e instanceof AgentCallError) || e.status === 0 || e.status === 409) return failure(e, pod, call);
+      // The agent reports a failed apply in its status: keep that too when it can be read.
+      const status = call === "apply" ? await this.status(endpoint).catch(() => undefined) : undefined;
+      return { kind: "failed", message: describe(e, pod, call), ...(status ? { status } : {}) };
+    }
+  }
+
+  async teardown(node: string, spec: LVMNodeSpec): Promise<TeardownOutcome> {
+    const target = await this.target(node);
+    if (!target.ok) return { kind: "unavailable", message: target.message };
+    try {
+      const result = await this.timed("teardown", () => this.o.client.teardown(target.endpoint, spec));
+      if (result.node !== node)
+        return {
+          kind: "failed",
+          message: `node ${node}: agent pod ${target.pod} answered for node ${result.node}`,
+        };
+      return { kind: "tornDown", pod: target.pod };
+    } catch (e) {
+      if (e instanceof AgentCallError && e.status === 409 && e.code === "VolumeGroupInUse") {
+        const volumes = ((e.details.volumes ?? []) as Array<{ volumeGroup: string; name: string }>).map(
+          (v) => `${v.volumeGroup}/${v.name}`,
+        );
+        return {
+          kind: "refused",
+          volumes,
+          message: `node ${node}: teardown refused by agent pod ${target.pod} (HTTP 409 VolumeGroupInUse): logical volumes ${volumes.join(", ")} remain; remove them (the operator never forces a teardown)`,
+        };
+      }
+      return failure(e, target.pod, "teardown");
+    }
+  }
+
+  private async status(endpoint: AgentEndpoint): Promise<LVMNodeStatus> {
+    return (await this.timed("status", () => this.o.client.status(endpoint))).status;
+  }
+
+  /** The node's agent pod and how to call it, or why it cannot be called now. */
+  private async target(node: string): Promise<Target> {
+    const ns = this.o.namespace;
+    const pods = this.o.pods().flatMap((p) => {
+      const parsed = podSchema.safeParse(p);
+      return parsed.success && isAgentPod(parsed.data) ? [parsed.data] : [];
+    });
+    const found = agentPodOf(node, ns, pods);
+    if (!found.ok) return found;
+    const ip = pods.find((p) => p.metadata.name === found.pod.name)?.status?.podIP ?? "";
+    const host = ip.includes(":") ? `[${ip}]` : ip;
+    const pod = `${ns}/${found.pod.name}`;
+    try {
+      const [token, ca] = await Promise.all([this.o.token(), this.o.ca?.()]);
+      return {
+        ok: true,
+        pod,
+        endpoint: {
+          node,
+          url: `${found.pod.scheme}://${host}:${found.pod.port}/`,
+          token,
+          ...(ca ? { ca } : {}),
+        },
+      };
+    } catch (e) {
+      return { ok: false, message: `node ${node}: cannot call agent pod ${pod}: ${(e as Error).message}` };
+    }
+  }
+
+  private async timed<T>(call: AgentCall, fn: () => Promise<T>): Promise<T> {
+    const t0 = this.o.clock.now();
+    let result: AgentCallResult = "ok";
+    try {
+      return await fn();
+    } catch (e) {
+      result =
+        e instanceof AgentCallError
+          ? e.status === 0
+            ? "unreachable"
+            : e.status === 409
+              ? "conflict"
+              : "error"
+          : "error";
+      throw e;
+    } finally {
+      this.o.onCall?.(call, result, (this.o.clock.now() - t0) / 1000);
+    }
+  }
+}
+
+function isAgentPod(pod: Pod): boolean {
+  const labels = (pod.metadata as { labels?: Record<string, string> }).labels ?? {};
+  return Object.entries(AGENT_POD_LABELS).every(([k, v]) => labels[k] === v);
+}
+
+/** No answer: unavailable; 409 PlanChanged / OperationInProgress: busy; anything else: failed. */
+function failure(
+  e: unknown,
+  pod: string,
+  call: AgentCall,
+): { readonly kind: "busy" | "unavailable" | "failed"; readonly message: string } {
+  if (!(e instanceof AgentCallError))
+    return { kind: "failed", message: `${call} through agent pod ${pod}: ${(e as Error).message}` };
+  if (e.status === 0) return { kind: "unavailable", message: `${e.message} (pod ${pod})` };
+  if (e.status === 409 && (e.code === "PlanChanged" || e.code === "OperationInProgress"))
+    return { kind: "busy", message: describe(e, pod, call) };
+  return { kind: "failed", message: describe(e, pod, call) };
+}
+
+/** "POST /v1/apply to agent pod lvm-system/agent-x answered HTTP 500: node n1: CommandFailed: ..." */
+function describe(e: AgentCallError, pod: string, call: AgentCall): string {
+  const route = call === "status" ? "GET /v1/status" : `POST /v1/${call}`;
+  return `${route} to agent pod ${pod} answered HTTP ${e.status}: ${e.message}`;
+}

@@ -1,0 +1,70 @@
+import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./lvmnode-events";
+import type { LVMNodeObject } from "./types";
+import type { KubeObject } from "./kube/client";
+
+const lvmNode = (ns: string, name: string, meta: Record<string, unknown> = {}) =>
+  ({ metadata: { name, namespace: ns, generation: 1, ...meta }, spec: {} }) as unknown as LVMNodeObject;
+const LVMNODES = [lvmNode("storage", "n1"), lvmNode("team-b", "n1"), lvmNode("storage", "n2")];
+
+function pod(
+  node: string,
+  ready: string,
+  labels: Record<string, string> = { "app.kubernetes.io/name": "pulumi-lvm-agent" },
+) {
+  return {
+    metadata: {
+      name: `agent-${node}`,
+      namespace: "lvm-system",
+      labels,
+      resourceVersion: String(Math.random()),
+    },
+    spec: { nodeName: node, containers: [{ name: "agent" }] },
+    status: { phase: "Running", podIP: "10.0.0.1", conditions: [{ type: "Ready", status: ready }] },
+  } as KubeObject;
+}
+
+test("own changes: added, spec, deletion, finalizers; not status, not deleted", () => {
+  const a = lvmNode("storage", "n1");
+  expect(keysForOwnLVMNodeChange({ type: "added", object: a })).toEqual(["storage/n1"]);
+  expect(
+    keysForOwnLVMNodeChange({
+      type: "updated",
+      object: { ...a, status: { state: "Ready" } } as LVMNodeObject,
+      old: a,
+    }),
+  ).toEqual([]);
+  expect(
+    keysForOwnLVMNodeChange({ type: "updated", object: lvmNode("storage", "n1", { generation: 2 }), old: a }),
+  ).toEqual(["storage/n1"]);
+  expect(
+    keysForOwnLVMNodeChange({
+      type: "updated",
+      object: lvmNode("storage", "n1", { deletionTimestamp: "x" }),
+      old: a,
+    }),
+  ).toEqual(["storage/n1"]);
+  expect(keysForOwnLVMNodeChange({ type: "deleted", object: a })).toEqual([]);
+});
+
+test("an agent pod turning Ready or not: the LVMNodes of its node in every namespace", () => {
+  const change = { type: "updated" as const, object: pod("n1", "True"), old: pod("n1", "False") };
+  expect(keysForAgentPodChange(change, LVMNODES)).toEqual(["storage/n1", "team-b/n1"]);
+  expect(keysForAgentPodChange({ type: "added", object: pod("n2", "False") }, LVMNODES)).toEqual([
+    "storage/n2",
+  ]);
+});
+
+test("a pod update that changes nothing callable, or a pod that is not an agent: nothing", () => {
+  expect(
+    keysForAgentPodChange({ type: "updated", object: pod("n1", "True"), old: pod("n1", "True") }, LVMNODES),
+  ).toEqual([]);
+  expect(
+    keysForAgentPodChange({ type: "added", object: pod("n1", "True", { app: "web" }) }, LVMNODES),
+  ).toEqual([]);
+});
+
+test("a Node deleted: its LVMNodes", () => {
+  const node = { metadata: { name: "n2" } };
+  expect(keysForNodeDeleted({ type: "deleted", object: node }, LVMNODES)).toEqual(["storage/n2"]);
+  expect(keysForNodeDeleted({ type: "updated", object: node, old: node }, LVMNODES)).toEqual([]);
+});

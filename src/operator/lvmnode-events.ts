@@ -1,0 +1,68 @@
+import { AGENT_POD_LABELS, podSchema } from "../../provider/runtime/v1/agent-pods";
+import type { Change } from "./informer";
+import { objectKey } from "./informer";
+import { jsonEqual } from "./json-equal";
+import type { KubeObject } from "./kube/client";
+import type { LVMNodeObject } from "./types";
+
+/**
+ * Which LVMNodes to reconcile for a change (pure). The LVMNode work queue is fed by these; the
+ * periodic resync adds every LVMNode on top, for drift on the nodes that no watch reports.
+ */
+
+/** An LVMNode's own change: new, or changed in spec (generation), deletion or finalizers. Not its status. */
+export function keysForOwnLVMNodeChange(change: Change<LVMNodeObject>): string[] {
+  const { object: now, old } = change;
+  if (change.type === "deleted") return [];
+  if (change.type === "added" || !old) return [objectKey(now)];
+  const m = (o: LVMNodeObject) => [
+    o.metadata.generation,
+    o.metadata.deletionTimestamp,
+    o.metadata.finalizers,
+  ];
+  return jsonEqual(m(old), m(now)) ? [] : [objectKey(now)];
+}
+
+/**
+ * An agent pod's change that may make its node's agent callable or not (added, deleted, phase,
+ * pod IP, Ready): the LVMNodes named after its node, in every namespace watched.
+ */
+export function keysForAgentPodChange(
+  change: Change<KubeObject>,
+  lvmNodes: readonly LVMNodeObject[],
+): string[] {
+  const now = agentPod(change.object);
+  const old = change.old ? agentPod(change.old) : undefined;
+  const node = now?.node ?? old?.node;
+  if (!node) return [];
+  if (change.type === "updated" && now && old && jsonEqual(now, old)) return [];
+  return lvmNodes
+    .filter((n) => n.metadata.name === node)
+    .map(objectKey)
+    .sort();
+}
+
+/** A Node deleted: its LVMNodes (a finalizer waiting for its agent can go: nothing is left to tear down). */
+export function keysForNodeDeleted(change: Change<KubeObject>, lvmNodes: readonly LVMNodeObject[]): string[] {
+  if (change.type !== "deleted") return [];
+  return lvmNodes
+    .filter((n) => n.metadata.name === change.object.metadata.name)
+    .map(objectKey)
+    .sort();
+}
+
+/** What of a pod matters to calling its agent; undefined for a pod that is not an agent. */
+function agentPod(o: KubeObject) {
+  const labels = o.metadata.labels ?? {};
+  if (!Object.entries(AGENT_POD_LABELS).every(([k, v]) => labels[k] === v)) return undefined;
+  const pod = podSchema.safeParse(o);
+  if (!pod.success) return undefined;
+  const { spec, status, metadata } = pod.data;
+  return {
+    node: spec.nodeName,
+    deleting: !!metadata.deletionTimestamp,
+    phase: status?.phase,
+    ip: status?.podIP,
+    ready: (status?.conditions ?? []).find((c) => c.type === "Ready")?.status,
+  };
+}

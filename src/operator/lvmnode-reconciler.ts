@@ -1,0 +1,130 @@
+import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../api";
+import type { NodeAgentDriver } from "./agents/driver";
+import type { Clock } from "./clock";
+import { jsonEqual } from "./json-equal";
+import type { KubeClient } from "./kube/client";
+import { LVM_NODES } from "./kube/resources";
+import { lvmNodeStatus, type NodeFinding } from "./lvmnode-status";
+import { splitKey, type ReconcileResult } from "./reconciler";
+import type { LVMNodeObject } from "./types";
+
+/** The finalizer on every LVMNode: its deletionPolicy is carried out on the node before it goes. */
+export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";
+
+export interface LVMNodeReconcilerOptions {
+  readonly kube: KubeClient;
+  readonly agents: NodeAgentDriver;
+  /** Whether the Node still exists (the node informer's cache): a deleted Node has nothing to tear down. */
+  readonly nodeExists: (name: string) => boolean;
+  readonly clock: Clock;
+  /** One structured log entry. */
+  readonly log: (entry: Record<string, unknown>) => void;
+}
+
+/** The node's agent could not get the node to its spec (the status says why): retry with backoff. */
+export class AgentNotSyncedError extends Error {
+  override readonly name = "AgentNotSyncedError";
+}
+
+/**
+ * Reconciles one LVMNode with its node's agent, in the fixed order: get (from the API server);
+ * ignore not-found; ensure the finalizer, or carry out the deletionPolicy of one being deleted;
+ * act (validate; plan, apply when there are steps and nothing is blocked, read the agent's status);
+ * patch status, only when it changed. Throws after writing the status when the node is not in sync
+ * (agent unavailable, failed, busy, teardown refused), so the queue retries with backoff.
+ */
+export class LVMNodeReconciler {
+  constructor(private readonly o: LVMNodeReconcilerOptions) {}
+
+  async reconcile(key: string): Promise<ReconcileResult> {
+    const [namespace, name] = splitKey(key);
+    let node = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
+    if (!node) return "not_found";
+    if (node.metadata.deletionTimestamp) return this.finalize(node);
+    let wrote = false;
+    if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) {
+      node = await this.setFinalizers(node, [...(node.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
+      wrote = true;
+    }
+    const spec = checkSpec(node);
+    const outcome = spec.ok ? await this.o.agents.sync(name, spec.value) : spec.finding;
+    if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
+    if (outcome.kind === "synced" && outcome.applied > 0) {
+      this.o.log({ msg: "applied", lvmNode: key, pod: outcome.pod, steps: outcome.applied });
+      wrote = true;
+    }
+    if (await this.patchStatus(node, outcome)) wrote = true;
+    if (outcome.kind === "unavailable" || outcome.kind === "failed")
+      throw new AgentNotSyncedError(`${key}: ${outcome.message}`);
+    return wrote ? "changed" : "in_sync";
+  }
+
+  /** Retain, or a Node that is gone: remove the finalizer. Delete: tear down (never forced), then remove it. */
+  private async finalize(node: LVMNodeObject): Promise<ReconcileResult> {
+    const key = `${node.metadata.namespace}/${node.metadata.name}`;
+    if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) return "in_sync";
+    const policy = deletionPolicyOf(node.spec);
+    if (policy === "Delete" && this.o.nodeExists(node.metadata.name)) {
+      const spec = checkSpec(node);
+      if (!spec.ok) return (await this.patchStatus(node, spec.finding)) ? "changed" : "in_sync";
+      const outcome = await this.o.agents.teardown(node.metadata.name, spec.value);
+      if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
+      if (outcome.kind !== "tornDown") {
+        await this.patchStatus(node, { kind: "teardown", outcome });
+        throw new AgentNotSyncedError(`${key}: ${outcome.message}`);
+      }
+      this.o.log({ msg: "torn down", lvmNode: key, pod: outcome.pod });
+    }
+    await this.setFinalizers(
+      node,
+      (node.metadata.finalizers ?? []).filter((f) => f !== LVMNODE_FINALIZER),
+    );
+    this.o.log({
+      msg: "finalized",
+      lvmNode: key,
+      deletionPolicy: policy,
+      ...(this.o.nodeExists(node.metadata.name) ? {} : { note: "the Node is gone; nothing was torn down" }),
+    });
+    return "changed";
+  }
+
+  private setFinalizers(node: LVMNodeObject, finalizers: string[]): Promise<LVMNodeObject> {
+    const { namespace = "", name, resourceVersion } = node.metadata;
+    return this.o.kube.patch<LVMNodeObject>(LVM_NODES, namespace, name, {
+      metadata: { resourceVersion, finalizers },
+    });
+  }
+
+  /** Writes the status for `finding` when it differs from the LVMNode's; true when it wrote. */
+  private async patchStatus(node: LVMNodeObject, finding: NodeFinding): Promise<boolean> {
+    const status = lvmNodeStatus(node, finding, this.o.clock.now());
+    if (jsonEqual(status, node.status)) return false;
+    const { namespace = "", name, resourceVersion } = node.metadata;
+    await this.o.kube.patch(LVM_NODES, namespace, name, { metadata: { resourceVersion }, status }, "status");
+    const was = node.status?.conditions?.find((c) => c.type === "Reconciled");
+    const now = status.conditions?.find((c) => c.type === "Reconciled");
+    if (was?.reason !== now?.reason || was?.status !== now?.status)
+      this.o.log({
+        msg: "condition changed",
+        lvmNode: `${namespace}/${name}`,
+        state: status.state,
+        condition: now,
+      });
+    return true;
+  }
+}
+
+/** The spec through our own validation (rules the CRD cannot express): never sent when it fails. */
+function checkSpec(
+  node: LVMNodeObject,
+): { ok: true; value: LVMNodeSpec } | { ok: false; finding: Extract<NodeFinding, { kind: "invalid" }> } {
+  const r = lvmNodeSpecSchema.safeParse(node.spec);
+  if (r.success) return { ok: true, value: r.data };
+  return {
+    ok: false,
+    finding: {
+      kind: "invalid",
+      problems: problemsFrom(r.error, ["spec"]).map((p) => `${p.path}: ${p.message}`),
+    },
+  };
+}

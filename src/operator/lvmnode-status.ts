@@ -1,0 +1,120 @@
+import type { LVMNodeStatus } from "../api";
+import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
+import { setCondition, type DesiredCondition } from "./conditions";
+import type { LVMNodeObject } from "./types";
+
+/** The operator's own condition on each LVMNode: did the last reconcile get the node to its spec. */
+export const RECONCILED = "Reconciled";
+
+/** What one LVMNode reconcile found, for its status. */
+export type NodeFinding =
+  /** The spec breaks rules the CRD cannot express: nothing was sent to the agent. */
+  | { readonly kind: "invalid"; readonly problems: readonly string[] }
+  | Exclude<SyncOutcome, { kind: "busy" }>
+  /** The LVMNode is being deleted with deletionPolicy Delete and its teardown is not done. */
+  | { readonly kind: "teardown"; readonly outcome: Exclude<TeardownOutcome, { kind: "busy" | "tornDown" }> };
+
+type State = NonNullable<LVMNodeStatus["state"]>;
+
+/**
+ * The LVMNode's status after a reconcile (pure): what the agent reported (state, volume groups
+ * with included and excluded devices, thin pools, device classes, its conditions) when it
+ * answered, else what was last reported; and the Reconciled condition. Every condition carries
+ * the LVMNode's generation and keeps its lastTransitionTime unless its status changes (the agent's
+ * own transition times are not used: they restart with each operation). Other conditions are kept.
+ */
+export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: number): LVMNodeStatus {
+  const generation = node.metadata.generation ?? 0;
+  const previous = node.status ?? {};
+  const agent = "status" in finding ? finding.status : undefined;
+  let conditions = previous.conditions ?? [];
+  for (const c of agent?.conditions ?? []) {
+    const { type, status, reason, message } = c;
+    conditions = setCondition(
+      conditions,
+      {
+        type,
+        status,
+        ...(reason ? { reason } : {}),
+        ...(message ? { message } : {}),
+        observedGeneration: generation,
+      },
+      now,
+    );
+  }
+  conditions = setCondition(conditions, { ...reconciled(finding), observedGeneration: generation }, now);
+  const volumeGroups = agent?.volumeGroups ?? previous.volumeGroups;
+  const deviceClasses = agent?.deviceClasses ?? previous.deviceClasses;
+  return {
+    state: stateOf(finding, previous.state, agent?.state),
+    observedGeneration: generation,
+    ...(volumeGroups ? { volumeGroups } : {}),
+    ...(deviceClasses ? { deviceClasses } : {}),
+    conditions,
+  };
+}
+
+function stateOf(finding: NodeFinding, previous: State | undefined, agent: State | undefined): State {
+  switch (finding.kind) {
+    case "invalid":
+      return "Failed";
+    case "teardown":
+      return "Terminating";
+    case "synced":
+    case "blocked":
+      return agent ?? "Pending";
+    case "failed":
+      return agent ?? "Failed";
+    case "unavailable":
+      // What the disks hold was last seen by the agent; that it cannot be kept true now is Degraded.
+      return previous && previous !== "Pending" ? "Degraded" : "Pending";
+  }
+}
+
+function reconciled(finding: NodeFinding): DesiredCondition {
+  const type = RECONCILED;
+  switch (finding.kind) {
+    case "invalid":
+      return {
+        type,
+        status: "False",
+        reason: "InvalidSpec",
+        message: `the spec is invalid; nothing was sent to the agent: ${finding.problems.join("; ")}`,
+      };
+    case "synced":
+      return finding.applied > 0
+        ? {
+            type,
+            status: "True",
+            reason: "Applied",
+            message: `agent pod ${finding.pod} applied ${finding.applied} step(s); the node matches the spec`,
+          }
+        : {
+            type,
+            status: "True",
+            reason: "InSync",
+            message: `agent pod ${finding.pod}: the node matches the spec`,
+          };
+    case "blocked":
+      return {
+        type,
+        status: "False",
+        reason: "PlanBlocked",
+        message: `agent pod ${finding.pod}: nothing applied, the plan is blocked: ${finding.blocked.join("; ")}`,
+      };
+    case "unavailable":
+      return { type, status: "False", reason: "AgentUnavailable", message: finding.message };
+    case "failed":
+      return { type, status: "False", reason: "AgentFailed", message: finding.message };
+    case "teardown": {
+      const o = finding.outcome;
+      const reason =
+        o.kind === "refused"
+          ? "TeardownRefused"
+          : o.kind === "unavailable"
+            ? "AgentUnavailable"
+            : "TeardownFailed";
+      return { type, status: "False", reason, message: `deletionPolicy Delete: ${o.message}` };
+    }
+  }
+}
