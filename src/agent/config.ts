@@ -6,7 +6,7 @@ import { DEFAULT_AUDIENCE } from "./auth/authorizer";
 import { devicePathProblem } from "./lvm-runner";
 
 /** Where LVMNodes live unless --namespace says otherwise. */
-export const DEFAULT_NAMESPACE = "pulumi-lvm-system";
+export const DEFAULT_NAMESPACE = "lvm-system";
 
 /** The agent's configuration, from its command line (and NODE_NAME / KUBERNETES_SERVICE_HOST). */
 export interface AgentConfig {
@@ -41,7 +41,7 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --kubeconfig FILE          TokenReview/SubjectAccessReview through this API server
                              (neither: in-cluster service account)
   --audience A[,B]           audiences a token must be bound to (default ${DEFAULT_AUDIENCE})
-  --namespace NS             namespace of the LVMNodes, for the access check (default pulumi-lvm-system;
+  --namespace NS             namespace of the LVMNodes, for the access check (default ${DEFAULT_NAMESPACE};
                              "" = access in every namespace, i.e. a ClusterRole binding)
   --auth-cache-ttl DURATION  reuse auth decisions this long (default 10s; 0 disables)
   --devices D1,D2            the only devices this agent sees and touches (default: all)
