@@ -1,20 +1,16 @@
 import * as pulumi from "@pulumi/pulumi";
 import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../../provider/runtime/v1/agent-pods";
+import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { ValidationError } from "../api";
+import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
+import { operatorRules } from "./operator-workload";
 import { crdDirectory, tempDir } from "./testing/crd-fixtures";
-import {
-  find,
-  installMocks,
-  ofType,
-  runFailingProgram,
-  runProgram,
-  type Recorded,
-} from "./testing/pulumi-mocks";
+import { find, installMocks, runFailingProgram, runProgram, type Recorded } from "./testing/pulumi-mocks";
 
 const DS = "kubernetes:apps/v1:DaemonSet";
 const CHART = "kubernetes:helm.sh/v4:Chart";
-const VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 
 let crds: { dir: string; remove: () => void };
 beforeAll(async () => {
@@ -82,24 +78,26 @@ describe("LvmSystem", () => {
     recorded = await runProgram(() => new LvmSystem("lvm", args()));
   });
 
-  test("registers namespace, CRDs, agent, RBAC, admission policy and provisioner account, all its children", () => {
+  test("registers namespace, CRDs, agent, provisioner account, cluster-mode roles and operator, all its children", () => {
     expect(recorded.map((r) => [r.type, r.name])).toEqual([
       [LVM_SYSTEM_TYPE, "lvm"],
       ["kubernetes:core/v1:Namespace", "lvm-namespace"],
       ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodes.lvm.topolvm.io"],
       ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodesets.lvm.topolvm.io"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
-      ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-agent"],
-      ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-agent"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
-      [VAP, "lvm-agent-own-node"],
-      ["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding", "lvm-agent-own-node"],
       [DS, "lvm-agent"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-cluster-mode"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-cluster-mode"],
+      ["kubernetes:core/v1:ServiceAccount", "lvm-operator"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-operator"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-operator"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-operator"],
+      [DEPLOYMENT, "lvm-operator"],
     ]);
     for (const r of recorded.slice(1)) expect(r.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
   });
@@ -134,20 +132,10 @@ describe("LvmSystem", () => {
     ).toBe(false);
   });
 
-  test("the agent may read LVMNodes and write their status in its namespace, and delegate auth", () => {
-    expect(find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-agent").inputs).toMatchObject({
-      metadata: { name: "lvm-agent", namespace: "lvm-system" },
-      rules: [
-        { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["get", "list", "watch"] },
-        { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes/status"], verbs: ["update", "patch"] },
-      ],
-    });
+  test("the agent reads nothing from the API: it only delegates authentication and authorization", () => {
     expect(
-      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-agent").inputs,
-    ).toMatchObject({
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lvm-agent" },
-      subjects: [{ kind: "ServiceAccount", name: "lvm-agent", namespace: "lvm-system" }],
-    });
+      recorded.filter((r) => /rbac/.test(r.type) && r.name.startsWith("lvm-agent")).map((r) => r.name),
+    ).toEqual(["lvm-agent-auth-delegator"]);
     expect(
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator")
         .inputs,
@@ -157,35 +145,69 @@ describe("LvmSystem", () => {
     });
   });
 
-  test("an admission policy holds each agent to its own node's LVMNode", () => {
-    const policy = find(recorded, VAP, "lvm-agent-own-node").inputs;
-    expect(policy.spec.matchConstraints.resourceRules).toEqual([
-      {
-        apiGroups: ["lvm.topolvm.io"],
-        apiVersions: ["*"],
-        operations: ["UPDATE"],
-        resources: ["lvmnodes/status"],
-      },
-    ]);
-    expect(policy.spec.matchConditions).toEqual([
-      {
-        name: "is-node-agent",
-        expression: "request.userInfo.username == 'system:serviceaccount:lvm-system:lvm-agent'",
-      },
-    ]);
-    expect(policy.spec.validations[0].expression).toBe(
-      "'authentication.kubernetes.io/node-name' in request.userInfo.extra && object.metadata.name == request.userInfo.extra['authentication.kubernetes.io/node-name'][0]",
-    );
-    const binding = find(
-      recorded,
-      "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
-      "lvm-agent-own-node",
-    ).inputs;
-    expect(binding.spec).toEqual({
-      policyName: "lvm-agent-own-node",
-      validationActions: ["Deny"],
-      matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } } },
+  test("the operator: its rules in the namespace, nodes cluster-wide, bound to its own account", () => {
+    const rules = operatorRules();
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-operator").inputs,
+    ).toMatchObject({
+      metadata: { name: "lvm-operator", namespace: "lvm-system" },
+      rules: [...rules.nodeSets, ...rules.agentPods],
     });
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator").inputs,
+    ).toMatchObject({
+      metadata: { name: "lvm-operator" },
+      rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+    });
+    for (const type of ["RoleBinding", "ClusterRoleBinding"])
+      expect(
+        find(recorded, `kubernetes:rbac.authorization.k8s.io/v1:${type}`, "lvm-operator").inputs,
+      ).toMatchObject({
+        roleRef: { name: "lvm-operator" },
+        subjects: [{ kind: "ServiceAccount", name: "lvm-operator", namespace: "lvm-system" }],
+      });
+  });
+
+  test("the operator runs once, unprivileged, in the namespace, with a projected agent token", () => {
+    const deployment = find(recorded, DEPLOYMENT, "lvm-operator");
+    expect(deployment.opts.dependsOn).toBeDefined();
+    const spec = deployment.inputs.spec;
+    expect(spec).toMatchObject({ replicas: 1, strategy: { type: "Recreate" } });
+    const pod = spec.template.spec;
+    expect(pod.serviceAccountName).toBe("lvm-operator");
+    expect(pod.securityContext).toEqual({
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      seccompProfile: { type: "RuntimeDefault" },
+    });
+    const [container] = pod.containers;
+    expect(container).toMatchObject({
+      image: "ghcr.io/acme/pulumi-lvm-agent:0.1.0",
+      command: ["pulumi-lvm", "operator"],
+      args: ["--namespace", "lvm-system", "--agent-namespace", "lvm-system", "--listen", "0.0.0.0:8081"],
+      securityContext: {
+        allowPrivilegeEscalation: false,
+        readOnlyRootFilesystem: true,
+        capabilities: { drop: ["ALL"] },
+      },
+      volumeMounts: [
+        { name: "agent-token", mountPath: "/var/run/secrets/pulumi-lvm/agent-token", readOnly: true },
+      ],
+    });
+    expect(container.securityContext.privileged).toBeUndefined();
+    // the file the operator reads by default (src/operator/config.ts), with the agents' audience
+    expect(`${container.volumeMounts[0].mountPath}/token`).toBe(DEFAULT_AGENT_TOKEN_FILE);
+    expect(pod.volumes).toEqual([
+      {
+        name: "agent-token",
+        projected: {
+          sources: [
+            { serviceAccountToken: { audience: DEFAULT_AUDIENCE, expirationSeconds: 3600, path: "token" } },
+          ],
+        },
+      },
+    ]);
   });
 
   test("callers of the agents need update on lvmnodes, which the agents' SubjectAccessReview checks", () => {
@@ -213,9 +235,10 @@ describe("LvmSystem", () => {
     expect(
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-cluster-mode").inputs.rules,
     ).toMatchObject([{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }]);
-    expect(
-      ofType(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding").map((r) => r.name),
-    ).toMatchObject(["lvm-agent-auth-delegator"]);
+    // bound to nobody unless clusterModeSubjects says so
+    expect(recorded.filter((r) => /Binding$/.test(r.type) && r.name.startsWith("lvm-cluster-mode"))).toEqual(
+      [],
+    );
   });
 
   test("clusterModeSubjects are bound to both cluster-mode roles", async () => {
@@ -323,7 +346,11 @@ describe("LvmSystem", () => {
             nodeSelector: { "acme.com/storage": "true" },
             agentResources: { requests: { cpu: "100m" } },
             priorityClassName: "system-node-critical",
-            restrictAgentToOwnNode: false,
+            operator: {
+              image: "ghcr.io/acme/op:1",
+              args: ["--resync", "10m"],
+              resources: { limits: { memory: "1Gi" } },
+            },
           }),
         ),
     );
@@ -367,7 +394,27 @@ describe("LvmSystem", () => {
     expect(find(custom, "kubernetes:core/v1:Namespace", "edge-namespace").inputs.metadata.name).toBe(
       "storage",
     );
-    expect(ofType(custom, VAP)).toEqual([]);
+    const operator = find(custom, DEPLOYMENT, "edge-operator").inputs.spec.template.spec.containers[0];
+    expect(operator).toMatchObject({
+      image: "ghcr.io/acme/op:1",
+      imagePullPolicy: "Always",
+      args: [
+        "--namespace",
+        "storage",
+        "--agent-namespace",
+        "storage",
+        "--listen",
+        "0.0.0.0:8081",
+        "--resync",
+        "10m",
+      ],
+      resources: { limits: { memory: "1Gi" } },
+    });
+  });
+
+  test("without the operator: no operator account, roles or Deployment", async () => {
+    const without = await runProgram(() => new LvmSystem("bare", args({ operator: { enabled: false } })));
+    expect(without.filter((r) => r.name.startsWith("bare-operator"))).toEqual([]);
   });
 
   test("outputs", async () => {
@@ -383,6 +430,7 @@ describe("LvmSystem", () => {
     expect(await outputOf(system!.provisionerServiceAccountName)).toBe("lvm3-provisioner");
     expect(await outputOf(system!.clusterModeRoleName)).toBe("lvm3-cluster-mode");
     expect(await outputOf(system!.clusterModeClusterRoleName)).toBe("lvm3-cluster-mode");
+    expect(await outputOf(system!.operatorDeploymentName!)).toBe("lvm3-operator");
     expect(system!.topolvmReleaseName).toBeUndefined();
   });
 

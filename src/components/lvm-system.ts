@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { API_GROUP, dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
 import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
+import { operatorDeployment, operatorRules, type OperatorArgs } from "./operator-workload";
 import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmArgs } from "./topolvm-args";
 import type { TopolvmPlan } from "./topolvm-values";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
@@ -29,6 +30,7 @@ export interface ResourceRequirementsArgs {
   readonly limits?: Record<string, string>;
 }
 
+export type { OperatorArgs } from "./operator-workload";
 export type { TopolvmArgs, TopolvmNodeSetArgs } from "./topolvm-args";
 
 /** Who a role is bound to (rbac.authorization.k8s.io/v1 Subject). */
@@ -72,13 +74,6 @@ export interface LvmSystemArgs {
   /** @default none @example "system-node-critical" */
   readonly priorityClassName?: string;
   /**
-   * Enforce with a ValidatingAdmissionPolicy that an agent only writes the status of its own node's
-   * LVMNode (RBAC cannot say "its own node"). Needs Kubernetes 1.30+ (bound service account tokens
-   * carry the node name); turn off on older clusters.
-   * @default true
-   */
-  readonly restrictAgentToOwnNode?: boolean;
-  /**
    * Who runs `pulumi up` for NodeSets in cluster mode: bound to the least-privilege roles that mode
    * needs (clusterModeRules: list nodes; in the namespace list the agent pods, proxy to them and
    * request a token for the provisioner service account only). The roles are created either way;
@@ -97,12 +92,20 @@ export interface LvmSystemArgs {
   readonly retainCrdsOnDelete?: boolean;
   /** Install TopoLVM from its Helm chart. @default not installed */
   readonly topolvm?: TopolvmArgs;
+  /**
+   * The operator: turns the namespace's LVMNodeSets into LVMNodes, applies them through the agents
+   * and keeps their status (docs/operator.md).
+   * @default deployed, from the agent's image
+   * @example { resources: { limits: { memory: "512Mi" } } }
+   */
+  readonly operator?: OperatorArgs;
 }
 
 /**
  * The cluster-wide part of pulumi-lvm: its namespace, the lvm.topolvm.io CRDs, the node agent
- * (DaemonSet, service account, least-privilege RBAC), the service account that may call the agents,
- * and optionally TopoLVM, with one lvmd per node set serving its device classes on its nodes.
+ * (DaemonSet, service account, least-privilege RBAC), the operator, the service account that may
+ * call the agents, and optionally TopoLVM, with one lvmd per node set serving its device classes on
+ * its nodes.
  */
 export class LvmSystem extends pulumi.ComponentResource {
   /** The namespace. */
@@ -118,6 +121,8 @@ export class LvmSystem extends pulumi.ComponentResource {
   /** The Role (in the namespace) and ClusterRole that NodeSet cluster mode needs of whoever runs `pulumi up`. */
   public readonly clusterModeRoleName!: pulumi.Output<string>;
   public readonly clusterModeClusterRoleName!: pulumi.Output<string>;
+  /** The operator's Deployment; absent when the operator is not deployed. */
+  public readonly operatorDeploymentName?: pulumi.Output<string>;
   /** The TopoLVM Helm release; absent when TopoLVM is not installed. */
   public readonly topolvmReleaseName?: pulumi.Output<string>;
 
@@ -151,15 +156,6 @@ export class LvmSystem extends pulumi.ComponentResource {
       { metadata: { name: plan.agent, namespace: plan.namespace } },
       inNamespace,
     );
-    const agentRole = new k8s.rbac.v1.Role(
-      plan.agent,
-      { metadata: { name: plan.agent, namespace: plan.namespace }, rules: agentRules() },
-      inNamespace,
-    );
-    new k8s.rbac.v1.RoleBinding(plan.agent, roleBinding(plan.agent, plan.namespace, "Role", plan.agent), {
-      ...inNamespace,
-      dependsOn: [ns, agentRole, agentSa],
-    });
     // TokenReview and SubjectAccessReview create, for delegated authentication and authorization of
     // callers (as the kubelet does): exactly the built-in system:auth-delegator ClusterRole.
     new k8s.rbac.v1.ClusterRoleBinding(
@@ -170,18 +166,6 @@ export class LvmSystem extends pulumi.ComponentResource {
       },
       { parent: this, dependsOn: [agentSa] },
     );
-    if (plan.restrictAgentToOwnNode) {
-      const policy = new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-        plan.ownNodePolicy,
-        ownNodePolicy(plan),
-        parent,
-      );
-      new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-        plan.ownNodePolicy,
-        ownNodePolicyBinding(plan),
-        { parent: this, dependsOn: [policy] },
-      );
-    }
     const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
       parent: this,
       dependsOn: [ns, agentSa, ...crdResources],
@@ -244,6 +228,58 @@ export class LvmSystem extends pulumi.ComponentResource {
       );
     }
 
+    if (plan.operator) {
+      const rules = operatorRules();
+      const operatorSa = new k8s.core.v1.ServiceAccount(
+        plan.operator,
+        { metadata: { name: plan.operator, namespace: plan.namespace } },
+        inNamespace,
+      );
+      const operatorRole = new k8s.rbac.v1.Role(
+        plan.operator,
+        {
+          metadata: { name: plan.operator, namespace: plan.namespace },
+          rules: [...rules.nodeSets, ...rules.agentPods],
+        },
+        inNamespace,
+      );
+      new k8s.rbac.v1.RoleBinding(
+        plan.operator,
+        roleBinding(plan.operator, plan.namespace, "Role", plan.operator),
+        {
+          ...inNamespace,
+          dependsOn: [ns, operatorRole, operatorSa],
+        },
+      );
+      const operatorClusterRole = new k8s.rbac.v1.ClusterRole(
+        plan.operator,
+        { metadata: { name: plan.operator }, rules: rules.clusterWide },
+        parent,
+      );
+      new k8s.rbac.v1.ClusterRoleBinding(
+        plan.operator,
+        {
+          metadata: { name: plan.operator },
+          ...roleBindingBody(plan.operator, plan.namespace, "ClusterRole", plan.operator),
+        },
+        { parent: this, dependsOn: [operatorClusterRole, operatorSa] },
+      );
+      const deployment = new k8s.apps.v1.Deployment(
+        plan.operator,
+        operatorDeployment(
+          {
+            namespace: plan.namespace,
+            name: plan.operator,
+            agentImage: args.agentImage,
+            imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
+          },
+          args.operator,
+        ),
+        { parent: this, dependsOn: [ns, operatorSa, ...crdResources] },
+      );
+      this.operatorDeploymentName = deployment.metadata.name;
+    }
+
     if (args.topolvm && topolvm) {
       // A node that two node sets select belongs to neither: the agents leave it alone, and it runs no lvmd.
       for (const [a, b] of topolvm.overlaps)
@@ -282,6 +318,7 @@ export class LvmSystem extends pulumi.ComponentResource {
       provisionerServiceAccountName: this.provisionerServiceAccountName,
       clusterModeRoleName: this.clusterModeRoleName,
       clusterModeClusterRoleName: this.clusterModeClusterRoleName,
+      operatorDeploymentName: this.operatorDeploymentName,
       topolvmReleaseName: this.topolvmReleaseName,
     });
   }
@@ -301,6 +338,11 @@ export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net
 
 const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
   error: (i) => `must be a quantity such as "64Mi" or "20m" (got ${JSON.stringify(i.input)})`,
+});
+
+const resourceRequirements = z.strictObject({
+  requests: z.record(z.string(), quantity).optional(),
+  limits: z.record(z.string(), quantity).optional(),
 });
 
 const argsSchema = z.strictObject({
@@ -323,14 +365,8 @@ const argsSchema = z.strictObject({
       }),
     )
     .optional(),
-  agentResources: z
-    .strictObject({
-      requests: z.record(z.string(), quantity).optional(),
-      limits: z.record(z.string(), quantity).optional(),
-    })
-    .optional(),
+  agentResources: resourceRequirements.optional(),
   priorityClassName: z.string().min(1).optional(),
-  restrictAgentToOwnNode: z.boolean().optional(),
   clusterModeSubjects: z
     .array(
       z.strictObject({
@@ -343,6 +379,15 @@ const argsSchema = z.strictObject({
   crdDirectory: z.string().min(1).optional(),
   retainCrdsOnDelete: z.boolean().optional(),
   topolvm: topolvmArgsSchema.optional(),
+  operator: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      image: z.string().min(1).optional(),
+      command: z.array(z.string()).min(1).optional(),
+      args: z.array(z.string()).optional(),
+      resources: resourceRequirements.optional(),
+    })
+    .optional(),
 });
 
 function validate(name: string, args: LvmSystemArgs): { crds: CrdManifest[]; topolvm?: TopolvmPlan } {
@@ -375,8 +420,8 @@ export interface SystemPlan {
   readonly provisioner: string;
   /** Name of the Role and ClusterRole NodeSet cluster mode needs. */
   readonly clusterMode: string;
-  readonly ownNodePolicy: string;
-  readonly restrictAgentToOwnNode: boolean;
+  /** Name of the operator's ServiceAccount, RBAC and Deployment; undefined when it is not deployed. */
+  readonly operator?: string;
   readonly selectorLabels: Record<string, string>;
 }
 
@@ -392,23 +437,9 @@ export function planSystem(name: string, args: LvmSystemArgs): SystemPlan {
     agent: `${name}-agent`,
     provisioner: `${name}-provisioner`,
     clusterMode: `${name}-cluster-mode`,
-    ownNodePolicy: `${name}-agent-own-node`,
-    restrictAgentToOwnNode: args.restrictAgentToOwnNode ?? true,
+    ...(args.operator?.enabled === false ? {} : { operator: `${name}-operator` }),
     selectorLabels: { "app.kubernetes.io/name": "pulumi-lvm-agent", "app.kubernetes.io/instance": name },
   };
-}
-
-/**
- * The agent reads LVMNodes and writes their status. Namespaced, so it sees nothing outside the
- * system namespace. RBAC cannot narrow "lvmnodes/status" to the LVMNode of the agent's own node
- * (every agent pod shares one service account), so a node could write its neighbours' status;
- * the own-node ValidatingAdmissionPolicy closes that gap.
- */
-export function agentRules() {
-  return [
-    { apiGroups: [API_GROUP], resources: ["lvmnodes"], verbs: ["get", "list", "watch"] },
-    { apiGroups: [API_GROUP], resources: ["lvmnodes/status"], verbs: ["update", "patch"] },
-  ];
 }
 
 /**
@@ -458,54 +489,6 @@ function roleBinding(serviceAccount: string, namespace: string, kind: "Role" | "
   return {
     metadata: { name: serviceAccount, namespace },
     ...roleBindingBody(serviceAccount, namespace, kind, role),
-  };
-}
-
-function ownNodePolicy(plan: SystemPlan) {
-  return {
-    metadata: { name: plan.ownNodePolicy },
-    spec: {
-      failurePolicy: "Fail",
-      matchConstraints: {
-        resourceRules: [
-          {
-            apiGroups: [API_GROUP],
-            apiVersions: ["*"],
-            operations: ["UPDATE"],
-            resources: ["lvmnodes/status"],
-          },
-        ],
-      },
-      matchConditions: [
-        {
-          name: "is-node-agent",
-          expression: `request.userInfo.username == 'system:serviceaccount:${plan.namespace}:${plan.agent}'`,
-        },
-      ],
-      validations: [
-        {
-          expression: `'${NODE_NAME_EXTRA}' in request.userInfo.extra && object.metadata.name == request.userInfo.extra['${NODE_NAME_EXTRA}'][0]`,
-          message: "a node agent may only write the status of its own node's LVMNode",
-          reason: "Forbidden",
-        },
-      ],
-    },
-  };
-}
-
-/** The node a bound service account token was issued for (Kubernetes 1.30+). */
-const NODE_NAME_EXTRA = "authentication.kubernetes.io/node-name";
-
-function ownNodePolicyBinding(plan: SystemPlan) {
-  return {
-    metadata: { name: plan.ownNodePolicy },
-    spec: {
-      policyName: plan.ownNodePolicy,
-      validationActions: ["Deny"],
-      matchResources: {
-        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": plan.namespace } },
-      },
-    },
   };
 }
 

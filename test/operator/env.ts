@@ -11,6 +11,7 @@ import { createKubeClient, type RequestRecord } from "../../src/operator/kube/cl
 import { OperatorMetrics } from "../../src/operator/metrics";
 import { Operator, type OperatorAgentOptions } from "../../src/operator/operator";
 import { ControlPlane, Json, repoRoot } from "../env/cluster";
+import { operatorRules } from "../../src/components/operator-workload";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -36,24 +37,15 @@ export async function must(cp: ControlPlane, method: string, urlPath: string, bo
   return r.body;
 }
 
-/** The operator's RBAC: exactly what docs/operator.md lists (LvmSystem will create the same). */
+/**
+ * The operator's RBAC, from the rules LvmSystem grants it (src/components/operator-workload.ts): here
+ * as a ClusterRole, because these tests also run node sets in other namespaces.
+ */
 export const OPERATOR_CLUSTER_ROLE = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
   metadata: { name: "pulumi-lvm-operator" },
-  rules: [
-    { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodesets"], verbs: ["get", "list", "watch", "patch"] },
-    { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodesets/status"], verbs: ["patch"] },
-    { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodesets/finalizers"], verbs: ["update"] },
-    {
-      apiGroups: ["lvm.topolvm.io"],
-      resources: ["lvmnodes"],
-      // update: what the agents' SubjectAccessReview asks of a caller (src/agent/auth/authorizer.ts)
-      verbs: ["get", "list", "watch", "create", "patch", "delete", "update"],
-    },
-    { apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes/status"], verbs: ["patch"] },
-    { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
-  ],
+  rules: [...operatorRules().nodeSets, ...operatorRules().clusterWide],
 };
 
 /** The agents' namespace and the operator's Role there: find the agent pods. */
@@ -62,7 +54,7 @@ export const OPERATOR_AGENT_ROLE = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "Role",
   metadata: { name: "pulumi-lvm-operator", namespace: AGENT_NAMESPACE },
-  rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
+  rules: operatorRules().agentPods,
 };
 
 /** Applies deploy/crds, waits until they are Established, grants the operator its ClusterRole. */

@@ -1,0 +1,162 @@
+import { posix } from "node:path";
+import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
+import { API_GROUP } from "../api";
+import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
+import type { ResourceRequirementsArgs } from "./lvm-system";
+
+/** The operator (docs/operator.md), as LvmSystem deploys it. */
+export interface OperatorArgs {
+  /**
+   * Deploy the operator. Without it nothing turns LVMNodeSets into LVMNodes or applies them, and only
+   * NodeSets with `agents` or `cluster` (Pulumi applying through the agents) change disks.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /** Its image. @default the agent's image (one `pulumi-lvm` binary with both subcommands) */
+  readonly image?: string;
+  /** How the image starts the operator. @default ["pulumi-lvm", "operator"] */
+  readonly command?: string[];
+  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
+  readonly args?: string[];
+  /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
+  readonly resources?: ResourceRequirementsArgs;
+}
+
+/** What operatorDeployment needs to know about the system it runs in. */
+export interface OperatorPlacement {
+  /** The LvmSystem's namespace: the LVMNodeSets, LVMNodes and agent pods all live there. */
+  readonly namespace: string;
+  /** Name of its ServiceAccount, Role, ClusterRole, bindings and Deployment. */
+  readonly name: string;
+  /** The agent's image, the default. */
+  readonly agentImage: string;
+  readonly imagePullPolicy: string;
+}
+
+/** Port of /healthz, /readyz and /metrics (the operator's --listen). */
+export const OPERATOR_PORT = 8081;
+/** Where the projected agent token is mounted: where the operator reads it by default (--agent-token-file). */
+const AGENT_TOKEN_DIR = posix.dirname(DEFAULT_AGENT_TOKEN_FILE);
+/** The operator's labels, and its Deployment's selector. */
+export const operatorLabels = (instance: string) => ({
+  "app.kubernetes.io/name": "pulumi-lvm-operator",
+  "app.kubernetes.io/instance": instance,
+});
+
+/**
+ * The operator's least privilege (docs/operator.md, "RBAC"), in three parts so that a single-namespace
+ * deployment (LvmSystem: a Role) and an all-namespaces one (a ClusterRole) use the same rules:
+ * - `nodeSets`: reconcile LVMNodeSets into LVMNodes and write both statuses. `update` on lvmnodes
+ *   is never used against the API server: it is what the agents' SubjectAccessReview asks of a caller
+ *   (src/agent/auth/authorizer.ts REQUIRED_ACCESS).
+ * - `agentPods`: find each node's agent pod, in the agents' namespace.
+ * - `clusterWide`: Nodes, to evaluate node selectors.
+ * Nothing else: the agent token is a projected volume (no serviceaccounts/token), and the agents are
+ * called at their pod IPs (no pods/proxy).
+ */
+export function operatorRules() {
+  return {
+    nodeSets: [
+      { apiGroups: [API_GROUP], resources: ["lvmnodesets"], verbs: ["get", "list", "watch", "patch"] },
+      { apiGroups: [API_GROUP], resources: ["lvmnodesets/status"], verbs: ["patch"] },
+      // blockOwnerDeletion on the LVMNodes' owner references, where OwnerReferencesPermissionEnforcement is on
+      { apiGroups: [API_GROUP], resources: ["lvmnodesets/finalizers"], verbs: ["update"] },
+      {
+        apiGroups: [API_GROUP],
+        resources: ["lvmnodes"],
+        verbs: ["get", "list", "watch", "create", "patch", "delete", "update"],
+      },
+      { apiGroups: [API_GROUP], resources: ["lvmnodes/status"], verbs: ["patch"] },
+    ],
+    agentPods: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
+    clusterWide: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+  };
+}
+
+/**
+ * The operator's Deployment: one replica, replaced with Recreate (there is no leader election, so two
+ * must never run at once), watching only the system's namespace, with the agent token as a projected
+ * service-account token (audience pulumi-lvm-agent, rotated by the kubelet). It needs no privilege:
+ * non-root, read-only root filesystem, no capabilities, RuntimeDefault seccomp.
+ */
+export function operatorDeployment(at: OperatorPlacement, args: OperatorArgs = {}) {
+  const labels = operatorLabels(at.name);
+  return {
+    metadata: { name: at.name, namespace: at.namespace, labels },
+    spec: {
+      replicas: 1,
+      strategy: { type: "Recreate" },
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: at.name,
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 65532,
+            runAsGroup: 65532,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          // A stopping operator finishes the reconcile in progress (an agent apply may take minutes).
+          terminationGracePeriodSeconds: 300,
+          containers: [
+            {
+              name: "operator",
+              image: args.image ?? at.agentImage,
+              imagePullPolicy: at.imagePullPolicy,
+              command: args.command ?? ["pulumi-lvm", "operator"],
+              args: [
+                "--namespace",
+                at.namespace,
+                "--agent-namespace",
+                at.namespace,
+                "--listen",
+                `0.0.0.0:${OPERATOR_PORT}`,
+                ...(args.args ?? []),
+              ],
+              ports: [{ name: "http", containerPort: OPERATOR_PORT, protocol: "TCP" }],
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] },
+              },
+              livenessProbe: {
+                httpGet: { path: "/healthz", port: "http" },
+                periodSeconds: 10,
+                timeoutSeconds: 5,
+                failureThreshold: 6,
+              },
+              readinessProbe: {
+                httpGet: { path: "/readyz", port: "http" },
+                periodSeconds: 5,
+                timeoutSeconds: 5,
+                failureThreshold: 3,
+              },
+              resources: args.resources ?? {
+                requests: { cpu: "20m", memory: "96Mi" },
+                limits: { memory: "256Mi" },
+              },
+              volumeMounts: [{ name: "agent-token", mountPath: AGENT_TOKEN_DIR, readOnly: true }],
+            },
+          ],
+          volumes: [
+            {
+              name: "agent-token",
+              projected: {
+                sources: [
+                  {
+                    serviceAccountToken: {
+                      audience: DEFAULT_AUDIENCE,
+                      expirationSeconds: 3600,
+                      path: posix.basename(DEFAULT_AGENT_TOKEN_FILE),
+                    },
+                  },
+                ],
+              },
+            },
+          ],
+        },
+      },
+    },
+  };
+}
