@@ -8,7 +8,11 @@ import type { Runner } from "./lvm-runner";
 
 /** A machine with /dev/sdb (serial S1, wwn 0x5000c5, PV label U1), a by-id link to it, and /dev/sdc (nothing). */
 function machine(
-  overrides: { lsblk?: { wwn: string | null; serial: string | null }; sysfs?: Record<string, string> } = {},
+  overrides: {
+    lsblk?: { wwn: string | null; serial: string | null };
+    sysfs?: Record<string, string>;
+    sysfsBytes?: Record<string, Buffer>;
+  } = {},
 ) {
   const commands: string[][] = [];
   const run: Runner = async (argv) => {
@@ -38,6 +42,7 @@ function machine(
     },
     isBlockDevice: async (p) => p === "/dev/sdb" || p === "/dev/sdc",
     readSysfs: async (p) => overrides.sysfs?.[p],
+    readSysfsBytes: async (p) => overrides.sysfsBytes?.[p],
     readPvUuid: async (device) => (device === "/dev/sdb" ? "U1" : undefined),
   };
   return { deps, commands };
@@ -99,6 +104,23 @@ describe("verifyDeviceIdentity", () => {
     const { deps } = machine();
     await expect(verifyDeviceIdentity(deps, "/dev/sdz", ["kname:/dev/sdz"])).rejects.toThrow(
       /no such block device/,
+    );
+  });
+
+  it("takes a SCSI disk's serial from its unit serial page, as discovery does", async () => {
+    // recorded in the qemu guest: scsi-hd with serial=SN-BBB222, no udev, no serial file
+    const { deps } = machine({
+      lsblk: { wwn: null, serial: null },
+      sysfs: { "/sys/class/block/sdb/device/wwid": "naa.5000c5\n" },
+      sysfsBytes: {
+        "/sys/class/block/sdb/device/vpd_pg80": Buffer.from("00800009534e2d424242323232", "hex"),
+      },
+    });
+    await expect(
+      verifyDeviceIdentity(deps, "/dev/sdb", ["wwn:0x5000c5+serial:SN-BBB222"]),
+    ).resolves.toBeUndefined();
+    await expect(verifyDeviceIdentity(deps, "/dev/sdb", ["serial:SN-OTHER"])).rejects.toThrow(
+      "found serial:SN-BBB222",
     );
   });
 

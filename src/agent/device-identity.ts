@@ -1,6 +1,6 @@
 import * as fs from "node:fs/promises";
 import * as path from "node:path";
-import { wwnFromWwid } from "../inventory/sysfs";
+import { SYSFS_VPD_UNIT_SERIAL, unitSerialFromVpd, wwnFromWwid } from "../inventory/sysfs";
 import type { Runner } from "./lvm-runner";
 import { readPvUuid } from "./pv-label";
 
@@ -13,6 +13,8 @@ export interface IdentityProbeDeps {
   readonly isBlockDevice?: (p: string) => Promise<boolean>;
   /** Reads a sysfs attribute, undefined when absent. @default fs.readFile */
   readonly readSysfs?: (p: string) => Promise<string | undefined>;
+  /** Reads a binary sysfs attribute (a SCSI VPD page), undefined when absent. @default fs.readFile */
+  readonly readSysfsBytes?: (p: string) => Promise<Uint8Array | undefined>;
   /** The PV UUID of the LVM2 label on a device, undefined when it has none. @default readPvUuid (reads the label) */
   readonly readPvUuid?: (device: string) => Promise<string | undefined>;
 }
@@ -44,6 +46,7 @@ export async function verifyDeviceIdentity(
   const realpath = deps.realpath ?? ((p: string) => fs.realpath(p));
   const isBlockDevice = deps.isBlockDevice ?? defaultIsBlockDevice;
   const readSysfs = deps.readSysfs ?? defaultReadSysfs;
+  const readSysfsBytes = deps.readSysfsBytes ?? ((p: string) => fs.readFile(p).catch(() => undefined));
   const kname = await realpath(device).catch(() => undefined);
   if (!kname || !(await isBlockDevice(kname)))
     throw new DeviceIdentityError(device, expected.join(", "), "no such block device");
@@ -72,7 +75,7 @@ export async function verifyDeviceIdentity(
         break;
       }
       case "hardware": {
-        const facts = await hardwareIds(deps.run, readSysfs, device, kname);
+        const facts = await hardwareIds(deps.run, { readSysfs, readSysfsBytes }, device, kname);
         for (const [key, value] of parsed.parts) {
           const found = facts[key];
           const same = key === "wwn" ? found?.toLowerCase() === value.toLowerCase() : found === value;
@@ -112,10 +115,16 @@ export function parseDeviceId(id: string): ParsedDeviceId {
   return parts.length ? { kind: "hardware", parts } : { kind: "unknown" };
 }
 
-/** wwn and serial as discovery reads them: lsblk first, sysfs when lsblk (without udev) leaves them empty. */
+/**
+ * wwn and serial as discovery reads them (src/inventory/parse.ts, sysfs.ts): lsblk first, sysfs when
+ * lsblk (without udev) leaves them empty, and a SCSI disk's serial from its unit serial page.
+ */
 async function hardwareIds(
   run: Runner,
-  readSysfs: (p: string) => Promise<string | undefined>,
+  sysfs: {
+    readSysfs: (p: string) => Promise<string | undefined>;
+    readSysfsBytes: (p: string) => Promise<Uint8Array | undefined>;
+  },
   device: string,
   kname: string,
 ): Promise<{ wwn?: string; serial?: string }> {
@@ -123,9 +132,15 @@ async function hardwareIds(
   const row = (
     JSON.parse(r.stdout) as { blockdevices?: Array<{ wwn?: string | null; serial?: string | null }> }
   ).blockdevices?.[0];
-  const sys = (attr: string) => readSysfs(`/sys/class/block/${path.posix.basename(kname)}/${attr}`);
+  const dir = `/sys/class/block/${path.posix.basename(kname)}`;
+  const sys = (attr: string) => sysfs.readSysfs(`${dir}/${attr}`);
+  const vpdSerial = async () => {
+    const page = await sysfs.readSysfsBytes(`${dir}/${SYSFS_VPD_UNIT_SERIAL}`);
+    return page && unitSerialFromVpd(Buffer.from(page).toString("hex"));
+  };
   const wwn = row?.wwn?.trim() || wwnFromWwid((await sys("wwid")) ?? (await sys("device/wwid")));
-  const serial = row?.serial?.trim() || (await sys("serial")) || (await sys("device/serial"));
+  const serial =
+    row?.serial?.trim() || (await sys("serial")) || (await sys("device/serial")) || (await vpdSerial());
   return { ...(wwn ? { wwn } : {}), ...(serial ? { serial: serial.trim() } : {}) };
 }
 

@@ -141,6 +141,7 @@ export class FakeNode {
     realpath: async (p: string) => p,
     isBlockDevice: async (p: string) => this.devices.has(p),
     readSysfs: async () => undefined,
+    readSysfsBytes: async () => undefined,
     readPvUuid: async (device: string) => this.pvs.get(device)?.uuid,
   };
 }
