@@ -38,7 +38,7 @@ const TOKENS: Record<string, [string, string[], string[]]> = {
 };
 /** Who may update which LVMNode: the stand-in's RBAC. */
 const ALLOWED = new Set([
-  "system:serviceaccount:pulumi-lvm-system:operator|update|lvm.topolvm.io|lvmnodes|node-auth|pulumi-lvm-system",
+  "system:serviceaccount:pulumi-lvm-system:operator|update|lvm.topolvm.io|lvmnodes|node-auth|lvm-system",
 ]);
 
 let scratch: Scratch;
@@ -145,7 +145,7 @@ describe("agent auth against a TokenReview/SubjectAccessReview stand-in (not a r
     const res = await get("tok-viewer");
     expect(res.status).toBe(403);
     expect(res.json.error.message).toMatch(
-      /user "viewer" may not update lvmnodes.lvm.topolvm.io\/node-auth in namespace pulumi-lvm-system: no RBAC policy matched/,
+      /user "viewer" may not update lvmnodes.lvm.topolvm.io\/node-auth in namespace lvm-system: no RBAC policy matched/,
     );
     expect(commands()).toBe(before);
     const sar = reviews.filter((r) => r.path.endsWith("subjectaccessreviews")).at(-1)!;
@@ -157,7 +157,7 @@ describe("agent auth against a TokenReview/SubjectAccessReview stand-in (not a r
         group: "lvm.topolvm.io",
         resource: "lvmnodes",
         name: "node-auth",
-        namespace: "pulumi-lvm-system",
+        namespace: "lvm-system",
       },
     });
   });
