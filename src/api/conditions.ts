@@ -64,17 +64,25 @@ export type Condition = z.infer<typeof conditionSchema>;
 
 /** Condition types of an LVMNodeSet. */
 export const NODESET_CONDITIONS = ["LVMNodesReady", "ProviderReady"] as const;
-/** Condition types of an LVMNode. */
-export const NODE_CONDITIONS = ["ProviderReady", "VolumeGroupsHealthy", "DeviceClassesHealthy"] as const;
+/**
+ * Condition types of an LVMNode: ProviderReady (the provider reconciler), VolumeGroupsHealthy and
+ * DeviceClassesHealthy (reported by the node's agent), Reconciled (the operator's LVMNode reconcile).
+ */
+export const NODE_CONDITIONS = [
+  "ProviderReady",
+  "VolumeGroupsHealthy",
+  "DeviceClassesHealthy",
+  "Reconciled",
+] as const;
+export type NodeConditionType = (typeof NODE_CONDITIONS)[number];
 
 /** What each condition type says when True, from the proposal's workflow (docs/api.md lists them). */
-export const CONDITION_MEANINGS: Record<
-  (typeof NODESET_CONDITIONS)[number] | (typeof NODE_CONDITIONS)[number],
-  string
-> = {
+export const CONDITION_MEANINGS: Record<(typeof NODESET_CONDITIONS)[number] | NodeConditionType, string> = {
   LVMNodesReady: "Every LVMNode of the set is Ready.",
   ProviderReady: "The storage provider (TopoLVM) is installed and ready for the nodes.",
   VolumeGroupsHealthy: "Every volume group in spec exists on the node and is healthy (status.volumeGroups).",
   DeviceClassesHealthy:
     "Every device class in spec is set up (thin pool, lvmd configuration, StorageClass, VolumeSnapshotClass; status.deviceClasses).",
+  Reconciled:
+    "The operator's last reconcile got the node to its spec through the node's agent (reason InSync or Applied). False says why: PlanBlocked, AgentUnavailable, AgentFailed, InvalidSpec, TeardownRefused, TeardownFailed.",
 };

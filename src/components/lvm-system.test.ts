@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../../provider/runtime/v1/agent-pods";
+import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-client/agent-pods";
 import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { ValidationError } from "../api";
 import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";

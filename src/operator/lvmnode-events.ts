@@ -1,4 +1,4 @@
-import { AGENT_POD_LABELS, podSchema } from "../../provider/runtime/v1/agent-pods";
+import { AGENT_POD_LABELS, podSchema } from "../agent-client/agent-pods";
 import type { Change } from "./informer";
 import { objectKey } from "./informer";
 import { jsonEqual } from "./json-equal";

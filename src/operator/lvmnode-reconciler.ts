@@ -26,28 +26,36 @@ export class AgentNotSyncedError extends Error {
   override readonly name = "AgentNotSyncedError";
 }
 
+/** The operator stopped before the node's agent was done with it: nothing written; the next operator carries on. */
+export class ReconcileStoppedError extends Error {
+  override readonly name = "ReconcileStoppedError";
+}
+
 /**
  * Reconciles one LVMNode with its node's agent, in the fixed order: get (from the API server);
  * ignore not-found; ensure the finalizer, or carry out the deletionPolicy of one being deleted;
  * act (validate; plan, apply when there are steps and nothing is blocked, read the agent's status);
  * patch status, only when it changed. Throws after writing the status when the node is not in sync
- * (agent unavailable, failed, busy, teardown refused), so the queue retries with backoff.
+ * (agent unavailable, failed, busy, teardown refused), so the queue retries with backoff. `stop`
+ * (the operator's stop) aborts agent plan and status calls and keeps applies and teardowns from
+ * starting; one already sent is waited for and its result written (docs/operator.md).
  */
 export class LVMNodeReconciler {
   constructor(private readonly o: LVMNodeReconcilerOptions) {}
 
-  async reconcile(key: string): Promise<ReconcileResult> {
+  async reconcile(key: string, stop?: AbortSignal): Promise<ReconcileResult> {
     const [namespace, name] = splitKey(key);
     let node = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
     if (!node) return "not_found";
-    if (node.metadata.deletionTimestamp) return this.finalize(node);
+    if (node.metadata.deletionTimestamp) return this.finalize(node, stop);
     let wrote = false;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) {
       node = await this.setFinalizers(node, [...(node.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
       wrote = true;
     }
     const spec = checkSpec(node);
-    const outcome = spec.ok ? await this.o.agents.sync(name, spec.value) : spec.finding;
+    const outcome = spec.ok ? await this.o.agents.sync(name, spec.value, stop) : spec.finding;
+    if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
     if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
     if (outcome.kind === "synced" && outcome.applied > 0) {
       this.o.log({ msg: "applied", lvmNode: key, pod: outcome.pod, steps: outcome.applied });
@@ -60,14 +68,15 @@ export class LVMNodeReconciler {
   }
 
   /** Retain, or a Node that is gone: remove the finalizer. Delete: tear down (never forced), then remove it. */
-  private async finalize(node: LVMNodeObject): Promise<ReconcileResult> {
+  private async finalize(node: LVMNodeObject, stop?: AbortSignal): Promise<ReconcileResult> {
     const key = `${node.metadata.namespace}/${node.metadata.name}`;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) return "in_sync";
     const policy = deletionPolicyOf(node.spec);
     if (policy === "Delete" && this.o.nodeExists(node.metadata.name)) {
       const spec = checkSpec(node);
       if (!spec.ok) return (await this.patchStatus(node, spec.finding)) ? "changed" : "in_sync";
-      const outcome = await this.o.agents.teardown(node.metadata.name, spec.value);
+      const outcome = await this.o.agents.teardown(node.metadata.name, spec.value, stop);
+      if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
       if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
       if (outcome.kind !== "tornDown") {
         await this.patchStatus(node, { kind: "teardown", outcome });

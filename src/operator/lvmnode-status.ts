@@ -1,18 +1,21 @@
-import type { LVMNodeStatus } from "../api";
+import type { LVMNodeStatus, NodeConditionType } from "../api";
 import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
 import { setCondition, type DesiredCondition } from "./conditions";
 import type { LVMNodeObject } from "./types";
 
 /** The operator's own condition on each LVMNode: did the last reconcile get the node to its spec. */
-export const RECONCILED = "Reconciled";
+export const RECONCILED: NodeConditionType = "Reconciled";
 
 /** What one LVMNode reconcile found, for its status. */
 export type NodeFinding =
   /** The spec breaks rules the CRD cannot express: nothing was sent to the agent. */
   | { readonly kind: "invalid"; readonly problems: readonly string[] }
-  | Exclude<SyncOutcome, { kind: "busy" }>
+  | Exclude<SyncOutcome, { kind: "busy" | "stopped" }>
   /** The LVMNode is being deleted with deletionPolicy Delete and its teardown is not done. */
-  | { readonly kind: "teardown"; readonly outcome: Exclude<TeardownOutcome, { kind: "busy" | "tornDown" }> };
+  | {
+      readonly kind: "teardown";
+      readonly outcome: Exclude<TeardownOutcome, { kind: "busy" | "stopped" | "tornDown" }>;
+    };
 
 type State = NonNullable<LVMNodeStatus["state"]>;
 

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
-import { agentClient } from "../../provider/runtime/v1/agent-client";
+import { agentClient } from "../agent-client/agent-client";
 import { tokenFromFile } from "./agents/token-file";
 import { systemClock, type Clock } from "./clock";
 import { parseOperatorConfig, type OperatorConfig } from "./config";

@@ -31,7 +31,7 @@ export class OperatorMetrics {
   );
   readonly agentCalls = new Counter(
     "pulumi_lvm_operator_agent_calls_total",
-    "Calls to the node agents by call (plan, apply, status, teardown) and result (ok, conflict, error, unreachable).",
+    "Calls to the node agents by call (plan, apply, status, teardown) and result (ok, conflict, error, unreachable, aborted).",
   );
   readonly agentCallSeconds = new Histogram(
     "pulumi_lvm_operator_agent_call_duration_seconds",

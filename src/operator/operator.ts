@@ -1,4 +1,4 @@
-import type { AgentClient } from "../../provider/runtime/v1/agent-client";
+import type { AgentClient } from "../agent-client/agent-client";
 import { AgentDriver } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "./clock";
@@ -7,7 +7,7 @@ import { Informer, objectKey, type RestartReason } from "./informer";
 import type { KubeClient, KubeObject } from "./kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "./kube/resources";
 import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./lvmnode-events";
-import { LVMNodeReconciler } from "./lvmnode-reconciler";
+import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode-reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
@@ -145,7 +145,7 @@ export class Operator {
     await Promise.all([
       this.queue.run(workers, async (key) => (await this.reconcileOne(key), {}), signal),
       ...(this.nodeQueue
-        ? [this.nodeQueue.run(workers, async (key) => (await this.reconcileLVMNode(key), {}), signal)]
+        ? [this.nodeQueue.run(workers, async (key) => (await this.reconcileLVMNode(key, signal), {}), signal)]
         : []),
       ...watching,
     ]);
@@ -173,17 +173,23 @@ export class Operator {
     }
   }
 
-  /** Reconciles the LVMNode `key` with its agent (for tests and the queue): the result, with metrics and logs. */
-  async reconcileLVMNode(key: string): Promise<ReconcileResult> {
+  /**
+   * Reconciles the LVMNode `key` with its agent (for tests and the queue): the result, with metrics
+   * and logs. `stop` aborts its agent plan and status calls; an apply already sent is waited for.
+   */
+  async reconcileLVMNode(key: string, stop?: AbortSignal): Promise<ReconcileResult> {
     const reconciler = this.nodeReconciler;
     if (!reconciler) throw new Error("the operator was started without agent options");
     let result: ReconcileResult = "error";
     try {
-      result = await reconciler.reconcile(key);
+      result = await reconciler.reconcile(key, stop);
       return result;
     } catch (e) {
       this.o.log({
-        msg: "LVMNode not in sync; retrying with backoff",
+        msg:
+          e instanceof ReconcileStoppedError
+            ? "LVMNode reconcile stopped; the next operator carries on"
+            : "LVMNode not in sync; retrying with backoff",
         lvmNode: key,
         error: (e as Error).message,
         retries: this.nodeQueue?.retries(key) ?? 0,

@@ -9,16 +9,12 @@
  *
  * A node has three data disks d0..d2 (the "data" volume group takes those its case names) and one
  * disk "f" (the "fast" volume group, a Thick device class). Every case is driven exactly as the
- * provider drives an agent: its own client (provider/runtime/v1/agent-client.ts) POSTs /v1/plan, and,
+ * provider drives an agent: its own client (src/agent-client/agent-client.ts) POSTs /v1/plan, and,
  * when the plan has steps, /v1/apply with the plan's hash.
  */
 import { isDeepStrictEqual } from "node:util";
 import YAML from "yaml";
-import {
-  agentClient,
-  type AgentEndpoint,
-  type NodePlanResponse,
-} from "../../provider/runtime/v1/agent-client";
+import { agentClient, type AgentEndpoint, type NodePlanResponse } from "../../src/agent-client/agent-client";
 import type { LVMNodeSpec } from "../../src/api";
 import { ACTION_ORDER } from "../../src/planner";
 import { request } from "../agent/harness";

@@ -10,7 +10,7 @@
  */
 import * as fs from "node:fs";
 import { randomBytes } from "node:crypto";
-import { agentClient } from "../../provider/runtime/v1/agent-client";
+import { agentClient } from "../../src/agent-client/agent-client";
 import { tokenFromFile } from "../../src/operator/agents/token-file";
 import { ControlPlane, Json, startControlPlane } from "../env/cluster";
 import {

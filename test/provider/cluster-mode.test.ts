@@ -15,7 +15,7 @@
  * Missing binaries fail this test with what to run (test/env/install.sh); it never skips.
  */
 import { randomBytes } from "node:crypto";
-import { agentClient, httpTransport, type AgentEndpoint } from "../../provider/runtime/v1/agent-client";
+import { agentClient, httpTransport, type AgentEndpoint } from "../../src/agent-client/agent-client";
 import {
   agentDaemonSet,
   clusterModeRules,

@@ -15,7 +15,7 @@
  * disks reordered) are here. Per-step times are printed at the end.
  */
 import * as path from "node:path";
-import { agentClient, type NodePlanResponse } from "../../provider/runtime/v1/agent-client";
+import { agentClient, type NodePlanResponse } from "../../src/agent-client/agent-client";
 import { request } from "../agent/harness";
 import {
   LIFECYCLE,

@@ -11,7 +11,7 @@
  */
 import { randomBytes } from "node:crypto";
 import * as path from "node:path";
-import type { AgentEndpoint } from "../../provider/runtime/v1/agent-client";
+import type { AgentEndpoint } from "../../src/agent-client/agent-client";
 import { request } from "../agent/harness";
 import { REPO_ROOT, type Guest } from "./guest";
 
@@ -38,7 +38,7 @@ export interface GuestAgent {
   /** http://127.0.0.1:<host port> */
   readonly url: string;
   readonly token: string;
-  /** For provider/runtime/v1/agent-client.ts: the provider's own client. */
+  /** For src/agent-client/agent-client.ts: the provider's own client. */
   readonly endpoint: AgentEndpoint;
   /** The agent's pid in the guest (the command service's background process). */
   readonly pid: number;

@@ -1,4 +1,4 @@
-import type { Transport } from "./agent-client";
+import type { Transport } from "../../../src/agent-client/agent-client";
 import { AGENT_TOKEN_SECONDS, findClusterAgents } from "./cluster-agents";
 
 const KUBECONFIG = `current-context: c

@@ -3,8 +3,8 @@ import { DEFAULT_AUDIENCE } from "../../../src/agent/auth/authorizer";
 import { connectionFromKubeconfigText } from "../../../src/agent/auth/kubeconfig";
 import type { NodeSelector } from "../../../src/api";
 import { matchesNodeSelector } from "../../../src/planner/node-selector";
-import type { AgentEndpoint, Transport } from "./agent-client";
-import { AGENT_POD_LABELS, agentPodOf, podProxyPath, podSchema } from "./agent-pods";
+import type { AgentEndpoint, Transport } from "../../../src/agent-client/agent-client";
+import { AGENT_POD_LABELS, agentPodOf, podProxyPath, podSchema } from "../../../src/agent-client/agent-pods";
 import { apiUrl, kubeApi, type KubeApi } from "./kube-api";
 
 /** Cluster mode's settings (the `cluster` input). */

@@ -1,5 +1,5 @@
 import { AgentError, errorBody } from "../../../src/agent/errors";
-import { AgentCallError, errorFrom, type Transport } from "./agent-client";
+import { AgentCallError, errorFrom, type Transport } from "../../../src/agent-client/agent-client";
 import { createProvider, describeApplyFailure, diff, UNKNOWN } from "./index";
 import { PartialApplyError } from "./partial-failure";
 import type { PlanSummary } from "./plan-summary";

@@ -1,6 +1,12 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { deletionPolicyOf } from "../../../src/api";
-import { agentClient, AgentCallError, httpTransport, type AgentClient, type Transport } from "./agent-client";
+import {
+  agentClient,
+  AgentCallError,
+  httpTransport,
+  type AgentClient,
+  type Transport,
+} from "../../../src/agent-client/agent-client";
 import { locateAgents, type Locate } from "./locate-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { summarizePlan, type PlanSummary } from "./plan-summary";

@@ -1,5 +1,5 @@
-import type { Transport } from "./agent-client";
-import { apiServerCredentials, apiUrl, kubeApi, KubeApiError, kubeStatusMessage } from "./kube-api";
+import type { Transport } from "../../../src/agent-client/agent-client";
+import { apiUrl, kubeApi, KubeApiError } from "./kube-api";
 
 const conn = { server: "https://api.example:6443", ca: "CA", token: () => "user-token" };
 
@@ -8,26 +8,6 @@ test("apiUrl keeps the server's path prefix and the query", () => {
     apiUrl({ server: "https://rancher/k8s/clusters/c-1/" }, "/api/v1/pods?labelSelector=a%3Db").href,
   ).toBe("https://rancher/k8s/clusters/c-1/api/v1/pods?labelSelector=a%3Db");
   expect(apiUrl(conn, "/api/v1/nodes").href).toBe("https://api.example:6443/api/v1/nodes");
-});
-
-test("apiServerCredentials: a bearer header and the TLS options the kubeconfig gives", () => {
-  expect(apiServerCredentials(conn)).toEqual({
-    headers: { authorization: "Bearer user-token" },
-    tls: { ca: "CA" },
-  });
-  expect(
-    apiServerCredentials({
-      server: "https://x",
-      cert: "C",
-      key: "K",
-      tlsServerName: "kubernetes",
-      insecureSkipTlsVerify: true,
-    }),
-  ).toEqual({
-    headers: {},
-    tls: { cert: "C", key: "K", servername: "kubernetes", rejectUnauthorized: false },
-  });
-  expect(apiServerCredentials({ server: "https://x" })).toEqual({ headers: {} });
 });
 
 describe("kubeApi", () => {
@@ -74,10 +54,4 @@ describe("kubeApi", () => {
     const html = kubeApi(conn, async () => ({ status: 200, body: "<html>" }));
     await expect(html.get("/api/v1/nodes")).rejects.toThrow("GET /api/v1/nodes: the answer is not JSON");
   });
-});
-
-test("kubeStatusMessage reads Status bodies only", () => {
-  expect(kubeStatusMessage({ kind: "Status", message: "m" })).toBe("m");
-  expect(kubeStatusMessage({ error: { message: "m" } })).toBeUndefined();
-  expect(kubeStatusMessage("text")).toBeUndefined();
 });

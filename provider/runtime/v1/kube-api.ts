@@ -1,5 +1,6 @@
 import type { KubeConnection } from "../../../src/agent/auth/kubeconfig";
-import type { TlsOptions, Transport } from "./agent-client";
+import type { Transport } from "../../../src/agent-client/agent-client";
+import { apiServerCredentials, kubeStatusMessage } from "../../../src/agent-client/api-server";
 
 /** The Kubernetes API answered with an error, or could not be reached (status 0). */
 export class KubeApiError extends Error {
@@ -58,24 +59,6 @@ export function kubeApi(conn: KubeConnection, transport: Transport): KubeApi {
   return { get: (path) => call("GET", path), post: (path, body) => call("POST", path, body) };
 }
 
-/** The caller's credentials for the API server: a bearer token header and/or TLS options. */
-export function apiServerCredentials(conn: KubeConnection): {
-  headers: Record<string, string>;
-  tls?: TlsOptions;
-} {
-  const tls: TlsOptions = {
-    ...(conn.ca ? { ca: conn.ca } : {}),
-    ...(conn.cert ? { cert: conn.cert } : {}),
-    ...(conn.key ? { key: conn.key } : {}),
-    ...(conn.tlsServerName ? { servername: conn.tlsServerName } : {}),
-    ...(conn.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
-  };
-  return {
-    headers: conn.token ? { authorization: `Bearer ${conn.token()}` } : {},
-    ...(Object.keys(tls).length ? { tls } : {}),
-  };
-}
-
 /** `path` on the API server, keeping a path prefix of the server URL (e.g. Rancher's /k8s/clusters/<id>). */
 export function apiUrl(conn: KubeConnection, path: string): URL {
   const url = new URL(conn.server);
@@ -83,13 +66,6 @@ export function apiUrl(conn: KubeConnection, path: string): URL {
   url.pathname = `${url.pathname.replace(/\/+$/, "")}/${pathname.replace(/^\/+/, "")}`;
   url.search = query ?? "";
   return url;
-}
-
-/** The message of a Kubernetes Status body (`{kind: "Status", message}`), if it is one. */
-export function kubeStatusMessage(json: unknown): string | undefined {
-  if (typeof json !== "object" || json === null) return undefined;
-  const status = json as { kind?: unknown; message?: unknown };
-  return status.kind === "Status" && typeof status.message === "string" ? status.message : undefined;
 }
 
 function parseJson(text: string): unknown {

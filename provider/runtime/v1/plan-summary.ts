@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { NodePlan } from "../../../src/planner/types";
-import type { NodePlanResponse } from "./agent-client";
+import type { NodePlanResponse } from "../../../src/agent-client/agent-client";
 
 /**
  * A node's plan as people review it in `pulumi preview`: what happens to which device, what is left

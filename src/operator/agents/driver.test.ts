@@ -1,9 +1,5 @@
 import type { LVMNodeSpec } from "../../api";
-import {
-  AgentCallError,
-  type AgentClient,
-  type AgentEndpoint,
-} from "../../../provider/runtime/v1/agent-client";
+import { AgentCallError, type AgentClient, type AgentEndpoint } from "../../agent-client/agent-client";
 import { ManualClock } from "../testing/manual-clock";
 import { AgentDriver, type AgentCall, type AgentCallResult } from "./driver";
 
@@ -41,7 +37,12 @@ function fakeClient(behaviour: Partial<Record<keyof AgentClient, (ep: AgentEndpo
   const make =
     (name: keyof AgentClient, fallback: () => unknown) =>
     async (ep: AgentEndpoint, _spec?: unknown, planHash?: string) => {
-      calls.push({ call: name, url: ep.url, token: ep.token, ...(planHash ? { planHash } : {}) });
+      calls.push({
+        call: name,
+        url: ep.url,
+        token: ep.token,
+        ...(typeof planHash === "string" ? { planHash } : {}),
+      });
       return (behaviour[name] ?? fallback)(ep);
     };
   const client = {
@@ -215,5 +216,119 @@ describe("teardown", () => {
   test("unreachable", async () => {
     const { client } = fakeClient({ teardown: error(0, "Unreachable") });
     expect((await driver(client).d.teardown("n1", SPEC)).kind).toBe("unavailable");
+  });
+});
+
+describe("stopping: plan and status aborted, an apply sent is waited for", () => {
+  /** A client whose calls record the signal they got; `during` runs inside the named call. */
+  function stoppable(stop: AbortController, during: { call: keyof AgentClient; run: () => Promise<void> }) {
+    const calls: Array<{ call: string; signal: AbortSignal | undefined }> = [];
+    const make =
+      (name: keyof AgentClient, answer: () => unknown) =>
+      async (...args: unknown[]) => {
+        const signal = (
+          args.find((a) => a && typeof a === "object" && "signal" in a) as
+            { signal?: AbortSignal } | undefined
+        )?.signal;
+        calls.push({ call: name, signal });
+        if (during.call === name) await during.run();
+        // As the real client: a call with an aborted signal fails with code Aborted.
+        if (signal?.aborted)
+          throw new AgentCallError("n1", 0, "Aborted", `node n1: ${name} to its agent was aborted`);
+        return answer();
+      };
+    const client = {
+      plan: make("plan", () => plan({ actions: [{}, {}] })),
+      apply: make("apply", () => ({ steps: [{ outcome: "done" }, { outcome: "done" }] })),
+      status: make("status", () => ({ node: "n1", status: STATUS })),
+      teardown: make("teardown", () => ({ node: "n1", steps: [] })),
+    } as unknown as AgentClient;
+    return { client, calls };
+  }
+  const nothing = { call: "teardown" as const, run: async () => undefined };
+
+  test("already stopping: nothing is called", async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const { client, calls } = stoppable(stop, nothing);
+    const { d } = driver(client);
+    expect(await d.sync("n1", SPEC, stop.signal)).toEqual({
+      kind: "stopped",
+      message: "node n1: not planned: the operator is stopping",
+    });
+    expect(await d.teardown("n1", SPEC, stop.signal)).toEqual({
+      kind: "stopped",
+      message: "node n1: teardown not started (agent pod lvm-system/agent-a): the operator is stopping",
+    });
+    expect(calls).toEqual([]);
+  });
+
+  test("a plan in flight is aborted: stopped, nothing applied, the call counted as aborted", async () => {
+    const stop = new AbortController();
+    const { client, calls } = stoppable(stop, { call: "plan", run: async () => stop.abort() });
+    const { d, recorded } = driver(client);
+    expect(await d.sync("n1", SPEC, stop.signal)).toEqual({
+      kind: "stopped",
+      message: "node n1: plan to its agent was aborted (pod lvm-system/agent-a): the operator is stopping",
+    });
+    expect(calls).toEqual([{ call: "plan", signal: stop.signal }]);
+    expect(recorded).toEqual([["plan", "aborted"]]);
+  });
+
+  test("stopped after the plan: the apply is not started", async () => {
+    const stop = new AbortController();
+    // The plan answers just as the stop comes: not aborted, but no apply may start now.
+    const { client, calls } = fakeClient({
+      plan: () => {
+        stop.abort();
+        return plan({ actions: [{}, {}] });
+      },
+    });
+    expect(await driver(client).d.sync("n1", SPEC, stop.signal)).toEqual({
+      kind: "stopped",
+      message:
+        "node n1: 2 planned step(s) not applied (agent pod lvm-system/agent-a): the operator is stopping",
+    });
+    expect(calls.map((c) => c.call)).toEqual(["plan"]);
+  });
+
+  test("stopped during an apply: it runs to its answer, the status is read without a signal, synced", async () => {
+    const stop = new AbortController();
+    const { client, calls } = stoppable(stop, { call: "apply", run: async () => stop.abort() });
+    const { d, recorded } = driver(client);
+    expect(await d.sync("n1", SPEC, stop.signal)).toEqual({
+      kind: "synced",
+      pod: "lvm-system/agent-a",
+      applied: 2,
+      status: STATUS,
+    });
+    expect(calls).toEqual([
+      { call: "plan", signal: stop.signal },
+      { call: "apply", signal: undefined },
+      { call: "status", signal: undefined },
+    ]);
+    expect(recorded).toEqual([
+      ["plan", "ok"],
+      ["apply", "ok"],
+      ["status", "ok"],
+    ]);
+  });
+
+  test("no apply: the status read is aborted too", async () => {
+    const stop = new AbortController();
+    const { client } = stoppable(stop, { call: "status", run: async () => stop.abort() });
+    const converged = { ...client, plan: async () => plan() } as AgentClient;
+    const { d } = driver(converged);
+    expect(await d.sync("n1", SPEC, stop.signal)).toMatchObject({ kind: "stopped" });
+  });
+
+  test("a teardown sent is never given the signal", async () => {
+    const stop = new AbortController();
+    const { client, calls } = stoppable(stop, { call: "teardown", run: async () => stop.abort() });
+    expect(await driver(client).d.teardown("n1", SPEC, stop.signal)).toEqual({
+      kind: "tornDown",
+      pod: "lvm-system/agent-a",
+    });
+    expect(calls).toEqual([{ call: "teardown", signal: undefined }]);
   });
 });

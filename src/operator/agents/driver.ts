@@ -1,28 +1,28 @@
 import type { LVMNodeSpec, LVMNodeStatus } from "../../api";
-import {
-  AgentCallError,
-  type AgentClient,
-  type AgentEndpoint,
-} from "../../../provider/runtime/v1/agent-client";
-import { AGENT_POD_LABELS, agentPodOf, podSchema, type Pod } from "../../../provider/runtime/v1/agent-pods";
+import { AgentCallError, type AgentClient, type AgentEndpoint } from "../../agent-client/agent-client";
+import { AGENT_POD_LABELS, agentPodOf, podSchema, type Pod } from "../../agent-client/agent-pods";
 import type { Clock } from "../clock";
-import { decide, describeBlocked, type SyncOutcome, type TeardownOutcome } from "./outcome";
+import { decide, describeBlocked, type Stopped, type SyncOutcome, type TeardownOutcome } from "./outcome";
 import type { AgentTokenSource } from "./token-file";
 
-/** The seam between the LVMNode reconciler and the node agents (docs/operator.md). */
+/**
+ * The seam between the LVMNode reconciler and the node agents (docs/operator.md). `stop` is the
+ * operator's stop: it aborts plan and status calls and keeps an apply or teardown from starting;
+ * one already sent runs to its answer (outcome "stopped" otherwise).
+ */
 export interface NodeAgentDriver {
   /** Plan `spec` on `node` through its agent, apply the plan when it has steps and nothing is blocked, read the status. */
-  sync(node: string, spec: LVMNodeSpec): Promise<SyncOutcome>;
+  sync(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<SyncOutcome>;
   /** Tear down `spec`'s volume groups on `node`, never forced. */
-  teardown(node: string, spec: LVMNodeSpec): Promise<TeardownOutcome>;
+  teardown(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<TeardownOutcome>;
 }
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
-/** ok; conflict (409); error (another answer); unreachable (no answer). */
-export type AgentCallResult = "ok" | "conflict" | "error" | "unreachable";
+/** ok; conflict (409); error (another answer); unreachable (no answer); aborted (the operator is stopping). */
+export type AgentCallResult = "ok" | "conflict" | "error" | "unreachable" | "aborted";
 
 export interface AgentDriverOptions {
-  /** The agents' /v1 client (provider/runtime/v1/agent-client.ts). */
+  /** The agents' /v1 client (src/agent-client/agent-client.ts). */
   readonly client: AgentClient;
   /** The pods of the agents' namespace (the pod informer's cache), read with zod here. */
   readonly pods: () => readonly unknown[];
@@ -47,13 +47,14 @@ type Target = { ok: true; pod: string; endpoint: AgentEndpoint } | { ok: false; 
 export class AgentDriver implements NodeAgentDriver {
   constructor(private readonly o: AgentDriverOptions) {}
 
-  async sync(node: string, spec: LVMNodeSpec): Promise<SyncOutcome> {
+  async sync(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<SyncOutcome> {
     const target = await this.target(node);
     if (!target.ok) return { kind: "unavailable", message: target.message };
     const { pod, endpoint } = target;
+    if (stop?.aborted) return stopped(`node ${node}: not planned`);
     let call: AgentCall = "plan";
     try {
-      const plan = await this.timed(call, () => this.o.client.plan(endpoint, spec));
+      const plan = await this.timed(call, () => this.o.client.plan(endpoint, spec, { signal: stop }));
       if (plan.node !== node)
         return {
           kind: "failed",
@@ -62,16 +63,23 @@ export class AgentDriver implements NodeAgentDriver {
       const decision = decide(plan);
       let applied = 0;
       if (decision === "apply") {
+        if (stop?.aborted)
+          return stopped(
+            `node ${node}: ${plan.actions.length} planned step(s) not applied (agent pod ${pod})`,
+          );
         call = "apply";
+        // Never aborted: the agent would finish it anyway, and its answer is what the status reports.
         const result = await this.timed(call, () => this.o.client.apply(endpoint, spec, plan.hash));
         applied = result.steps.filter((s) => s.outcome === "done").length;
       }
       call = "status";
-      const status = await this.status(endpoint);
+      // After an apply, its status is read to the end so that what it did reaches the LVMNode.
+      const status = await this.status(endpoint, decision === "apply" ? undefined : stop);
       return decision === "blocked"
         ? { kind: "blocked", pod, blocked: describeBlocked(plan.blocked), status }
         : { kind: "synced", pod, applied, status };
     } catch (e) {
+      if (e instanceof AgentCallError && e.code === "Aborted") return stopped(`${e.message} (pod ${pod})`);
       if (!(e instanceof AgentCallError) || e.status === 0 || e.status === 409) return failure(e, pod, call);
       // The agent reports a failed apply in its status: keep that too when it can be read.
       const status = call === "apply" ? await this.status(endpoint).catch(() => undefined) : undefined;
@@ -79,9 +87,10 @@ export class AgentDriver implements NodeAgentDriver {
     }
   }
 
-  async teardown(node: string, spec: LVMNodeSpec): Promise<TeardownOutcome> {
+  async teardown(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<TeardownOutcome> {
     const target = await this.target(node);
     if (!target.ok) return { kind: "unavailable", message: target.message };
+    if (stop?.aborted) return stopped(`node ${node}: teardown not started (agent pod ${target.pod})`);
     try {
       const result = await this.timed("teardown", () => this.o.client.teardown(target.endpoint, spec));
       if (result.node !== node)
@@ -105,8 +114,8 @@ export class AgentDriver implements NodeAgentDriver {
     }
   }
 
-  private async status(endpoint: AgentEndpoint): Promise<LVMNodeStatus> {
-    return (await this.timed("status", () => this.o.client.status(endpoint))).status;
+  private async status(endpoint: AgentEndpoint, stop?: AbortSignal): Promise<LVMNodeStatus> {
+    return (await this.timed("status", () => this.o.client.status(endpoint, { signal: stop }))).status;
   }
 
   /** The node's agent pod and how to call it, or why it cannot be called now. */
@@ -144,19 +153,23 @@ export class AgentDriver implements NodeAgentDriver {
     try {
       return await fn();
     } catch (e) {
-      result =
-        e instanceof AgentCallError
-          ? e.status === 0
-            ? "unreachable"
-            : e.status === 409
-              ? "conflict"
-              : "error"
-          : "error";
+      result = callResult(e);
       throw e;
     } finally {
       this.o.onCall?.(call, result, (this.o.clock.now() - t0) / 1000);
     }
   }
+}
+
+function callResult(e: unknown): AgentCallResult {
+  if (!(e instanceof AgentCallError)) return "error";
+  if (e.code === "Aborted") return "aborted";
+  if (e.status === 0) return "unreachable";
+  return e.status === 409 ? "conflict" : "error";
+}
+
+function stopped(what: string): Stopped {
+  return { kind: "stopped", message: `${what}: the operator is stopping` };
 }
 
 function isAgentPod(pod: Pod): boolean {

@@ -1,5 +1,5 @@
 import type { LVMNodeStatus } from "../../api";
-import type { NodePlanResponse } from "../../../provider/runtime/v1/agent-client";
+import type { NodePlanResponse } from "../../agent-client/agent-client";
 
 /**
  * What driving a node's agent found, for the LVMNode's status and the queue. Every message names
@@ -25,7 +25,9 @@ export type SyncOutcome =
   /** No Running and Ready agent pod, or the pod did not answer. */
   | { readonly kind: "unavailable"; readonly message: string }
   /** The agent answered with an error; its status when it could still report one. */
-  | { readonly kind: "failed"; readonly message: string; readonly status?: LVMNodeStatus };
+  | { readonly kind: "failed"; readonly message: string; readonly status?: LVMNodeStatus }
+  /** The operator is stopping: a plan or status call was aborted, or an apply was not started. */
+  | Stopped;
 
 export type TeardownOutcome =
   | { readonly kind: "tornDown"; readonly pod: string }
@@ -33,7 +35,15 @@ export type TeardownOutcome =
   | { readonly kind: "refused"; readonly volumes: readonly string[]; readonly message: string }
   | { readonly kind: "busy"; readonly message: string }
   | { readonly kind: "unavailable"; readonly message: string }
-  | { readonly kind: "failed"; readonly message: string };
+  | { readonly kind: "failed"; readonly message: string }
+  /** The operator is stopping: the teardown was not started. */
+  | Stopped;
+
+/** Nothing was changed on the node and nothing is to be written: the operator is stopping. */
+export interface Stopped {
+  readonly kind: "stopped";
+  readonly message: string;
+}
 
 /** What to do with a plan: nothing (converged), apply it, or leave it (blocked items: a person decides). */
 export type PlanDecision = "converged" | "apply" | "blocked";

@@ -1,16 +1,16 @@
 import * as http from "node:http";
 import * as https from "node:https";
 import type { z } from "zod";
-import type { LVMNodeSpec } from "../../../src/api";
-import type { KubeConnection } from "../../../src/agent/auth/kubeconfig";
-import { PROXY_AUTHORIZATION_HEADER } from "../../../src/agent/auth/request-credentials";
+import type { LVMNodeSpec } from "../api";
+import type { KubeConnection } from "../agent/auth/kubeconfig";
+import { PROXY_AUTHORIZATION_HEADER } from "../agent/auth/request-credentials";
 import {
   errorResponseSchema,
   nodePlanSchema,
   operationResultSchema,
   statusResponseSchema,
-} from "../../../src/agent/schemas";
-import { apiServerCredentials, kubeStatusMessage } from "./kube-api";
+} from "../agent/schemas";
+import { apiServerCredentials, kubeStatusMessage } from "./api-server";
 
 /** One node's agent as the provider reaches it. */
 export interface AgentEndpoint {
@@ -45,6 +45,8 @@ export type Transport = (request: {
   readonly body?: string;
   readonly timeoutMs: number;
   readonly tls?: TlsOptions;
+  /** Ends the request when aborted (the transport rejects). */
+  readonly signal?: AbortSignal;
 }) => Promise<{ readonly status: number; readonly body: string }>;
 
 /** How long each call may take. apply/teardown run lvm (a pvmove may take hours). */
@@ -54,6 +56,15 @@ export const TIMEOUTS_MS = {
   apply: 25 * 3600_000,
   teardown: 3600_000,
 } as const;
+
+/**
+ * Options of a read-only call (plan, status). apply and teardown take none: once sent, an operation
+ * that changes the disks is waited for, never cut off (its answer says what it did).
+ */
+export interface ReadCallOptions {
+  /** Aborts the call: it then fails with code "Aborted". */
+  readonly signal?: AbortSignal;
+}
 
 export type NodePlanResponse = z.infer<typeof nodePlanSchema>;
 export type OperationResponse = z.infer<typeof operationResultSchema>;
@@ -65,7 +76,7 @@ export class AgentCallError extends Error {
     readonly node: string,
     /** HTTP status, or 0 when the agent was not reached. */
     readonly status: number,
-    /** The agent's error code (PlanChanged, VolumeGroupInUse, CommandFailed, ...), or "Unreachable", "BadResponse". */
+    /** The agent's error code (PlanChanged, VolumeGroupInUse, CommandFailed, ...), or "Unreachable", "Aborted", "BadResponse". */
     readonly code: string,
     message: string,
     readonly details: Readonly<Record<string, unknown>> = {},
@@ -84,6 +95,7 @@ export function agentClient(transport: Transport = httpTransport) {
     timeoutMs: number,
     schema: z.ZodType<T>,
     body?: unknown,
+    signal?: AbortSignal,
   ): Promise<T> {
     const url = new URL(path, ep.url.endsWith("/") ? ep.url : `${ep.url}/`);
     const what = `${method} /${path}${ep.proxy ? ` (pod ${ep.proxy.namespace}/${ep.proxy.pod}, through the API server)` : ""}`;
@@ -105,9 +117,12 @@ export function agentClient(transport: Transport = httpTransport) {
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         ...(credentials.tls ? { tls: credentials.tls } : {}),
+        ...(signal ? { signal } : {}),
         timeoutMs,
       });
     } catch (e) {
+      if (signal?.aborted)
+        throw new AgentCallError(ep.node, 0, "Aborted", `node ${ep.node}: ${what} to its agent was aborted`);
       throw new AgentCallError(
         ep.node,
         0,
@@ -130,13 +145,14 @@ export function agentClient(transport: Transport = httpTransport) {
     return parsed.data;
   }
   return {
-    plan: (ep: AgentEndpoint, spec: LVMNodeSpec) =>
-      call(ep, "POST", "v1/plan", TIMEOUTS_MS.plan, nodePlanSchema, { spec }),
+    plan: (ep: AgentEndpoint, spec: LVMNodeSpec, options: ReadCallOptions = {}) =>
+      call(ep, "POST", "v1/plan", TIMEOUTS_MS.plan, nodePlanSchema, { spec }, options.signal),
     apply: (ep: AgentEndpoint, spec: LVMNodeSpec, planHash: string) =>
       call(ep, "POST", "v1/apply", TIMEOUTS_MS.apply, operationResultSchema, { spec, planHash }),
     teardown: (ep: AgentEndpoint, spec: LVMNodeSpec) =>
       call(ep, "POST", "v1/teardown", TIMEOUTS_MS.teardown, operationResultSchema, { spec }),
-    status: (ep: AgentEndpoint) => call(ep, "GET", "v1/status", TIMEOUTS_MS.status, statusResponseSchema),
+    status: (ep: AgentEndpoint, options: ReadCallOptions = {}) =>
+      call(ep, "GET", "v1/status", TIMEOUTS_MS.status, statusResponseSchema, undefined, options.signal),
   };
 }
 
@@ -200,6 +216,7 @@ export const httpTransport: Transport = (request) =>
       method: request.method,
       headers: request.headers,
       timeout: request.timeoutMs,
+      ...(request.signal ? { signal: request.signal } : {}),
       ...request.tls,
     };
     const req = client.request(request.url, options, (res) => {

@@ -1,4 +1,12 @@
-import { agentClient, type AgentEndpoint, type Transport } from "./agent-client";
+import * as http from "node:http";
+import type { AddressInfo } from "node:net";
+import {
+  agentClient,
+  httpTransport,
+  type AgentClient,
+  type AgentEndpoint,
+  type Transport,
+} from "./agent-client";
 
 const status = { node: "node-a", status: { conditions: [] } };
 
@@ -66,5 +74,63 @@ describe("agentClient through the API server's pod proxy", () => {
       "node node-a: cannot reach the API server at https://api:6443 to call its agent (pod lvm/p1): connect ECONNREFUSED",
     );
     expect(error.message).not.toMatch(/token/);
+  });
+});
+
+describe("agentClient: cancelling read-only calls", () => {
+  const direct: AgentEndpoint = { node: "node-a", url: "http://10.0.0.5:8080", token: "t" };
+  /** A transport that answers only when aborted: by rejecting, as httpTransport does. */
+  const hanging: Transport = (request) =>
+    new Promise((_resolve, reject) =>
+      request.signal?.addEventListener("abort", () => reject(new Error("The operation was aborted"))),
+    );
+
+  test.each([
+    ["plan", "POST /v1/plan", (c: AgentClient, s: AbortSignal) => c.plan(direct, {} as never, { signal: s })],
+    ["status", "GET /v1/status", (c: AgentClient, s: AbortSignal) => c.status(direct, { signal: s })],
+  ])("%s: an abort ends it with code Aborted, naming node and call", async (_name, what, callWith) => {
+    const stop = new AbortController();
+    const pending = callWith(agentClient(hanging), stop.signal).catch((e: unknown) => e);
+    stop.abort();
+    expect(await pending).toMatchObject({
+      name: "AgentCallError",
+      node: "node-a",
+      status: 0,
+      code: "Aborted",
+      message: `node node-a: ${what} to its agent was aborted`,
+    });
+  });
+
+  test("apply and teardown are sent without a signal", async () => {
+    const seen: Parameters<Transport>[0][] = [];
+    const client = agentClient(async (request) => {
+      seen.push(request);
+      return { status: 200, body: JSON.stringify({ node: "node-a", steps: [] }) };
+    });
+    await client.apply(direct, {} as never, "hash").catch(() => undefined);
+    await client.teardown(direct, {} as never).catch(() => undefined);
+    expect(seen).toHaveLength(2);
+    for (const request of seen) expect(request).not.toHaveProperty("signal");
+  });
+
+  test("httpTransport: an abort ends a request the server never answers", async () => {
+    const server = http.createServer(() => undefined);
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const stop = new AbortController();
+      const pending = httpTransport({
+        method: "GET",
+        url: new URL(`http://127.0.0.1:${port}/v1/status`),
+        headers: {},
+        timeoutMs: 60_000,
+        signal: stop.signal,
+      }).catch((e: unknown) => e);
+      setTimeout(() => stop.abort(), 20);
+      expect(await pending).toMatchObject({ name: "AbortError" });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
