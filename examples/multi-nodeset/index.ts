@@ -104,12 +104,14 @@ const clusterClasses = [...offered.values()].map(
   (dc) => new DeviceClass(`cluster-${dc.name}`, { deviceClass: dc }, { dependsOn: [system] }),
 );
 
+// `system`: each NodeSet depends on it and is checked against its topolvm.nodeSets entry, so a zone
+// whose NodeSet and lvmd disagree (or a NodeSet missing from that list) stops the preview.
 const zoneNodeSets = nodeSets.map(
   ({ name, nodeSelector, template }) =>
     new NodeSet(
       name,
       { nodeSelector, template, labels: { "topology.kubernetes.io/zone": name } },
-      { dependsOn: [system] },
+      { system },
     ),
 );
 

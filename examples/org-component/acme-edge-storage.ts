@@ -5,8 +5,10 @@ import {
   NodeSet,
   ValidationError,
   type DeviceClassSpecArgs,
+  type LvmSystem,
   type NodeSelectorArgs,
   type TemplateArgs,
+  type TopolvmNodeSetArgs,
   type ValidationProblem,
 } from "../../src";
 
@@ -20,6 +22,12 @@ export interface AcmeEdgeStorageArgs {
   readonly nodeSelector?: NodeSelectorArgs;
 }
 
+/** Options of an AcmeEdgeStorage: Pulumi's, and the LvmSystem that serves the site (passed on to its NodeSet). */
+export interface AcmeEdgeStorageOptions extends pulumi.ComponentResourceOptions {
+  /** The site's LvmSystem; its topolvm.nodeSets must hold acmeNodeSet(args). */
+  readonly system?: LvmSystem;
+}
+
 /**
  * Acme's edge storage: a pulumi-lvm node set for one site, with Acme's defaults (StorageClasses
  * and VolumeSnapshotClasses prefixed "acme", volumes retained when released, xfs) and guardrails:
@@ -30,21 +38,16 @@ export class AcmeEdgeStorage extends pulumi.ComponentResource {
   /** Device class → StorageClass name. */
   public readonly storageClassNames!: pulumi.Output<Record<string, string>>;
 
-  constructor(name: string, args: AcmeEdgeStorageArgs, opts?: pulumi.ComponentResourceOptions) {
-    const template = withAcmeDefaults(args.template);
-    const problems = [...guardrailProblems(args), ...apiProblems(args, template)];
-    if (problems.length) throw new ValidationError(`AcmeEdgeStorage "${name}"`, problems);
-    super("acme:storage:EdgeStorage", name, {}, opts);
+  constructor(name: string, args: AcmeEdgeStorageArgs, opts?: AcmeEdgeStorageOptions) {
+    const { name: nodeSetName, nodeSelector, template } = checkedNodeSet(`AcmeEdgeStorage "${name}"`, args);
+    const { system, ...resourceOpts } = opts ?? {};
+    super("acme:storage:EdgeStorage", name, {}, resourceOpts);
 
     const nodeSet = new NodeSet(
       `${name}-lvm`,
-      {
-        nodeSetName: `acme-${args.site}`,
-        labels: { "acme.com/site": args.site },
-        nodeSelector: args.nodeSelector ?? siteSelector(args.site),
-        template,
-      },
-      { parent: this },
+      { nodeSetName, labels: { "acme.com/site": args.site }, nodeSelector, template },
+      // The system checks that its lvmd is configured for exactly this node set.
+      { parent: this, ...(system ? { system } : {}) },
     );
     this.storageClassNames = nodeSet.storageClassNames;
     this.registerOutputs({ storageClassNames: this.storageClassNames });
@@ -52,6 +55,25 @@ export class AcmeEdgeStorage extends pulumi.ComponentResource {
 }
 
 export const ACME_PREFIX = "acme";
+
+/**
+ * The node set an AcmeEdgeStorage with these args creates, as its LvmSystem's topolvm.nodeSets
+ * entry: one definition for both, Acme's defaults applied. Throws on what the component would refuse.
+ */
+export function acmeNodeSet(args: AcmeEdgeStorageArgs): TopolvmNodeSetArgs {
+  return checkedNodeSet(`acmeNodeSet("${args.site}")`, args);
+}
+
+function checkedNodeSet(what: string, args: AcmeEdgeStorageArgs): TopolvmNodeSetArgs {
+  const template = withAcmeDefaults(args.template);
+  const problems = [...guardrailProblems(args), ...apiProblems(args, template)];
+  if (problems.length) throw new ValidationError(what, problems);
+  return {
+    name: `acme-${args.site}`,
+    nodeSelector: args.nodeSelector ?? siteSelector(args.site),
+    template,
+  };
+}
 
 /** Acme's defaults, under what the caller set. */
 export function withAcmeDefaults(template: TemplateArgs): TemplateArgs {

@@ -54,7 +54,7 @@ const system = new LvmSystem("lvm", {
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
   topolvm: {
     chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",
-    // TopoLVM's lvmd serves the node set's device classes on its nodes.
+    // TopoLVM's lvmd serves the node set's device classes on its nodes: the same values as the NodeSet's.
     nodeSets: [{ name: "quickstart", nodeSelector, template }],
   },
 });
@@ -73,7 +73,8 @@ const nodeSet = new NodeSet(
     template,
     ...(agents ? { agents } : {}),
   },
-  { dependsOn: [system] },
+  // Served by the system: depends on it, and must match its topolvm.nodeSets entry (checked at preview).
+  { system },
 );
 
 export const namespace = system.namespace;

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { API_GROUP, dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
 import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
 import { operatorDeployment, operatorRules, type OperatorArgs } from "./operator-workload";
+import { rememberServedNodeSets } from "./served-node-sets";
 import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmArgs } from "./topolvm-args";
 import type { TopolvmPlan } from "./topolvm-values";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
@@ -129,6 +130,8 @@ export class LvmSystem extends pulumi.ComponentResource {
   constructor(name: string, args: LvmSystemArgs, opts?: pulumi.ComponentResourceOptions) {
     const { crds, topolvm } = validate(name, args);
     super(LVM_SYSTEM_TYPE, name, {}, opts);
+    // A NodeSet given `{ system: this }` is checked against the node sets lvmd is configured for.
+    if (args.topolvm) rememberServedNodeSets(this, name, args.topolvm);
     const plan = planSystem(name, args);
     const parent = { parent: this };
 

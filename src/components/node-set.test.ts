@@ -1,7 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ValidationError } from "../api";
-import { NodeSet, NODE_SET_TYPE } from "./node-set";
+import { LvmSystem } from "./lvm-system";
+import { NodeSet, NODE_SET_TYPE, type NodeSetArgs } from "./node-set";
 import { edgeArgs } from "./testing/fixtures";
 import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
 
@@ -226,6 +227,135 @@ describe("NodeSet", () => {
           }),
       );
       expect((error as ValidationError).problems.map((p) => p.path)).toEqual(["args.agents.Node A"]);
+    });
+  });
+
+  describe("the LvmSystem that serves it (system)", () => {
+    /** An LvmSystem whose TopoLVM serves these node sets, built in a stack of its own. */
+    async function systemFor(
+      nodeSets: Array<{ name: string } & NodeSetArgs> | undefined,
+    ): Promise<LvmSystem> {
+      let system: LvmSystem | undefined;
+      await runProgram(
+        () =>
+          (system = new LvmSystem("lvm", {
+            agentImage: "ghcr.io/acme/pulumi-lvm-agent:0.1.0",
+            ...(nodeSets
+              ? {
+                  topolvm: {
+                    chartVersion: "15.7.1",
+                    nodeSets: nodeSets.map(({ name, nodeSelector, template }) => ({
+                      name,
+                      nodeSelector,
+                      template,
+                    })),
+                  },
+                }
+              : {}),
+          })),
+      );
+      return system!;
+    }
+
+    test("the same nodeSelector and template as in topolvm.nodeSets: registered, depending on the system", async () => {
+      const system = await systemFor([{ name: "edge", ...edgeArgs() }]);
+      const recorded = await runProgram(() => new NodeSet("edge", edgeArgs(), { system }));
+      expect(recorded).toHaveLength(8);
+      expect(find(recorded, NODE_SET_TYPE, "edge").opts.dependsOn).toEqual([system]);
+      expect(find(recorded, CR, "edge").opts.dependsOn).toEqual([system]);
+      expect(find(recorded, NODE_SET_TYPE, "edge").opts).not.toHaveProperty("system");
+    });
+
+    test("matched by nodeSetName; the system is added to dependsOn", async () => {
+      const system = await systemFor([{ name: "zone-a", ...edgeArgs() }]);
+      let other: k8s.core.v1.Namespace | undefined;
+      const recorded = await runProgram(() => {
+        other = new k8s.core.v1.Namespace("other", {});
+        return new NodeSet("edge", { ...edgeArgs(), nodeSetName: "zone-a" }, { system, dependsOn: [other] });
+      });
+      expect(find(recorded, CR, "edge").opts.dependsOn).toEqual([other, system]);
+    });
+
+    test("a template that differs: every difference with both paths, and nothing registered", async () => {
+      const system = await systemFor([{ name: "edge", ...edgeArgs() }]);
+      const args = edgeArgs();
+      const fast = args.template.deviceClasses![0]!;
+      const changed: NodeSetArgs = {
+        ...args,
+        template: {
+          ...args.template,
+          deviceClasses: [
+            { ...fast, thin: { ...fast.thin!, sizePercent: 70 } },
+            args.template.deviceClasses![1]!,
+            {
+              name: "cold",
+              strategy: "Thin",
+              volumeGroup: "vg-data",
+              thin: { poolName: "pool1", sizePercent: 20, overprovisionRatio: 1 },
+            },
+          ],
+        },
+      };
+      const { error, registered } = await runFailingProgram(() => new NodeSet("edge", changed, { system }));
+      expect(error).toBeInstanceOf(ValidationError);
+      expect(error.message).toBe(
+        [
+          'NodeSet "edge" is invalid:',
+          `  args.template.deviceClasses[0].thin.sizePercent: is 70, but LvmSystem "lvm" has 60 at args.topolvm.nodeSets[0].template.deviceClasses[0].thin.sizePercent, from which TopoLVM's lvmd is configured: give both the same value`,
+          `  args.template.deviceClasses[2]: is {"name":"cold", ...}, but LvmSystem "lvm" has none at args.topolvm.nodeSets[0].template.deviceClasses[2], from which TopoLVM's lvmd is configured: give both the same value`,
+        ].join("\n"),
+      );
+      expect(registered).toBe(0);
+    });
+
+    test("a node selector that differs", async () => {
+      const system = await systemFor([{ name: "edge", ...edgeArgs() }]);
+      const everyNode = { ...edgeArgs(), nodeSelector: undefined };
+      const { error, registered } = await runFailingProgram(() => new NodeSet("edge", everyNode, { system }));
+      expect((error as ValidationError).problems).toEqual([
+        {
+          path: "args.nodeSelector",
+          message: `is not set, but LvmSystem "lvm" has {"nodeSelectorTerms":[{"matchExpressions":[{"key":"topology.kubernetes.io/zone","operator":"In","values":["edge-1"]}]}]} at args.topolvm.nodeSets[0].nodeSelector, from which TopoLVM's lvmd is configured: give both the same value`,
+        },
+      ]);
+      expect(registered).toBe(0);
+    });
+
+    test("a node set the system does not list", async () => {
+      const system = await systemFor([
+        { name: "edge-north", ...edgeArgs() },
+        { name: "edge-south", ...edgeArgs(), nodeSelector: undefined },
+      ]);
+      const { error, registered } = await runFailingProgram(
+        () => new NodeSet("edge-west", edgeArgs(), { system }),
+      );
+      expect(error.message).toBe(
+        [
+          'NodeSet "edge-west" is invalid:',
+          `  args.nodeSetName: is "edge-west" (the component name), which LvmSystem "lvm" does not list in args.topolvm.nodeSets (it lists "edge-north", "edge-south"): TopoLVM would run no lvmd with its device classes; add { name: "edge-west", nodeSelector, template } there, with this node set's values`,
+        ].join("\n"),
+      );
+      expect(registered).toBe(0);
+      const named = await runFailingProgram(
+        () => new NodeSet("west", { ...edgeArgs(), nodeSetName: "edge-west" }, { system }),
+      );
+      expect((named.error as ValidationError).problems[0]!.message).toMatch(
+        /^is "edge-west", which LvmSystem "lvm"/,
+      );
+    });
+
+    test("the node set's own problems come first, alone: nothing is compared with an invalid spec", async () => {
+      const system = await systemFor([{ name: "edge", ...edgeArgs() }]);
+      const { error } = await runFailingProgram(
+        () => new NodeSet("edge", { ...edgeArgs(), template: { volumeGroups: [] } }, { system }),
+      );
+      expect((error as ValidationError).problems.map((p) => p.path)).toEqual(["args.template.volumeGroups"]);
+    });
+
+    test("a system without TopoLVM: nothing to agree with, only the dependency", async () => {
+      const system = await systemFor(undefined);
+      const recorded = await runProgram(() => new NodeSet("anything", edgeArgs(), { system }));
+      expect(find(recorded, CR, "anything").opts.dependsOn).toEqual([system]);
     });
   });
 });

@@ -10,8 +10,9 @@ import {
 } from "../api";
 import { NodeSetDisks, type NodeResult } from "../../provider";
 import { DeviceClass } from "./device-class";
-import { DEFAULT_NAMESPACE } from "./lvm-system";
+import { DEFAULT_NAMESPACE, type LvmSystem } from "./lvm-system";
 import type { NodeSelectorArgs, TemplateArgs } from "./spec-args";
+import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 import { VolumeGroup } from "./volume-group";
 
@@ -86,6 +87,23 @@ export interface NodeSetArgs {
 }
 
 /**
+ * Options of a NodeSet: Pulumi's resource options and the LvmSystem that serves it. An option, not an
+ * arg: Pulumi's schema inference takes no component classes as args.
+ */
+export interface NodeSetOptions extends pulumi.ComponentResourceOptions {
+  /**
+   * The LvmSystem whose agents, operator and TopoLVM serve this node set. The NodeSet depends on it (as
+   * with dependsOn), and when it installs TopoLVM, its topolvm.nodeSets must list this node set (its
+   * nodeSetName) with the same nodeSelector and template, compared after validation: lvmd is
+   * configured from that copy. Anything else is a validation error naming both paths, before anything
+   * registers.
+   * @default none: nothing checked
+   * @example { system }
+   */
+  readonly system?: LvmSystem;
+}
+
+/**
  * An LVMNodeSet: volume groups and TopoLVM device classes for the nodes its selector picks. Its
  * children are the custom resource itself, one VolumeGroup per volume group, one
  * DeviceClass (StorageClass, VolumeSnapshotClass) per device class, and, in sandbox or cluster
@@ -103,10 +121,12 @@ export class NodeSet extends pulumi.ComponentResource {
   /** Node name → what its agent planned and applied; empty unless `agents` or `cluster` is set. */
   public readonly nodes!: pulumi.Output<Record<string, NodeResult>>;
 
-  constructor(name: string, args: NodeSetArgs, opts?: pulumi.ComponentResourceOptions) {
-    const { spec, nodeSetName, namespace } = validate(name, args);
-    super(NODE_SET_TYPE, name, {}, opts);
-    const childOpts = { parent: this, dependsOn: opts?.dependsOn };
+  constructor(name: string, args: NodeSetArgs, opts?: NodeSetOptions) {
+    const { system, ...resourceOpts } = opts ?? {};
+    const { spec, nodeSetName, namespace } = validate(name, args, system && servedNodeSetsOf(system));
+    const dependsOn = withDependency(resourceOpts.dependsOn, system);
+    super(NODE_SET_TYPE, name, {}, { ...resourceOpts, ...(dependsOn ? { dependsOn } : {}) });
+    const childOpts = { parent: this, dependsOn };
 
     new k8s.apiextensions.CustomResource(
       name,
@@ -222,6 +242,7 @@ const otherArgsSchema = z.strictObject({
 function validate(
   name: string,
   args: NodeSetArgs,
+  served: ServedNodeSets | undefined,
 ): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string } {
   const {
     nodeSetName,
@@ -242,6 +263,7 @@ function validate(
     });
   const checked = checkLVMNodeSetSpec(spec, ["args"]);
   if (!checked.ok) problems.push(...checked.problems);
+  else if (served) problems.push(...servedProblems(served, nodeSetName ?? name, nodeSetName, checked.value));
   throwIfInvalid("NodeSet", name, problems);
   return {
     spec: (checked as { value: LVMNodeSetSpec }).value,
@@ -261,4 +283,19 @@ function defaultNameProblems(name: string, nodeSetName: string | undefined): Val
         },
       ]
     : [];
+}
+
+/** The system as one more dependency; an Output or Promise of resources is resolved first. */
+function withDependency(
+  dependsOn: pulumi.ResourceOptions["dependsOn"],
+  system: LvmSystem | undefined,
+): pulumi.ResourceOptions["dependsOn"] {
+  if (!system) return dependsOn;
+  if (dependsOn === undefined) return [system];
+  if (Array.isArray(dependsOn)) return dependsOn.includes(system) ? dependsOn : [...dependsOn, system];
+  if (pulumi.Resource.isInstance(dependsOn)) return dependsOn === system ? [system] : [dependsOn, system];
+  // pulumi.output leaves resources as they are.
+  return pulumi
+    .output(dependsOn as pulumi.Input<pulumi.Resource | pulumi.Resource[]>)
+    .apply((resolved) => [...[resolved].flat(), system]) as pulumi.Output<pulumi.Resource[]>;
 }

@@ -8,6 +8,7 @@ import {
 import { lvmdConfigFor } from "../planner/lvmd";
 import type { LvmdDeviceClass } from "../planner/types";
 import { exclusivePlacements, unionOf, type Placement } from "./lvmd-placement";
+import { isPlainObject } from "./validate-args";
 
 /** A node set as TopoLVM sees it: which nodes, which device classes. */
 export interface LvmdNodeSet {
@@ -226,8 +227,4 @@ export function mergeValues(
     out[key] = isPlainObject(under) && isPlainObject(value) ? mergeValues(under, value) : value;
   }
   return out;
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }

@@ -48,3 +48,8 @@ export const labels = z.record(z.string(), z.string()).superRefine((map, ctx) =>
     if (problem) ctx.addIssue({ code: "custom", path: [key], message: problem });
   }
 });
+
+/** A plain object (not null, not an array). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

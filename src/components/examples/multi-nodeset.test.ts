@@ -1,6 +1,16 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { find, installMocks, ofType, runProgramDirectory, type Recorded } from "../testing/pulumi-mocks";
+import { ValidationError } from "../../api";
+import type { LvmSystem } from "../lvm-system";
+import { NodeSet } from "../node-set";
+import {
+  find,
+  installMocks,
+  ofType,
+  runFailingProgram,
+  runProgramDirectory,
+  type Recorded,
+} from "../testing/pulumi-mocks";
 import { chartOnNode } from "../testing/topolvm-chart";
 import { lvmdDeviceClasses } from "../topolvm-values";
 // TopoLVM's own rules for lvmd.yaml, written down from its source (the conformance suite's model).
@@ -187,4 +197,30 @@ test("on every node, the chart's lvmd serves what the LVMNodeSet that selects it
     expect(served).toEqual(cr ? [lvmdDeviceClasses(cr.inputs.spec.template.deviceClasses)] : []);
     expect(topolvmNode).toBe(cr !== undefined);
   }
+});
+
+test("each zone's NodeSet is given the system: it depends on it, and one that strays from its entry is refused", async () => {
+  const system = find(recorded, "pulumi-lvm:index:LvmSystem", "lvm").resource as LvmSystem;
+  for (const zone of ["edge-north", "edge-south"])
+    expect(find(recorded, "pulumi-lvm:index:NodeSet", zone).opts.dependsOn).toEqual([system]);
+  const north = find(recorded, "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet", "edge-north").inputs.spec;
+  const stray = {
+    nodeSelector: north.nodeSelector,
+    template: {
+      ...north.template,
+      volumeGroups: [{ ...north.template.volumeGroups[0], minDeviceSize: "50Gi" }],
+    },
+  };
+  const { error, registered } = await runFailingProgram(() => new NodeSet("edge-north", stray, { system }));
+  expect(error).toEqual(
+    new ValidationError('NodeSet "edge-north"', [
+      {
+        path: "args.template.volumeGroups[0].minDeviceSize",
+        message: `is "50Gi", but LvmSystem "lvm" has "100Gi" at args.topolvm.nodeSets[0].template.volumeGroups[0].minDeviceSize, from which TopoLVM's lvmd is configured: give both the same value`,
+      },
+    ]),
+  );
+  expect(registered).toBe(0);
+  const west = await runFailingProgram(() => new NodeSet("edge-west", stray, { system }));
+  expect((west.error as ValidationError).problems.map((p) => p.path)).toEqual(["args.nodeSetName"]);
 });

@@ -1,6 +1,11 @@
 import * as path from "node:path";
 import { ValidationError } from "../../api";
-import { AcmeEdgeStorage, type AcmeEdgeStorageArgs } from "../../../examples/org-component/acme-edge-storage";
+import {
+  acmeNodeSet,
+  AcmeEdgeStorage,
+  type AcmeEdgeStorageArgs,
+} from "../../../examples/org-component/acme-edge-storage";
+import type { LvmSystem } from "../lvm-system";
 import {
   find,
   installMocks,
@@ -97,6 +102,60 @@ describe("the program", () => {
       metadata: { name: "acme-local" },
       deletionPolicy: "Retain",
     });
+  });
+
+  test("TopoLVM's lvmd serves the site's node set, as AcmeEdgeStorage creates it, on the site's nodes", () => {
+    const { lvmd } = find(recorded, "kubernetes:helm.sh/v4:Chart", "lvm-topolvm").inputs.values;
+    expect(lvmd).toMatchObject({
+      deviceClasses: [
+        {
+          name: "local",
+          "volume-group": "vg-local",
+          default: true,
+          type: "thin",
+          "thin-pool": { name: "pool0", "overprovision-ratio": 4 },
+        },
+      ],
+      nodeSelector: { "acme.com/site": "ber-01" },
+      affinity: {
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchExpressions: [{ key: "acme.com/site", operator: "In", values: ["ber-01"] }] },
+            ],
+          },
+        },
+      },
+      additionalConfigs: [],
+    });
+  });
+
+  test("its NodeSet is given the system: it waits for it, and a template that strays from the entry is refused", async () => {
+    const system = find(recorded, "pulumi-lvm:index:LvmSystem", "lvm").resource as LvmSystem;
+    expect(find(recorded, "pulumi-lvm:index:NodeSet", "ber-01-lvm").opts.dependsOn).toEqual([system]);
+    const { error, registered } = await runFailingProgram(
+      () => new AcmeEdgeStorage("ber-01", args({ deletionPolicy: "Retain" }), { system }),
+    );
+    expect(error.message).toBe(
+      [
+        'NodeSet "ber-01-lvm" is invalid:',
+        `  args.template.deviceClasses[0].default: is not set, but LvmSystem "lvm" has true at args.topolvm.nodeSets[0].template.deviceClasses[0].default, from which TopoLVM's lvmd is configured: give both the same value`,
+      ].join("\n"),
+    );
+    // Only the AcmeEdgeStorage itself (its super call precedes its NodeSet's check); no cluster object.
+    expect(registered).toBe(1);
+    const elsewhere = await runFailingProgram(
+      () => new AcmeEdgeStorage("muc-02", { ...args(), site: "muc-02" }, { system }),
+    );
+    expect((elsewhere.error as ValidationError).problems[0]!.message).toMatch(
+      /^is "acme-muc-02", which LvmSystem "lvm" does not list in args.topolvm.nodeSets \(it lists "acme-ber-01"\)/,
+    );
+  });
+
+  test("acmeNodeSet refuses what AcmeEdgeStorage refuses", () => {
+    expect(() => acmeNodeSet({ ...args(), site: "Berlin" })).toThrow(
+      'acmeNodeSet("Berlin") is invalid:\n  args.site: must be an Acme site code such as "ber-01" (got "Berlin")',
+    );
   });
 
   test("the agents run on the site's nodes with Acme's priority", () => {

@@ -38,7 +38,7 @@ test("the resource tree: LvmSystem with TopoLVM, one NodeSet with one VolumeGrou
   expect(ofType(recorded, "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks")).toEqual([]);
 });
 
-test("the node set waits for the system (CRDs, agent)", () => {
+test("the node set is given the system: it waits for it (CRDs, agent, TopoLVM)", () => {
   const system = find(recorded, "pulumi-lvm:index:LvmSystem", "lvm");
   expect(find(recorded, "pulumi-lvm:index:NodeSet", "quickstart").opts.dependsOn).toEqual([system.resource]);
   expect(
