@@ -13,6 +13,7 @@ import { randomBytes } from "node:crypto";
 import { agentClient } from "../../src/agent-client/agent-client";
 import { tokenFromFile } from "../../src/operator/agents/token-file";
 import { ControlPlane, Json, startControlPlane } from "../env/cluster";
+import { reportPodStatus } from "../env/kubelet-stand-in";
 import {
   commandLog,
   isWrite,
@@ -119,32 +120,9 @@ async function createAgentPod(node: Node, port: number): Promise<void> {
   await setReady(node, true);
 }
 
-/** What a kubelet would write: Running, the pod IP (the agent listens on 127.0.0.1), Ready or not. */
+/** The pod's status as a kubelet would report it: Running at 127.0.0.1 (the agent listens there), Ready or not. */
 async function setReady(node: Node, ready: boolean): Promise<void> {
-  const r = await cp.request(
-    "PATCH",
-    `/api/v1/namespaces/${AGENT_NAMESPACE}/pods/${podName(node)}/status`,
-    {
-      status: {
-        phase: "Running",
-        podIP: "127.0.0.1",
-        podIPs: [{ ip: "127.0.0.1" }],
-        conditions: [
-          ready
-            ? { type: "Ready", status: "True" }
-            : {
-                type: "Ready",
-                status: "False",
-                reason: "ContainersNotReady",
-                message: "readiness probe failed",
-              },
-        ],
-      },
-    },
-    undefined,
-    { contentType: "application/strategic-merge-patch+json" },
-  );
-  if (r.status !== 200) throw new Error(`pod status ${node}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
+  await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name: podName(node), ip: "127.0.0.1", ready });
 }
 
 function nodeSet(name: string, deletionPolicy?: "Delete"): Json {

@@ -23,6 +23,7 @@ import {
   provisionerRules,
 } from "../../src/components/lvm-system";
 import { startControlPlane, type ControlPlane } from "../env/cluster";
+import { reportPodStatus } from "../env/kubelet-stand-in";
 import {
   commandLog,
   isWrite,
@@ -119,33 +120,9 @@ async function createAgentPod(node: Node): Promise<void> {
 
 const podName = (node: Node) => `lvm-agent-${node}`;
 
-/** What a kubelet would write: Running, the pod IP, and the Ready condition. */
+/** The pod's status as a kubelet would report it: Running at its pod IP, Ready or not. */
 async function setReady(node: Node, ready: boolean): Promise<void> {
-  const r = await cp.request(
-    "PATCH",
-    `/api/v1/namespaces/${NS}/pods/${podName(node)}/status`,
-    {
-      status: {
-        phase: "Running",
-        podIP: NODES[node],
-        podIPs: [{ ip: NODES[node] }],
-        conditions: [
-          ready
-            ? { type: "Ready", status: "True" }
-            : {
-                type: "Ready",
-                status: "False",
-                reason: "ContainersNotReady",
-                message: "readiness probe failed",
-              },
-        ],
-      },
-    },
-    undefined,
-    { contentType: "application/strategic-merge-patch+json" },
-  );
-  if (r.status !== 200)
-    throw new Error(`patching the status of ${podName(node)}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
+  await reportPodStatus(cp, { namespace: NS, name: podName(node), ip: NODES[node], ready });
 }
 
 beforeAll(async () => {
