@@ -72,9 +72,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: NODE,
     devices: [scratch.loop()],
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { kubeconfig: cp.kubeconfigFor("agent") },
     extraArgs: ["--namespace", NS, "--audience", AUDIENCE],
   });

@@ -96,9 +96,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: "node-auth",
     devices: [L1],
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { kubeconfig: scratch.path("kubeconfig") },
     extraArgs: ["--tls-cert", tls.cert, "--tls-key", tls.key, "--auth-cache-ttl", "2s"],
   });

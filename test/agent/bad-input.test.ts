@@ -40,9 +40,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: "node-bad",
     devices: [L1, L2],
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
     extraArgs: ["--body-limit", "1Mi"],
   });

@@ -75,9 +75,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: "node-tbl",
     devices: all(),
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
   });
 });

@@ -57,6 +57,15 @@ export class Scratch {
     return path.join(this.dir, name);
   }
 
+  /** Where an agent started on this scratch keeps its journal, lvmd.yaml and command log. */
+  agentFiles(): Pick<AgentOptions, "stateDir" | "lvmdConfig" | "commandLog"> {
+    return {
+      stateDir: this.path("state"),
+      lvmdConfig: this.path("lvmd.yaml"),
+      commandLog: this.path("commands.jsonl"),
+    };
+  }
+
   /** Removes our volume groups, PV labels and loop devices, and the scratch directory. */
   cleanup(): void {
     if (this.loops.length) {

@@ -37,9 +37,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: "node-life",
     devices: [L1, L2, L3],
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
   });
 });

@@ -56,9 +56,7 @@ describe("the agent program", () => {
     const options = {
       node: "node-proc",
       devices: [dev],
-      stateDir: scratch.path("state"),
-      lvmdConfig: scratch.path("lvmd.yaml"),
-      commandLog: scratch.path("commands.jsonl"),
+      ...scratch.agentFiles(),
       auth: { tokenFile: scratch.path("tokens") },
     };
     const agent = await startAgent(options);

@@ -81,9 +81,7 @@ async function applyOverhead(
     agent = await startAgent({
       node: "node-bench",
       devices,
-      stateDir: scratch.path("state"),
-      lvmdConfig: scratch.path("lvmd.yaml"),
-      commandLog: scratch.path("commands.jsonl"),
+      ...scratch.agentFiles(),
       auth: { tokenFile: scratch.path("tokens") },
     });
     const vg = `agt-bench-${randomBytes(3).toString("hex")}`;

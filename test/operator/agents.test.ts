@@ -71,9 +71,7 @@ beforeAll(async () => {
     agents[node] = await startAgent({
       node,
       devices: [s.loop(), s.loop()],
-      stateDir: s.path("state"),
-      lvmdConfig: s.path("lvmd.yaml"),
-      commandLog: s.path("commands.jsonl"),
+      ...s.agentFiles(),
       auth: { kubeconfig: cp.kubeconfigFor("agent") },
       extraArgs: ["--namespace", NS],
     });

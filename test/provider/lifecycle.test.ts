@@ -76,9 +76,7 @@ async function restartAgent(): Promise<void> {
   agent = await startAgent({
     node: NODE,
     devices,
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
     extraArgs: ["--listen", `127.0.0.1:${port}`],
   });

@@ -60,9 +60,7 @@ beforeAll(async () => {
     agents[node] = await startAgent({
       node,
       devices: s.loops,
-      stateDir: s.path("state"),
-      lvmdConfig: s.path("lvmd.yaml"),
-      commandLog: s.path("commands.jsonl"),
+      ...s.agentFiles(),
       auth: { tokenFile: s.path("tokens") },
     });
   }

@@ -62,9 +62,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: NODE,
     devices: [L1],
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
   });
   fs.writeFileSync(scratch.path("provider.js"), await serializeProvider());

@@ -55,9 +55,7 @@ beforeAll(async () => {
   agent = await startAgent({
     node: NODE,
     devices,
-    stateDir: scratch.path("state"),
-    lvmdConfig: scratch.path("lvmd.yaml"),
-    commandLog: scratch.path("commands.jsonl"),
+    ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
   });
 
