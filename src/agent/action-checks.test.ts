@@ -6,6 +6,7 @@ function state(
     pvs?: Record<string, [string, number?, string[]?]>;
     vgs?: Record<string, string[]>;
     lvs?: Record<string, string>;
+    thinMetadata?: Record<string, number>;
     aliases?: Record<string, string>;
   } = {},
 ): LvmState {
@@ -18,6 +19,7 @@ function state(
     ),
     vgs: new Map(Object.entries(partial.vgs ?? {}).map(([n, tags]) => [n, { tags }])),
     lvs: new Map(Object.entries(partial.lvs ?? {})),
+    thinMetadata: new Map(Object.entries(partial.thinMetadata ?? {})),
     aliases: new Map(Object.entries(partial.aliases ?? {})),
   };
 }
@@ -218,6 +220,42 @@ const rows: Row[] = [
     /REFUSED.*does not exist/,
   ],
   [
+    "metadata growth of a pool whose metadata is smaller runs",
+    a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8388608b", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi-aotz--" }, thinMetadata: { "vg0/pool0": 4194304 } }),
+    "run",
+  ],
+  [
+    "metadata growth of a pool whose metadata is already that large is skipped",
+    a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8388608b", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi-aotz--" }, thinMetadata: { "vg0/pool0": 8388608 } }),
+    /already has 8388608 bytes/,
+  ],
+  [
+    "metadata growth of a pool whose metadata size is unknown (just extended) runs",
+    a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8388608b", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi-aotz--" } }),
+    "run",
+  ],
+  [
+    "metadata growth of a missing pool is refused",
+    a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8388608b", "vg0/pool0"]),
+    state(),
+    /REFUSED.*does not exist/,
+  ],
+  [
+    "metadata growth of a logical volume that is not a thin pool is refused",
+    a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8388608b", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "-wi-a-----" } }),
+    /REFUSED.*not a thin pool/,
+  ],
+  [
+    "metadata growth without a byte size is refused",
+    a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8m", "vg0/pool0"]),
+    state({ lvs: { "vg0/pool0": "twi-aotz--" } }),
+    /REFUSED.*<bytes>b/,
+  ],
+  [
     "lvremove of a missing pool is skipped",
     a("lvremove-thinpool", ["lvremove", "vg0/pool0"]),
     state(),
@@ -361,4 +399,14 @@ describe("devicesOf", () => {
     ).toEqual(["/dev/sdb", "/dev/sdc"]);
     expect(devicesOf(a("write-lvmd-config", []))).toEqual([]);
   });
+});
+
+test("lvextend-thinpool forgets the metadata size (lvm may grow it); lvextend-thinpool-metadata records its target", () => {
+  const s = state({ lvs: { "vg0/pool0": "twi-aotz--" }, thinMetadata: { "vg0/pool0": 4194304 } });
+  applyEffect(a("lvextend-thinpool", ["lvextend", "--extents", "100", "vg0/pool0"]), s);
+  expect(s.thinMetadata.has("vg0/pool0")).toBe(false);
+  const grow = a("lvextend-thinpool-metadata", ["lvextend", "--poolmetadatasize", "8388608b", "vg0/pool0"]);
+  applyEffect(grow, s);
+  expect(s.thinMetadata.get("vg0/pool0")).toBe(8388608);
+  expect(decide(grow, s, noWipes)).toMatchObject({ run: false });
 });

@@ -16,6 +16,8 @@ export interface LvmState {
   readonly vgs: Map<string, { tags: readonly string[] }>;
   /** "vg/lv" → lv_attr. */
   readonly lvs: Map<string, string>;
+  /** "vg/pool" → its metadata LV's size in bytes, for thin pools whose size is known now. */
+  readonly thinMetadata: Map<string, number>;
   /** Any device path or udev symlink the inventory knows → the kname path. */
   readonly aliases: Map<string, string>;
 }
@@ -50,6 +52,11 @@ export function stateFromInventory(inventory: NodeInventory): LvmState {
     ),
     vgs: new Map(inventory.vgs.map((vg) => [vg.name, { tags: vg.tags }])),
     lvs: new Map(inventory.lvs.map((lv) => [`${lv.vgName}/${lv.name}`, lv.attr])),
+    thinMetadata: new Map(
+      inventory.lvs
+        .filter((lv) => lv.metadataSize !== undefined && !lv.hidden)
+        .map((lv) => [`${lv.vgName}/${lv.name}`, lv.metadataSize!]),
+    ),
     aliases,
   };
 }
@@ -160,6 +167,21 @@ export function decide(action: PlanAction, state: LvmState, wiped: ReadonlyMap<s
       if (!state.lvs.has(key)) return refuse(`thin pool ${key} does not exist`);
       return { run: true };
     }
+    case "lvextend-thinpool-metadata": {
+      const key = logicalVolumeOf(action) ?? refuse("names no logical volume");
+      const attr = state.lvs.get(key);
+      if (attr === undefined) return refuse(`thin pool ${key} does not exist`);
+      if (!attr.startsWith("t")) return refuse(`${key} is not a thin pool (lv_attr ${attr})`);
+      const target = byteCount(optionValue(action.argv, ["--poolmetadatasize"]));
+      if (target === undefined) return refuse("expected --poolmetadatasize <bytes>b");
+      const now = state.thinMetadata.get(key);
+      if (now !== undefined && now >= target)
+        return {
+          run: false,
+          skipped: `the metadata of thin pool ${key} already has ${now} bytes (at least ${target})`,
+        };
+      return { run: true };
+    }
     case "lvchange-deactivate": {
       const key = logicalVolumeOf(action) ?? refuse("names no logical volume");
       const attr = state.lvs.get(key);
@@ -227,6 +249,18 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
       if (key) state.lvs.set(key, "twi-a-tz--");
       break;
     }
+    case "lvextend-thinpool": {
+      // lvm 2.03.16 grows the metadata with the data, older versions do not: its size is unknown now.
+      const key = logicalVolumeOf(action);
+      if (key) state.thinMetadata.delete(key);
+      break;
+    }
+    case "lvextend-thinpool-metadata": {
+      const key = logicalVolumeOf(action);
+      const target = byteCount(optionValue(action.argv, ["--poolmetadatasize"]));
+      if (key && target !== undefined) state.thinMetadata.set(key, target);
+      break;
+    }
     case "lvchange-deactivate": {
       const key = logicalVolumeOf(action);
       const attr = key ? state.lvs.get(key) : undefined;
@@ -236,6 +270,7 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
     case "lvremove-thinpool": {
       const key = logicalVolumeOf(action);
       if (key) state.lvs.delete(key);
+      if (key) state.thinMetadata.delete(key);
       break;
     }
     case "vgremove":
@@ -243,9 +278,10 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
       state.vgs.delete(vg);
       for (const [d, pv] of state.pvs) if (pv.vg === vg) state.pvs.set(d, { ...pv, vg: "", used: 0 });
       for (const key of [...state.lvs.keys()]) if (key.startsWith(`${vg}/`)) state.lvs.delete(key);
+      for (const key of [...state.thinMetadata.keys()])
+        if (key.startsWith(`${vg}/`)) state.thinMetadata.delete(key);
       break;
     case "wipefs":
-    case "lvextend-thinpool":
     case "write-lvmd-config":
       break;
   }
@@ -297,6 +333,12 @@ const VALUE_OPTIONS = new Set([
   "-o",
   "--options",
 ]);
+
+/** "8388608b" → 8388608; anything else (other units, no value) → undefined. */
+function byteCount(value: string | undefined): number | undefined {
+  const m = value === undefined ? null : /^(\d+)b$/.exec(value);
+  return m ? Number(m[1]) : undefined;
+}
 
 function positionals(argv: readonly string[]): string[] {
   const out: string[] = [];

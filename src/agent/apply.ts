@@ -292,6 +292,13 @@ async function execute(
       /matches existing size/.test(e.stderr)
     )
       return { skipped: "the thin pool already has that size" };
+    // lvm (2.03.16+) grew the metadata along with the data in the lvextend just before.
+    if (
+      action.op === "lvextend-thinpool-metadata" &&
+      e instanceof LvmCommandError &&
+      /not larger than existing size/.test(e.stderr)
+    )
+      return { skipped: "the thin pool's metadata already has at least that size" };
     throw e;
   }
   if (action.op !== "pvcreate" || !action.device) return {};

@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { loadRawFixture } from "../../test/fixtures/inventory/load";
 import { fullreportArgv, parseLvAttr, parseLvmReport, splitTags } from "./lvm-report";
 import { OWNER_TAG } from "./types";
@@ -250,5 +252,90 @@ describe("fullreportArgv", () => {
       "--devices",
       "/dev/loop3,/dev/loop4",
     ]);
+  });
+});
+
+describe("thin pool metadata size and chunk size", () => {
+  it("reads lv_metadata_size and the pool segment's chunk_size from a fullreport recorded in the qemu guest", () => {
+    const guest = JSON.parse(
+      readFileSync(join(__dirname, "../../test/fixtures/inventory/guest-thin-paths.json"), "utf8"),
+    ) as { lvm: unknown };
+    const lvs = parseLvmReport(guest.lvm).lvs;
+    // lvm2 2.03.16 made pool0 (457 extents of 4MiB) with its default: 64KiB chunks, 64 bytes per
+    // chunk (1.8MiB), at least 2MiB, rounded up to one extent.
+    expect(lvs.find((l) => l.name === "pool0")).toMatchObject({
+      attr: "twi-aotz--",
+      size: 1916796928,
+      metadataSize: 4194304,
+      chunkSize: 65536,
+    });
+    // thin volumes have neither (their chunk_size is "0", lv_metadata_size "")
+    for (const lv of lvs.filter((l) => l.name !== "pool0")) {
+      expect(lv.metadataSize).toBeUndefined();
+      expect(lv.chunkSize).toBeUndefined();
+    }
+  });
+
+  it.each([
+    ["4194304", "65536", { metadataSize: 4194304, chunkSize: 65536 }],
+    ["", "", {}],
+    [undefined, undefined, {}],
+    [96468992, 262144, { metadataSize: 96468992, chunkSize: 262144 }],
+  ])("separate lvs report: lv_metadata_size %j, chunk_size %j", (meta, chunk, expected) => {
+    const row = {
+      lv_name: "pool0",
+      vg_name: "vg0",
+      lv_uuid: "u1",
+      lv_size: "1916796928",
+      lv_attr: "twi-aotz--",
+      pool_lv: "",
+      data_percent: "0.00",
+      metadata_percent: "11.04",
+      lv_tags: "",
+      ...(meta === undefined ? {} : { lv_metadata_size: meta }),
+      ...(chunk === undefined ? {} : { chunk_size: chunk }),
+    };
+    const lv = parseLvmReport({
+      pvs: { report: [{ pv: [] }] },
+      vgs: { report: [{ vg: [] }] },
+      lvs: { report: [{ lv: [row] }] },
+    }).lvs[0]!;
+    expect({ metadataSize: lv.metadataSize, chunkSize: lv.chunkSize }).toEqual({
+      metadataSize: undefined,
+      chunkSize: undefined,
+      ...expected,
+    });
+  });
+
+  it("rejects a metadata size that is not a byte count", () => {
+    const report = {
+      report: [
+        {
+          vg: [
+            {
+              vg_name: "vg0",
+              vg_uuid: "v",
+              vg_size: "0",
+              vg_free: "0",
+              vg_extent_size: "4194304",
+              vg_extent_count: "0",
+              vg_free_count: "0",
+              vg_tags: "",
+            },
+          ],
+          lv: [
+            {
+              lv_name: "p",
+              lv_uuid: "u",
+              lv_size: "0",
+              lv_attr: "twi-a-tz--",
+              lv_metadata_size: "4.0m",
+              lv_tags: "",
+            },
+          ],
+        },
+      ],
+    };
+    expect(() => parseLvmReport(report)).toThrow(/lv_metadata_size/);
   });
 });

@@ -14,7 +14,10 @@ export { parseLvAttr } from "./lv-attr";
  *   the VG is the element's.
  * - separate reports `{"pvs": <pvs json>, "vgs": <vgs json>, "lvs": <lvs json>}`, each
  *   `{"report": [{"pv": [..]}]}`, run with `-o +pv_uuid,pv_tags`, `-o +vg_uuid,vg_extent_size,
- *   vg_extent_count,vg_free_count,vg_tags` and `lvs -a -o +lv_uuid,lv_tags`.
+ *   vg_extent_count,vg_free_count,vg_tags` and `lvs -a -o +lv_uuid,lv_tags[,lv_metadata_size,chunk_size]`.
+ *
+ * Thin pools carry `metadataSize` (lv_metadata_size) and `chunkSize` (fullreport: chunk_size of the
+ * pool's "thin-pool" seg row; separate reports: an lvs chunk_size column, when asked for).
  *
  * Every value is a string ("2143289344", "0.00", ""); numbers are accepted too. Tags are one
  * comma-separated string. Hidden LVs are named in brackets ("[pool0_tdata]").
@@ -77,6 +80,25 @@ const vgRow = z.object({
   vg_tags: tags,
 });
 
+/** A byte count lvm leaves empty ("") where it does not apply, e.g. lv_metadata_size of a linear LV. */
+const optionalBytes = z
+  .union([z.number(), z.string(), z.null()])
+  .optional()
+  .transform((v, ctx) => {
+    if (v === null || v === undefined || v === "") return undefined;
+    const n = typeof v === "number" ? v : /^\d+$/.test(v.trim()) ? Number(v) : NaN;
+    if (Number.isSafeInteger(n) && n >= 0) return n;
+    ctx.addIssue({ code: "custom", message: `must be a whole number of bytes (got ${JSON.stringify(v)})` });
+    return z.NEVER;
+  });
+
+/** fullreport "seg" rows: only what the inventory uses (a thin pool's chunk size). */
+const segRow = z.object({
+  lv_uuid: z.string().min(1),
+  segtype: optionalText,
+  chunk_size: optionalBytes,
+});
+
 const lvRow = z.object({
   lv_name: z.string().min(1),
   vg_name: optionalText,
@@ -86,6 +108,8 @@ const lvRow = z.object({
   pool_lv: optionalText,
   data_percent: optionalPercent,
   metadata_percent: optionalPercent,
+  lv_metadata_size: optionalBytes,
+  chunk_size: optionalBytes,
   lv_tags: tags,
 });
 
@@ -95,6 +119,7 @@ const fullreport = z.object({
       vg: z.array(z.unknown()).max(1).default([]),
       pv: z.array(z.unknown()).default([]),
       lv: z.array(z.unknown()).default([]),
+      seg: z.array(z.unknown()).default([]),
     }),
   ),
 });
@@ -110,10 +135,17 @@ function fromFullreport(json: unknown): LvmReport {
     element.pv.forEach((row, j) =>
       out.pvs.push(pvOf(parseRaw(pvRow, row, "", [...at, "pv", j]), vg?.name ?? "")),
     );
+    // A thin pool's chunk size is a property of its segment: seg rows name their LV by uuid.
+    const chunks = new Map<string, number>();
+    element.seg.forEach((row, j) => {
+      const seg = parseRaw(segRow, row, "", [...at, "seg", j]);
+      if (seg.segtype === "thin-pool" && seg.chunk_size) chunks.set(seg.lv_uuid, seg.chunk_size);
+    });
     element.lv.forEach((row, j) => {
       if (!vg)
         throw new RawShapeError(formatPath([...at, "lv", j]), "a logical volume outside any volume group");
-      out.lvs.push(lvOf(parseRaw(lvRow, row, "", [...at, "lv", j]), vg.name));
+      const lv = parseRaw(lvRow, row, "", [...at, "lv", j]);
+      out.lvs.push(lvOf({ ...lv, chunk_size: lv.chunk_size ?? chunks.get(lv.lv_uuid) }, vg.name));
     });
   });
   return out;
@@ -177,6 +209,7 @@ function vgOf(row: z.output<typeof vgRow>): VolumeGroupInfo {
 
 function lvOf(row: z.output<typeof lvRow>, vgName: string): LogicalVolume {
   const hidden = /^\[.*\]$/.test(row.lv_name);
+  const thinPool = row.lv_attr.startsWith("t");
   return compact({
     name: unbracket(row.lv_name),
     vgName,
@@ -186,6 +219,8 @@ function lvOf(row: z.output<typeof lvRow>, vgName: string): LogicalVolume {
     poolLv: row.pool_lv === undefined ? undefined : unbracket(row.pool_lv),
     dataPercent: row.data_percent,
     metadataPercent: row.metadata_percent,
+    ...(thinPool && row.lv_metadata_size ? { metadataSize: row.lv_metadata_size } : {}),
+    ...(thinPool && row.chunk_size ? { chunkSize: row.chunk_size } : {}),
     tags: row.lv_tags,
     hidden: hidden || undefined,
   });

@@ -92,6 +92,10 @@ export interface LogicalVolume {
   readonly poolLv?: string;
   readonly dataPercent?: number;
   readonly metadataPercent?: number;
+  /** For thin pools: the size of the metadata LV (`lv_metadata_size`, bytes). */
+  readonly metadataSize?: number;
+  /** For thin pools: the chunk size (`chunk_size` of the pool's segment, bytes). */
+  readonly chunkSize?: number;
   readonly tags: readonly string[];
   /** An internal LV lvm shows in brackets (`[pool0_tdata]`, `[lvol0_pmspare]`); `name` is without them. */
   readonly hidden?: boolean;

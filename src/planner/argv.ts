@@ -84,6 +84,14 @@ export function lvextendThinPoolArgv(vg: string, pool: string, extents: number |
   return ["lvextend", "--extents", String(extents), `${vg}/${pool}`];
 }
 
+/**
+ * Grows a thin pool's metadata LV to `bytes` (absolute, a multiple of the extent size): lvm refuses a
+ * size not larger than the current one ("not larger than existing size"), which the agent takes as done.
+ */
+export function lvextendThinPoolMetadataArgv(vg: string, pool: string, bytes: number): string[] {
+  return ["lvextend", "--poolmetadatasize", `${bytes}b`, `${vg}/${pool}`];
+}
+
 /** Deactivates a logical volume; fails while it (or a thin volume in a pool) is open. */
 export function lvchangeDeactivateArgv(vg: string, lv: string): string[] {
   return ["lvchange", "--activate", "n", `${vg}/${lv}`];

@@ -49,6 +49,7 @@ export const ACTION_ORDER: readonly ActionOp[] = [
   "pvremove",
   "lvcreate-thinpool",
   "lvextend-thinpool",
+  "lvextend-thinpool-metadata",
   "write-lvmd-config",
 ];
 

@@ -162,6 +162,29 @@ class State {
         lv.size = target * vg.extentSize;
         return;
       }
+      case "lvextend-thinpool-metadata": {
+        const [, opt, size, target] = args;
+        if (opt !== "--poolmetadatasize" || !size?.endsWith("b"))
+          fail("expected lvextend --poolmetadatasize <bytes>b <vg>/<pool>");
+        const [vgName, name] = target!.split("/");
+        const vg = this.vg(vgName!, fail);
+        const lv =
+          this.lvs.find((l) => l.vgName === vgName && l.name === name && !l.hidden) ??
+          fail("no such logical volume");
+        const X = vg.extentSize;
+        const meta = Math.ceil(Number(size!.slice(0, -1)) / X);
+        const now = Math.ceil((lv.metadataSize ?? 0) / X);
+        if (meta <= now)
+          fail(`New size given (${meta} extents) not larger than existing size (${now} extents)`);
+        const spareLv = this.lvs.find((l) => l.vgName === vg.name && l.name === "lvol0_pmspare");
+        const spare = spareLv ? Math.floor(spareLv.size / X) : 0;
+        this.allocate(vg, meta - now + Math.max(0, meta - spare), fail);
+        lv.metadataSize = meta * X;
+        const tmeta = this.lvs.find((l) => l.vgName === vgName && l.name === `${name}_tmeta`);
+        if (tmeta) tmeta.size = meta * X;
+        if (spareLv && meta > spare) spareLv.size = meta * X;
+        return;
+      }
       case "lvchange-deactivate": {
         const [vgName, name] = args[3]!.split("/");
         const lv =
@@ -253,6 +276,8 @@ class State {
       uuid: `sim-lv-${++this.uuid}`,
       size: data * X,
       attr: "twi-a-tz--",
+      metadataSize: meta * X,
+      chunkSize: chunk ? bytes(chunk) : simulatedChunk(data * X),
       tags: tag ? [tag] : [],
     });
     this.lvs.push({
@@ -350,4 +375,11 @@ class State {
   private vg(name: string, fail: (m: string) => never): Mutable<VolumeGroupInfo> {
     return this.vgs.find((vg) => vg.name === name) ?? fail(`volume group ${name} not found`);
   }
+}
+
+/** lvm's generic chunk size policy for a pool of `dataBytes`: 64KiB doubled while metadata would exceed 128MiB. */
+function simulatedChunk(dataBytes: number): number {
+  let chunk = 64 * 1024;
+  while (Math.ceil(dataBytes / chunk) * 64 > 128 * 1024 ** 2 && chunk < 1024 ** 3) chunk *= 2;
+  return chunk;
 }

@@ -1,7 +1,7 @@
 import type { DeviceClass } from "../api";
 import { quantityToBytes } from "../api";
 import type { LogicalVolume } from "../inventory/types";
-import { lvcreateThinPoolArgv, lvextendThinPoolArgv } from "./argv";
+import { lvcreateThinPoolArgv, lvextendThinPoolArgv, lvextendThinPoolMetadataArgv } from "./argv";
 import { step, thinPoolPlan } from "./plan-objects";
 import type { Blocked, PlanAction, ThinPoolPlan } from "./types";
 import { formatSize } from "./units";
@@ -71,6 +71,21 @@ export function estimateThinMetadataBytes(dataBytes: number, chunkBytes?: number
   return Math.min(MAX_METADATA, Math.max(MIN_METADATA, bytes));
 }
 
+/**
+ * The metadata size lvm2 (2.03.16, measured in the qemu guest) gives a pool of `dataBytes` with chunks
+ * of `chunkBytes`: 64 bytes per chunk, in whole 512-byte sectors rounded down, clamped to 2MiB..16GiB.
+ * lvcreate and lvextend then round it up to whole extents (thinMetadataExtents). Monotone in dataBytes.
+ */
+export function lvmThinMetadataBytes(dataBytes: number, chunkBytes: number): number {
+  const sectors = Math.floor(((dataBytes / chunkBytes) * METADATA_PER_CHUNK) / 512);
+  return Math.min(MAX_METADATA, Math.max(MIN_METADATA, sectors * 512));
+}
+
+/** lvmThinMetadataBytes for `dataExtents` extents of `extentSize`, rounded up to whole extents. */
+export function thinMetadataExtents(dataExtents: number, extentSize: number, chunkBytes: number): number {
+  return Math.ceil(lvmThinMetadataBytes(dataExtents * extentSize, chunkBytes) / extentSize);
+}
+
 /** floor(count × percent / 100), as lvcreate computes %VG. */
 export function percentOfExtents(count: number, percent: number, roundUp = false): number {
   const scaled = count * percent;
@@ -127,6 +142,35 @@ export function planThinPools(args: ThinPoolsArgs): ThinPoolsResult {
               { volumeGroup: vg },
             ),
           );
+        }
+        // Metadata: at least what lvm would give a pool of the data size after this plan. lvm 2.03.16's
+        // lvextend grows it along with the data; older ones do not, and a pool grown by them (or by
+        // hand) catches up here. Needs the inventory's lv_metadata_size and chunk_size.
+        if (lv.metadataSize !== undefined && lv.chunkSize) {
+          const data = Math.max(current, target);
+          const metaNow = Math.ceil(lv.metadataSize / X);
+          const need = thinMetadataExtents(data, X, lv.chunkSize);
+          if (need > metaNow) {
+            const spareNeeded = Math.max(0, need - spare);
+            const grow = need - metaNow + spareNeeded;
+            if (grow > free) {
+              blocked.push({
+                volumeGroup: vg,
+                reason: `thin pool ${where}'s metadata (${formatSize(metaNow * X)}) is smaller than lvm's ${formatSize(need * X)} for ${data} data extents, and ${vg} has ${free} free extents where growing it needs ${grow} (metadata and spare)`,
+              });
+            } else {
+              free -= grow;
+              spare = Math.max(spare, need);
+              actions.push(
+                step(
+                  "lvextend-thinpool-metadata",
+                  lvextendThinPoolMetadataArgv(vg, thin.poolName, need * X),
+                  `grow the metadata of thin pool ${where} of device class ${dc.name} from ${formatSize(metaNow * X)} to ${formatSize(need * X)}, what lvm gives ${data} data extents in ${formatSize(lv.chunkSize)} chunks`,
+                  { volumeGroup: vg },
+                ),
+              );
+            }
+          }
         }
         continue;
       }

@@ -22,6 +22,7 @@ export type ActionOp =
   | "pvremove"
   | "lvcreate-thinpool"
   | "lvextend-thinpool"
+  | "lvextend-thinpool-metadata" // grow a pool's metadata LV to what lvm gives its data size
   | "lvchange-deactivate" // only on teardown: deactivate a thin pool so lvremove needs no confirmation
   | "lvremove-thinpool" // only on teardown / deletionPolicy Delete
   | "vgremove" // only on teardown / deletionPolicy Delete

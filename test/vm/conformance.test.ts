@@ -16,6 +16,7 @@
  */
 import * as path from "node:path";
 import { agentClient, type NodePlanResponse } from "../../src/agent-client/agent-client";
+import { thinMetadataExtents } from "../../src/planner/thin";
 import { request } from "../agent/harness";
 import {
   LIFECYCLE,
@@ -509,6 +510,17 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
         `pool extents vs ${POOL_PERCENT}% of ${vg.extents}`,
       );
       expect(pool.extents).toBeGreaterThan(beforeExtend);
+      // the pool's metadata is at least what lvm gives a pool of its new data size (read with the
+      // test's own lvs, not through the agent), and the next plan has no metadata step
+      const [meta] = await tier.report(
+        "lvs",
+        "lv_name,lv_size,lv_metadata_size,chunk_size",
+        `${DATA_VG}/${POOL}`,
+      );
+      const need = thinMetadataExtents(pool.extents, vg.extentSize, Number(meta!.chunk_size)) * vg.extentSize;
+      expect(Number(meta!.lv_metadata_size)).toBeGreaterThanOrEqual(need);
+      const again = await planOf(["d0", "d1", "d2"]);
+      expectEqual(again.actions, [], "plan after the pool and its metadata grew");
       expectEqual(await sha256(`${MNT}/fs/data`), sums.data, "the mounted volume's data after the pool grew");
     });
   });
