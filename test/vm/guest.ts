@@ -157,8 +157,6 @@ export interface Guest {
 const VM_DIR = __dirname;
 /** The project tree: at the same path in the guest (through the 9p share of the host's root). */
 export const REPO_ROOT = path.resolve(VM_DIR, "..", "..");
-/** collect-inventory.mjs, at its path in the guest: `guest.run(["node", COLLECT_INVENTORY])`. */
-export const COLLECT_INVENTORY = path.join(VM_DIR, "collect-inventory.mjs");
 export const INSTALL_SCRIPT = path.join(VM_DIR, "install.sh");
 /** The guest port of the command service (test/vm/guest-service.mjs). */
 export const COMMAND_PORT = 10999;

@@ -7,14 +7,19 @@
  *   bash test/vm/install.sh && npx jest test/vm
  *   PULUMI_LVM_RECORD_FIXTURES=1 npx jest test/vm     # also rewrites test/fixtures/inventory/guest-*.json
  *
+ * The inventories are recorded with the product itself: `pulumi-lvm inventory` (src/cli/main.ts, run
+ * with node + tsx in the guest, as the agent is), i.e. src/inventory/discover.ts on a real kernel.
+ *
  * The steps depend on each other and run in order; each step's time is printed at the end.
  */
 import * as fs from "node:fs";
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as path from "node:path";
+import { parseNodeInventory } from "../../src/inventory/parse";
 import { parseSysfs } from "../../src/inventory/sysfs";
-import { COLLECT_INVENTORY, Guest, REPO_ROOT, startGuest } from "./guest";
+import type { RawNodeInventory } from "../../src/inventory/types";
+import { Guest, REPO_ROOT, startGuest } from "./guest";
 import { formatBoots, Timings } from "./timings";
 
 const GiB = 1024 ** 3;
@@ -32,6 +37,9 @@ const DISK_C = { sizeBytes: GiB, serial: "SN-CCC333" };
 const FIXTURES = path.join(REPO_ROOT, "test", "fixtures", "inventory");
 const RECORD = process.env.PULUMI_LVM_RECORD_FIXTURES === "1";
 const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
+const NODE = "pl-guest";
+/** The product's command line, at its path in the guest; run with node + tsx from the project tree. */
+const CLI = path.join(REPO_ROOT, "src", "cli", "main.ts");
 
 const timings = new Timings();
 const timed = <T>(name: string, fn: () => Promise<T>) => timings.timed(name, fn);
@@ -51,7 +59,7 @@ interface LvmReport {
   report: Array<{ pv?: LvmRow[]; vg?: LvmRow[]; lv?: LvmRow[] }>;
 }
 
-/** What test/vm/collect-inventory.mjs prints for one node (the RawNodeInventory format). */
+/** The node `pulumi-lvm inventory` prints (RawNodeInventory, src/inventory/types.ts), typed as used here. */
 interface RawInventory {
   name: string;
   lsblk: { blockdevices: LsblkDevice[] };
@@ -64,7 +72,6 @@ interface RawInventory {
   mounts: string;
   swaps: string;
 }
-type Recorded = { plain: RawInventory; paths: RawInventory };
 
 /** Every device in an lsblk tree, flattened. */
 function flatten(devices: LsblkDevice[] | undefined): LsblkDevice[] {
@@ -112,7 +119,22 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
     };
   };
   const sha256 = async (file: string) => (await run(["sha256sum", file])).split(" ")[0]!;
-  const inventory = async (): Promise<Recorded> => JSON.parse(await run(["node", COLLECT_INVENTORY]));
+  /**
+   * `pulumi-lvm inventory` in the guest (reads only; every block device, the system disk included), its
+   * one node; also checked to parse with the product's parser, as `pulumi-lvm plan --inventory` would.
+   */
+  const inventory = async (): Promise<RawInventory> => {
+    const argv = ["node", "--import", "tsx", CLI, "inventory", "--node", NODE];
+    const out = await g().run([...argv, "--label", `kubernetes.io/hostname=${NODE}`], {
+      cwd: REPO_ROOT,
+      timeoutMs: 180_000,
+    });
+    const { nodes } = JSON.parse(out) as { nodes: RawInventory[] };
+    expect(nodes.map((n) => n.name)).toEqual([NODE]);
+    const raw = nodes[0]!;
+    expect(parseNodeInventory(raw satisfies RawNodeInventory).node).toBe(NODE);
+    return raw;
+  };
   const mapSerials = (inv: RawInventory) => {
     const map: Record<string, string> = {};
     for (const [kname, attrs] of Object.entries(inv.sysfs)) {
@@ -121,19 +143,15 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
     }
     return map;
   };
-  /** Writes guest-<state>.json (lsblk without --paths) and guest-<state>-paths.json, like the host fixtures. */
-  const record = (state: string, inv: Recorded) => {
+  /** Writes guest-<state>-paths.json: the node's RawNodeInventory as `pulumi-lvm inventory` printed it. */
+  const record = (state: string, inv: RawInventory) => {
     if (!RECORD) return;
-    fs.writeFileSync(path.join(FIXTURES, `guest-${state}.json`), JSON.stringify(inv.plain, null, 2) + "\n");
-    fs.writeFileSync(
-      path.join(FIXTURES, `guest-${state}-paths.json`),
-      JSON.stringify(inv.paths, null, 2) + "\n",
-    );
+    fs.writeFileSync(path.join(FIXTURES, `guest-${state}-paths.json`), JSON.stringify(inv, null, 2) + "\n");
   };
 
   beforeAll(async () => {
     guest = await timed("boot (qemu start → command service ready)", () =>
-      startGuest({ disks: [DISK_A, DISK_B, DISK_C], hostname: "pl-guest", forwardPorts: [8080] }),
+      startGuest({ disks: [DISK_A, DISK_B, DISK_C], hostname: NODE, forwardPorts: [8080] }),
     );
   }, 300_000);
 
@@ -209,29 +227,28 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
 
   test("blank disks: serials and the WWN come from sysfs; no signatures; recorded inventory", async () => {
     const inv = await timed("inventory: blank disks", inventory);
-    dev = mapSerials(inv.paths);
+    dev = mapSerials(inv);
     expect(Object.keys(dev).sort()).toEqual(["SN-AAA111", "SN-BBB222", "SN-CCC333", "pl-system"]);
     expect(dev[DISK_A.serial]).toMatch(/^\/dev\/vd[a-z]$/);
     expect(dev[DISK_C.serial]).toMatch(/^\/dev\/vd[a-z]$/);
     expect(dev[DISK_B.serial]).toMatch(/^\/dev\/sd[a-z]$/);
-    const b = inv.paths.sysfs[path.basename(dev[DISK_B.serial]!)]!;
+    const b = inv.sysfs[path.basename(dev[DISK_B.serial]!)]!;
     expect(b["device/wwid"]).toBe("naa.5000c500a1b2c3d4\n");
     expect(b["device/model"]?.trim()).toBe("PL TEST DISK");
     expect(b["device/vendor"]?.trim()).toBe("PLVM");
     for (const s of [DISK_A, DISK_B, DISK_C]) {
       const kname = path.basename(dev[s.serial]!);
-      expect(inv.paths.sysfs[kname]!.size).toBe(`${s.sizeBytes / 512}\n`);
-      expect(inv.paths.probed).toContain(`/dev/${kname}`);
-      expect(inv.paths.blkid[`/dev/${kname}`]).toBe("");
-      expect(inv.paths.signatures.filter((sig) => sig.device === kname)).toEqual([]);
-      const lsblkDev = flatten(inv.paths.lsblk.blockdevices).find((d) => d.kname === dev[s.serial]);
+      expect(inv.sysfs[kname]!.size).toBe(`${s.sizeBytes / 512}\n`);
+      expect(inv.probed).toContain(`/dev/${kname}`);
+      expect(inv.blkid[`/dev/${kname}`]).toBe("");
+      expect(inv.signatures.filter((sig) => sig.device === kname)).toEqual([]);
+      const lsblkDev = flatten(inv.lsblk.blockdevices).find((d) => d.kname === dev[s.serial]);
       expect(lsblkDev).toMatchObject({ type: "disk", size: s.sizeBytes });
       expect(lsblkDev?.children).toBeUndefined();
     }
     // the system disk is in use, as a node's root disk is
-    const sys = flatten(inv.paths.lsblk.blockdevices).find((d) => d.kname === dev["pl-system"]);
+    const sys = flatten(inv.lsblk.blockdevices).find((d) => d.kname === dev["pl-system"]);
     expect(sys?.mountpoints).toContain("/var/lib/pl-vm/system-disk");
-    expect(inv.plain.lsblk.blockdevices.map((d) => d.name)).toContain(path.basename(dev[DISK_A.serial]!));
     record("blank", inv);
   }, 120_000);
 
@@ -312,16 +329,17 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
   }, 180_000);
 
   test("recorded inventory: VG, thin pool, thin LVs, snapshot, mounted filesystems, an unused PV", async () => {
-    const inv = await timed("inventory: thin stack", inventory);
-    const w = inv.paths;
+    const w = await timed("inventory: thin stack", inventory);
     const sigs = (kname: string) => w.signatures.filter((s) => s.device === kname).map((s) => s.type);
     expect(sigs(path.basename(dev[DISK_A.serial]!))).toEqual(["LVM2_member"]);
     expect(sigs(path.basename(dev[DISK_C.serial]!))).toEqual(["LVM2_member"]);
     const lsblkDev = (name: string) => flatten(w.lsblk.blockdevices).find((d) => d.name === name);
     const xfsDm = lsblkDev(`/dev/mapper/${VG}-thin--xfs`)?.kname;
     expect(xfsDm).toMatch(/^\/dev\/dm-\d+$/);
-    expect(sigs(path.basename(xfsDm!))).toEqual(["xfs"]);
-    expect(w.blkid[xfsDm!]).toMatch(/^TYPE=xfs$/m);
+    // discovery probes whole devices and partitions only, never the device-mapper devices on them
+    expect([...w.probed].sort()).toEqual(Object.values(dev).sort());
+    expect(sigs(path.basename(xfsDm!))).toEqual([]);
+    expect(w.blkid[xfsDm!]).toBeUndefined();
     expect(w.sysfs[path.basename(xfsDm!)]!["dm/name"]).toBe(`${VG}-thin--xfs\n`);
     expect(lsblkDev(`/dev/mapper/${VG}-thin--ext4`)).toMatchObject({
       type: "lvm",
@@ -334,7 +352,16 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
       expect(lvmReport).toContain(`"lv_name":"${name}"`);
     expect(w.mounts).toMatch(new RegExp(` ${MNT}/xfs .* - xfs `));
     expect(w.mounts).toMatch(new RegExp(` ${MNT}/ext4 .* - ext4 `));
-    record("thin", inv);
+    // the planner's view of the same inventory: two PVs in the VG, one in none
+    const pvs = parseNodeInventory(w).pvs.map((pv) => [pv.device, pv.vgName]);
+    expect(pvs.sort()).toEqual(
+      [
+        [dev[DISK_A.serial], VG],
+        [dev[DISK_B.serial], VG],
+        [dev[DISK_C.serial], ""],
+      ].sort(),
+    );
+    record("thin", w);
   }, 120_000);
 
   test("pvmove moves the thin pool's extents to another PV while mounted; data unchanged", async () => {
@@ -380,8 +407,8 @@ describe("real kernel (qemu guest): thin pools, snapshots, pvmove, filesystems",
     await timed("reboot with reversed disk order", () =>
       g().reboot({ diskOrder: [DISK_C.serial, DISK_B.serial, DISK_A.serial] }),
     );
-    const inv = await inventory();
-    dev = mapSerials(inv.paths);
+    const inv = await timed("inventory after the reboot", inventory);
+    dev = mapSerials(inv);
     expect(dev[DISK_A.serial]).not.toBe(before[DISK_A.serial]);
     expect(dev[DISK_C.serial]).not.toBe(before[DISK_C.serial]);
     const pvs = await report("pvs", "pv_name,vg_name,pv_used");
