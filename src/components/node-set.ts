@@ -52,7 +52,7 @@ export interface NodeSetArgs {
   readonly nodeSetName?: string;
   /**
    * Namespace of the LVMNodeSet and of the LVMNodes it owns: the LvmSystem's namespace, the only one
-   * the agents may read.
+   * its operator watches and its provisioner may act in.
    * @default "lvm-system"
    */
   readonly namespace?: string;
