@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Source snapshots of public repositories whose Go modules the Go module proxy here refuses
+# (TopoLVM, some CSI sidecars, pulumi-kubernetes' and pulumi-command's providers, the 3.248
+# language hosts). They live in shared/sources beside the clone (../shared/sources), or where
+# PULUMI_LVM_SOURCES points. This repository pins their SHA256 in test/env/sources.sha256: a
+# snapshot whose hash differs is refused, whatever shared/ says.
+#
+# Source it, then:
+#   unpack_snapshot <file name> <dest dir>   verify and unpack into <dest dir> (once; a stamp file
+#                                            names the hash, so a changed pin unpacks again);
+#                                            prints the top directory of the tree (<dest>/<name>-<tag>)
+# Both fail loudly: a missing or different snapshot is an error, never a skipped build.
+
+_sources_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+sources_dir() {
+  local dir="${PULUMI_LVM_SOURCES:-$_sources_here/../../../shared/sources}"
+  if [ ! -d "$dir" ]; then
+    echo "sources.sh: no source snapshots at $dir (set PULUMI_LVM_SOURCES to the shared/sources directory)" >&2
+    return 1
+  fi
+  (cd "$dir" && pwd)
+}
+
+# The pinned hash of a snapshot, from test/env/sources.sha256.
+snapshot_sha256() {
+  awk -v f="$1" '$2 == f { print $1; found = 1 } END { exit !found }' "$_sources_here/sources.sha256" || {
+    echo "sources.sh: $1 is not pinned in test/env/sources.sha256" >&2
+    return 1
+  }
+}
+
+unpack_snapshot() {
+  local file="$1" dest="$2" dir want got top
+  dir=$(sources_dir) || return 1
+  want=$(snapshot_sha256 "$file") || return 1
+  top="$dest/${file%.tar.gz}"
+  if [ -d "$top" ] && [ "$(cat "$dest/.${file}.sha256" 2>/dev/null)" = "$want" ]; then
+    echo "$top"
+    return 0
+  fi
+  [ -f "$dir/$file" ] || { echo "sources.sh: $dir/$file is missing" >&2; return 1; }
+  got=$(sha256sum "$dir/$file" | awk '{ print $1 }')
+  if [ "$got" != "$want" ]; then
+    echo "sources.sh: $dir/$file has sha256 $got, test/env/sources.sha256 pins $want: refusing it" >&2
+    return 1
+  fi
+  mkdir -p "$dest"
+  rm -rf "$top"
+  tar -xzf "$dir/$file" -C "$dest" || { echo "sources.sh: cannot unpack $dir/$file" >&2; return 1; }
+  [ -d "$top" ] || { echo "sources.sh: $file did not unpack to $top" >&2; return 1; }
+  echo "$want" >"$dest/.${file}.sha256"
+  echo "$top"
+}
