@@ -7,7 +7,7 @@ module.exports = {
       displayName: "unit",
       testEnvironment: "node",
       transform,
-      roots: ["<rootDir>/src", "<rootDir>/provider"],
+      roots: ["<rootDir>/src", "<rootDir>/provider", "<rootDir>/deploy"],
       testMatch: ["**/*.test.ts"],
     },
     {
