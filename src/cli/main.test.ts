@@ -53,3 +53,8 @@ test("a command gets the arguments after its name", async () => {
 function escapeRegExp(text: string): string {
   return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 }
+
+test.each([["--version"], ["version"]])("%s prints the version of package.json and exits 0", async (flag) => {
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
+  expect(await cli([flag])).toEqual({ code: 0, stdout: `pulumi-lvm ${pkg.version}\n`, stderr: "" });
+});

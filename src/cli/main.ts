@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFile } from "node:fs/promises";
+import { PACKAGE_VERSION } from "../version";
 import { USAGE_EXIT, type CliIO, type Subcommand } from "./io";
 
 /**
@@ -35,6 +36,7 @@ export function usage(): string {
   const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
   return [
     "usage: pulumi-lvm <command> [arguments]",
+    "       pulumi-lvm --version",
     "",
     "commands:",
     ...lines,
@@ -49,6 +51,10 @@ export async function main(io: CliIO): Promise<number> {
   const [name, ...rest] = io.argv;
   if (name === "--help" || name === "-h" || name === "help") {
     io.stdout(usage());
+    return 0;
+  }
+  if (name === "--version" || name === "version") {
+    io.stdout(`pulumi-lvm ${PACKAGE_VERSION}\n`);
     return 0;
   }
   const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
