@@ -199,26 +199,38 @@ export type ReadEntry = TarEntry & { readonly data?: Buffer };
  * built here never need them. Paths are normalised (no "./" or "/" prefix); the root entry is skipped.
  */
 export async function* readTar(stream: Readable): AsyncGenerator<ReadEntry> {
-  let buffered = Buffer.alloc(0);
+  // Chunks are kept in a list and joined once per take: appending to one buffer per chunk would
+  // copy a large file's bytes again for every chunk.
+  let pending: Buffer[] = [];
+  let pendingLength = 0;
   const chunks = stream[Symbol.asyncIterator]();
   let ended = false;
   const take = async (length: number): Promise<Buffer> => {
-    while (buffered.length < length && !ended) {
+    while (pendingLength < length && !ended) {
       const next = await chunks.next();
       if (next.done) ended = true;
-      else buffered = Buffer.concat([buffered, next.value as Buffer]);
+      else {
+        pending.push(next.value as Buffer);
+        pendingLength += (next.value as Buffer).length;
+      }
     }
-    if (buffered.length < length) throw new Error("tar: unexpected end of stream");
-    const out = buffered.subarray(0, length);
-    buffered = buffered.subarray(length);
-    return out;
+    if (pendingLength < length) throw new Error("tar: unexpected end of stream");
+    const all = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingLength);
+    const rest = all.subarray(length);
+    pending = rest.length ? [rest] : [];
+    pendingLength = rest.length;
+    return all.subarray(0, length);
   };
   let pax: Record<string, string> = {};
   let longName: string | undefined;
   let longLink: string | undefined;
   for (;;) {
     const block = await take(BLOCK);
-    if (block.every((byte) => byte === 0)) return;
+    if (block.every((byte) => byte === 0)) {
+      // Read what follows the end marker (tar pads to its record size) so the stream can end.
+      while (!(await chunks.next()).done);
+      return;
+    }
     const text = (offset: number, length: number) => {
       const raw = block.subarray(offset, offset + length);
       const end = raw.indexOf(0);

@@ -1,0 +1,232 @@
+/**
+ * The image's Debian root filesystem from pinned packages: a lock file (deploy/image/debian.lock)
+ * lists every package with its version, pool path and sha256; a build downloads exactly those .deb
+ * files from a Debian mirror, checks each hash, and unpacks their data into one layer. No maintainer
+ * scripts run (nothing here needs them: no services, no users but ours, no alternatives); the layer
+ * carries a dpkg status file so scanners see the versions, and the lock itself.
+ *
+ * Updating the lock resolves the dependency closure of ROOT_PACKAGES with apt (its own state under
+ * a temporary directory, the mirror's signed index) and writes the new lock; commit it.
+ */
+import { execFile, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { readTar, type TarEntry } from "./tar";
+
+const run = promisify(execFile);
+
+/** What the image needs; apt adds their dependencies. */
+export const ROOT_PACKAGES = [
+  "base-files", // /etc/os-release, the merged-/usr symlinks, licenses
+  "dash", // /bin/sh: the pulumi-lvm wrapper, `kubectl exec … sh`
+  "nodejs", // runs pulumi-lvm
+  "lvm2", // the agent's lvm (when not run through nsenter on the host)
+  "thin-provisioning-tools", // thin_check & co., which lvm runs for thin pools
+  "util-linux", // lsblk, wipefs, blkid, nsenter
+];
+export const SUITE = "trixie";
+export const LOCK_FILE = join(__dirname, "debian.lock");
+
+export interface LockedPackage {
+  readonly name: string;
+  readonly version: string;
+  readonly size: number;
+  readonly sha256: string;
+  /** Pool path under the mirror. @example "pool/main/n/nodejs/nodejs_20.19.2+dfsg-1+deb13u3_amd64.deb" */
+  readonly filename: string;
+}
+
+export interface DebianLock {
+  /** e.g. "trixie (Debian 13.8), Release of Sat, 21 Nov 2026 09:15:44 UTC" */
+  readonly release: string;
+  readonly packages: readonly LockedPackage[];
+}
+
+export function parseLock(text: string): DebianLock {
+  let release = "";
+  const packages: LockedPackage[] = [];
+  for (const [index, line] of text.split("\n").entries()) {
+    if (line.startsWith("# release: ")) release = line.slice("# release: ".length);
+    if (!line.trim() || line.startsWith("#")) continue;
+    const [name, version, size, sha256, filename, extra] = line.trim().split(/\s+/);
+    if (!filename || extra !== undefined || !/^[0-9a-f]{64}$/.test(sha256!) || !/^\d+$/.test(size!))
+      throw new Error(`${LOCK_FILE}:${index + 1}: expected "name version size sha256 pool-path": ${line}`);
+    packages.push({ name: name!, version: version!, size: Number(size), sha256: sha256!, filename });
+  }
+  if (!release || packages.length === 0) throw new Error(`${LOCK_FILE}: no "# release:" line or no packages`);
+  return { release, packages };
+}
+
+export function formatLock(lock: DebianLock): string {
+  const rows = [...lock.packages]
+    .sort((a, b) => (a.name < b.name ? -1 : 1))
+    .map((p) => `${p.name} ${p.version} ${p.size} ${p.sha256} ${p.filename}`);
+  return [
+    "# The Debian packages of the pulumi-lvm image, pinned (deploy/image/debian.ts).",
+    "# Update: npm run image -- --update-lock (resolves the roots' closure again; commit the result).",
+    `# roots: ${ROOT_PACKAGES.join(" ")}`,
+    `# release: ${lock.release}`,
+    "# name version size sha256 pool-path",
+    ...rows,
+    "",
+  ].join("\n");
+}
+
+/**
+ * The Debian mirror: $PULUMI_LVM_DEBIAN_MIRROR, else the first ".../debian" URI in this machine's apt
+ * sources. A snapshot (…/archive/debian/<time>) serves a lock's versions after the mirror moved on.
+ */
+export function debianMirror(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.PULUMI_LVM_DEBIAN_MIRROR) return env.PULUMI_LVM_DEBIAN_MIRROR.replace(/\/$/, "");
+  const files = ["/etc/apt/sources.list"];
+  if (existsSync("/etc/apt/sources.list.d"))
+    for (const name of readdirSync("/etc/apt/sources.list.d").sort())
+      files.push(`/etc/apt/sources.list.d/${name}`);
+  for (const file of files) {
+    if (!existsSync(file)) continue;
+    for (const match of readFileSync(file, "utf8").matchAll(/^(?:URIs:|deb)\s+(\S+)/gm)) {
+      const uri = match[1]!.replace(/\/$/, "");
+      if (/^https?:\/\/.*\/debian$/.test(uri)) return uri;
+    }
+  }
+  throw new Error("no Debian mirror: set PULUMI_LVM_DEBIAN_MIRROR (e.g. a Debian mirror's …/debian URL)");
+}
+
+/** Resolves ROOT_PACKAGES' closure in SUITE on `mirror` with apt, in a private apt state. */
+export async function resolveLock(mirror: string): Promise<DebianLock> {
+  const dir = await mkdtemp(join(tmpdir(), "pulumi-lvm-apt-"));
+  try {
+    for (const sub of ["lists/partial", "cache/archives/partial", "state"])
+      await mkdir(join(dir, sub), { recursive: true });
+    await writeFile(join(dir, "sources.list"), `deb ${mirror} ${SUITE} main\n`);
+    await writeFile(join(dir, "status"), "");
+    const options = [
+      `Dir::Etc::SourceList=${dir}/sources.list`,
+      "Dir::Etc::SourceParts=/dev/null",
+      `Dir::State::Lists=${dir}/lists`,
+      `Dir::Cache=${dir}/cache`,
+      `Dir::State=${dir}/state`,
+      `Dir::State::Status=${dir}/status`,
+      "Dir::Etc::Preferences=/dev/null",
+      "Dir::Etc::PreferencesParts=/dev/null",
+      "APT::Install-Recommends=false",
+      "APT::Architecture=amd64",
+      "Debug::NoLocking=1",
+    ].flatMap((o) => ["-o", o]);
+    await run("apt-get", [...options, "update", "-qq"], { maxBuffer: 1 << 26 });
+    const { stdout: uris } = await run(
+      "apt-get",
+      [...options, "install", "--print-uris", "-y", "-qq", ...ROOT_PACKAGES],
+      {
+        maxBuffer: 1 << 26,
+      },
+    );
+    const names = [...uris.matchAll(/^'[^']+' (\S+?)_\S+ \d+ /gm)].map((m) => m[1]!);
+    const { stdout: show } = await run("apt-cache", [...options, "show", "--no-all-versions", ...names], {
+      maxBuffer: 1 << 26,
+    });
+    const packages = show
+      .split(/\n\n+/)
+      .filter((stanza) => stanza.trim())
+      .map((stanza) => {
+        const field = (name: string) => stanza.match(new RegExp(`^${name}: (.*)$`, "m"))?.[1] ?? "";
+        return {
+          name: field("Package"),
+          version: field("Version"),
+          size: Number(field("Size")),
+          sha256: field("SHA256"),
+          filename: field("Filename"),
+        };
+      });
+    const inRelease = readdirSync(join(dir, "lists")).find((name) => name.endsWith("InRelease"));
+    const releaseText = inRelease ? readFileSync(join(dir, "lists", inRelease), "utf8") : "";
+    const version = releaseText.match(/^Version: (.*)$/m)?.[1] ?? "?";
+    const date = releaseText.match(/^Date: (.*)$/m)?.[1] ?? "?";
+    return { release: `${SUITE} (Debian ${version}), Release of ${date}`, packages };
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Downloads (or finds in `cacheDir`) every locked .deb, checking its sha256; returns their paths. */
+export async function fetchDebs(lock: DebianLock, mirror: string, cacheDir: string): Promise<string[]> {
+  await mkdir(cacheDir, { recursive: true });
+  const files: string[] = [];
+  for (const p of lock.packages) {
+    const file = join(cacheDir, `${p.sha256}.deb`);
+    if (!existsSync(file)) {
+      const url = `${mirror}/${p.filename}`;
+      const response = await fetch(url);
+      if (!response.ok)
+        throw new Error(
+          `Debian package ${p.name} ${p.version}: ${url}: HTTP ${response.status}. The mirror no longer serves ` +
+            "this lock's version: update the lock (npm run image -- --update-lock) or set " +
+            "PULUMI_LVM_DEBIAN_MIRROR to a snapshot of the lock's release date.",
+        );
+      const data = Buffer.from(await response.arrayBuffer());
+      const actual = createHash("sha256").update(data).digest("hex");
+      if (actual !== p.sha256)
+        throw new Error(
+          `Debian package ${p.name} ${p.version}: ${url}: sha256 ${actual}, the lock says ${p.sha256}`,
+        );
+      await writeFile(`${file}.tmp`, data);
+      await rename(`${file}.tmp`, file);
+    }
+    files.push(file);
+  }
+  return files;
+}
+
+/**
+ * The entries of the Debian layer: each package's files in lock order (paths under /bin, /sbin,
+ * /lib, /lib64 moved to /usr as on a merged-/usr system), and /var/lib/dpkg/status.
+ */
+export async function debianEntries(lock: DebianLock, debs: readonly string[]): Promise<TarEntry[]> {
+  const entries: TarEntry[] = [];
+  const status: string[] = [];
+  for (const [index, deb] of debs.entries()) {
+    const pkg = lock.packages[index]!;
+    const child = spawn("dpkg-deb", ["--fsys-tarfile", deb], { stdio: ["ignore", "pipe", "pipe"] });
+    let stderr = "";
+    child.stderr.on("data", (chunk) => (stderr += chunk));
+    const exited = new Promise<number>((resolve) => child.on("close", resolve));
+    for await (const entry of readTar(child.stdout)) {
+      const merged = mergedUsr(entry);
+      if (merged) entries.push(merged);
+    }
+    const code = await exited;
+    if (code !== 0) throw new Error(`dpkg-deb --fsys-tarfile ${deb} (${pkg.name}) exited ${code}: ${stderr}`);
+    const { stdout: control } = await run("dpkg-deb", ["-f", deb]);
+    status.push(control.trimEnd().replace(/^(Package: .*)$/m, "$1\nStatus: install ok installed"));
+  }
+  entries.push({
+    path: "var/lib/dpkg/status",
+    type: "file",
+    mode: 0o644,
+    data: Buffer.from(`${status.join("\n\n")}\n`),
+  });
+  return entries;
+}
+
+const USR_ALIASES = ["bin", "sbin", "lib", "lib64"];
+
+/**
+ * "lib/udev/x" → "usr/lib/udev/x"; a package's own "lib" directory entry is dropped: base-files
+ * ships "lib" as the symlink to usr/lib.
+ */
+function mergedUsr(entry: TarEntry): TarEntry | undefined {
+  const [top, ...rest] = entry.path.split("/");
+  if (!USR_ALIASES.includes(top!)) return entry;
+  if (rest.length === 0) return entry.type === "dir" ? undefined : entry;
+  const path = `usr/${entry.path}`;
+  if (entry.type !== "hardlink") return { ...entry, path };
+  return { ...entry, path, linkname: mergedUsr({ ...entry, path: entry.linkname! })!.path };
+}
+
+export async function readLock(file = LOCK_FILE): Promise<DebianLock> {
+  return parseLock(await readFile(file, "utf8"));
+}
