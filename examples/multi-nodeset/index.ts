@@ -89,7 +89,8 @@ const nodeSets: TopolvmNodeSetArgs[] = zones.map(({ zone, volumeGroup, disks, cl
 }));
 
 const system = new LvmSystem("lvm", {
-  agentImage: config.get("agentImage") ?? "ghcr.io/pulumi-lvm/agent:0.1.0",
+  // Default: the image `npm run image` builds (docs/image.md); set agentImage to your registry's copy.
+  agentImage: config.get("agentImage"),
   tolerations: [{ operator: "Exists" }],
   topolvm: { chartVersion: "15.7.1", nodeSets },
 });

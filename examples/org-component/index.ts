@@ -31,7 +31,7 @@ const storageArgs: AcmeEdgeStorageArgs = {
 };
 
 const system = new LvmSystem("lvm", {
-  agentImage: config.get("agentImage") ?? "registry.acme.example/storage/pulumi-lvm-agent:0.1.0",
+  agentImage: config.get("agentImage") ?? "registry.acme.example/storage/pulumi-lvm:0.1.0",
   nodeSelector: { "acme.com/site": site },
   tolerations: [{ key: "acme.com/edge", operator: "Exists", effect: "NoSchedule" }],
   priorityClassName: "system-node-critical",

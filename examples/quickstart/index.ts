@@ -50,7 +50,9 @@ const template: TemplateArgs = {
 };
 
 const system = new LvmSystem("lvm", {
-  agentImage: config.get("agentImage") ?? "ghcr.io/pulumi-lvm/agent:0.1.0",
+  // Default: the image `npm run image` builds for this version (docs/image.md); set agentImage to your
+  // registry's copy of it.
+  agentImage: config.get("agentImage"),
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
   topolvm: {
     chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",

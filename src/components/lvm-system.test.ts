@@ -1,3 +1,5 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-client/agent-pods";
 import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
@@ -410,6 +412,17 @@ describe("LvmSystem", () => {
       ],
       resources: { limits: { memory: "1Gi" } },
     });
+  });
+
+  test("without agentImage: the agent and the operator run the image this version builds (npm run image)", async () => {
+    const { version } = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8"));
+    const { agentImage: _omitted, ...rest } = args();
+    const recorded = await runProgram(() => new LvmSystem("img", rest));
+    const image = `localhost/pulumi-lvm:${version}`;
+    expect(find(recorded, DS, "img-agent").inputs.spec.template.spec.containers[0].image).toBe(image);
+    expect(find(recorded, DEPLOYMENT, "img-operator").inputs.spec.template.spec.containers[0].image).toBe(
+      image,
+    );
   });
 
   test("without the operator: no operator account, roles or Deployment", async () => {

@@ -8,6 +8,7 @@ import { rememberServedNodeSets } from "./served-node-sets";
 import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmArgs } from "./topolvm-args";
 import type { TopolvmPlan } from "./topolvm-values";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+import { DEFAULT_IMAGE } from "../version";
 
 /** A toleration of the agent pods (core/v1 Toleration). */
 export interface TolerationArgs {
@@ -48,8 +49,14 @@ export interface SubjectArgs {
 export interface LvmSystemArgs {
   /** The namespace, created here, of the agents, the LVMNodeSets and LVMNodes, and TopoLVM. @default "lvm-system" */
   readonly namespace?: string;
-  /** The node agent's image, pinned. @example "ghcr.io/acme/pulumi-lvm-agent:0.1.0" */
-  readonly agentImage: string;
+  /**
+   * The node agent's (and the operator's) image, pinned. The default is the image this version's
+   * `npm run image` builds (docs/image.md): load it on the nodes or push it to your registry and
+   * name it here.
+   * @default "localhost/pulumi-lvm:<this package's version>"
+   * @example "registry.example.com/storage/pulumi-lvm:0.1.0"
+   */
+  readonly agentImage?: string;
   /** Always, IfNotPresent or Never. @default "IfNotPresent" */
   readonly agentImagePullPolicy?: string;
   /** The agent's port (API, /healthz, /readyz, /metrics). @default 8080 */
@@ -273,7 +280,7 @@ export class LvmSystem extends pulumi.ComponentResource {
           {
             namespace: plan.namespace,
             name: plan.operator,
-            agentImage: args.agentImage,
+            agentImage: args.agentImage ?? DEFAULT_IMAGE,
             imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
           },
           args.operator,
@@ -350,7 +357,10 @@ const resourceRequirements = z.strictObject({
 
 const argsSchema = z.strictObject({
   namespace: namespaceName.optional(),
-  agentImage: z.string().refine((image) => image.length > 0, { error: "must not be empty" }),
+  agentImage: z
+    .string()
+    .refine((image) => image.length > 0, { error: "must not be empty" })
+    .optional(),
   agentImagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   agentPort: z.number().int().min(1).max(65535).optional(),
   agentCommand: z.array(z.string()).min(1).optional(),
@@ -520,7 +530,7 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
           containers: [
             {
               name: "agent",
-              image: args.agentImage,
+              image: args.agentImage ?? DEFAULT_IMAGE,
               imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
               command: args.agentCommand ?? ["pulumi-lvm", "agent"],
               args: agentFlags(plan, args),
