@@ -28,3 +28,6 @@ bash test/pulumi/install.sh
 
 # qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
 bash test/vm/install.sh
+
+# podman, runc, skopeo and the pulumi-lvm image (npm run image, layers cached by their inputs), for test/image.
+bash test/image/install.sh
