@@ -16,6 +16,8 @@ module.exports = {
       transform,
       roots: ["<rootDir>/test"],
       testMatch: ["**/*.test.ts"],
+      // The real-cluster tier has its own command (npm run test:cluster, jest.cluster.config.js).
+      testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/cluster/"],
     },
   ],
 };

@@ -119,7 +119,18 @@ export interface ControlPlaneOptions {
   readonly apiserverFlags?: string[];
   /** Keep the data directory (logs, certs) after stop(), for debugging. @default false */
   readonly keepDataDir?: boolean;
+  /** Extra environment of kube-apiserver (e.g. HTTPS_PROXY to reach kubelets). @default {} */
+  readonly apiserverEnv?: Readonly<Record<string, string>>;
+  /**
+   * Give kube-apiserver a client certificate for kubelets (CN kube-apiserver-kubelet-client,
+   * O system:masters, signed by the cluster CA), so logs and exec reach real kubelets. @default false
+   */
+  readonly kubeletClientCert?: boolean;
+  /** Also run kube-scheduler (built on request: `bash test/env/install.sh kube-scheduler`). @default false */
+  readonly scheduler?: boolean;
 }
+
+export type ComponentName = "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler";
 
 export type IdentityName = "admin" | "operator" | "agent" | "unprivileged";
 
@@ -157,6 +168,8 @@ export interface ControlPlane {
   caPem: string;
   /** A kubeconfig for the admin identity (system:masters). */
   kubeconfigPath: string;
+  /** The directory of the binaries it runs. */
+  binDir: string;
   /** The temporary directory: certs, etcd data, *.log. Removed by stop(). */
   dataDir: string;
   /** Static bearer tokens of the test identities. */
@@ -164,7 +177,13 @@ export interface ControlPlane {
   /** The full test identities (username, groups) behind the tokens. */
   identities: Record<IdentityName, Identity>;
   /** Milliseconds from start to etcd healthy, apiserver /readyz, and (if started) controller-manager healthy. */
-  timings: { etcdMs: number; apiserverMs: number; controllerManagerMs?: number; totalMs: number };
+  timings: {
+    etcdMs: number;
+    apiserverMs: number;
+    controllerManagerMs?: number;
+    schedulerMs?: number;
+    totalMs: number;
+  };
   /** A request to the apiserver; `token` defaults to the admin's. The body is parsed as JSON when it is. */
   request<T = Json>(
     method: string,
@@ -178,7 +197,7 @@ export interface ControlPlane {
   /** Writes a kubeconfig for one of the identities and returns its path. */
   kubeconfigFor(identity: IdentityName): string;
   /** The tail of a component's log file. */
-  logTail(component: "etcd" | "kube-apiserver" | "kube-controller-manager", lines?: number): string;
+  logTail(component: ComponentName, lines?: number): string;
   /** Kills every process (process groups) and removes the data directory. Idempotent. */
   stop(): Promise<void>;
 }
@@ -283,6 +302,28 @@ function makePki(dir: string): void {
   openssl(["pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
 }
 
+/**
+ * A client certificate signed by the CA in `dir` (ca.crt, ca.key), written as <name>.crt/<name>.key;
+ * Kubernetes takes CN as the user name and each O as a group.
+ */
+export function signClientCert(dir: string, name: string, cn: string, groups: readonly string[] = []): void {
+  const subj = `${groups.map((g) => `/O=${g}`).join("")}/CN=${cn}`;
+  const ext = path.join(dir, `${name}.ext`);
+  fs.writeFileSync(
+    ext,
+    "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature,keyEncipherment\nextendedKeyUsage=clientAuth\n",
+  );
+  const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+  openssl(["req", ...ec, "-keyout", `${name}.key`, "-out", `${name}.csr`, "-subj", subj], dir);
+  openssl(
+    [
+      ...["x509", "-req", "-in", `${name}.csr`, "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial"],
+      ...["-out", `${name}.crt`, "-days", "2", "-extfile", ext],
+    ],
+    dir,
+  );
+}
+
 function kubeconfigYaml(url: string, caPem: string, user: string, token: string): string {
   const ca = Buffer.from(caPem).toString("base64");
   return [
@@ -362,13 +403,22 @@ function removeStaleDataDirs(parent: string): void {
 
 const PDEATHSIG = fs.existsSync("/usr/bin/setpriv") ? "/usr/bin/setpriv" : undefined;
 
-function startProcess(binary: string, args: string[], logFile: string): ChildProcess {
+function startProcess(
+  binary: string,
+  args: string[],
+  logFile: string,
+  env?: Readonly<Record<string, string>>,
+): ChildProcess {
   const out = fs.openSync(logFile, "a");
   fs.writeSync(out, `# ${binary} ${args.join(" ")}\n`);
   const [cmd, argv] = PDEATHSIG
     ? [PDEATHSIG, ["--pdeathsig", "SIGKILL", "--", binary, ...args]]
     : [binary, args];
-  const child = spawn(cmd, argv, { detached: true, stdio: ["ignore", out, out] });
+  const child = spawn(cmd, argv, {
+    detached: true,
+    stdio: ["ignore", out, out],
+    ...(env ? { env: { ...process.env, ...env } } : {}),
+  });
   fs.closeSync(out);
   live.add(child);
   child.on("exit", () => live.delete(child));
@@ -416,6 +466,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     etcd: path.join(dataDir, "etcd.log"),
     "kube-apiserver": path.join(dataDir, "kube-apiserver.log"),
     "kube-controller-manager": path.join(dataDir, "kube-controller-manager.log"),
+    "kube-scheduler": path.join(dataDir, "kube-scheduler.log"),
   };
   let stopped = false;
 
@@ -451,6 +502,9 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
 
   try {
     makePki(dataDir);
+    if (opts.kubeletClientCert) {
+      signClientCert(dataDir, "kubelet-client", "kube-apiserver-kubelet-client", ["system:masters"]);
+    }
   } catch (e) {
     return fail((e as Error).message);
   }
@@ -556,9 +610,16 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
         "--allow-privileged=false",
         "--profiling=false",
         "--v=1",
+        ...(opts.kubeletClientCert
+          ? [
+              `--kubelet-client-certificate=${f("kubelet-client.crt")}`,
+              `--kubelet-client-key=${f("kubelet-client.key")}`,
+            ]
+          : []),
         ...(opts.apiserverFlags ?? []),
       ],
       logs["kube-apiserver"],
+      opts.apiserverEnv,
     ),
   );
   const adminToken = identities.admin.token;
@@ -638,6 +699,43 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     controllerManagerMs = Date.now() - t0;
   }
 
+  /* kube-scheduler (optional) */
+  let schedulerMs: number | undefined;
+  if (opts.scheduler) {
+    const schedBinary = path.join(bin, "kube-scheduler");
+    if (!isExecutable(schedBinary)) {
+      return fail(`${schedBinary} is missing: run bash ${INSTALL_SCRIPT} kube-scheduler`);
+    }
+    const schedKubeconfig = kubeconfigFor("admin");
+    const schedPort = await freePort();
+    children.push(
+      startProcess(
+        schedBinary,
+        [
+          `--kubeconfig=${schedKubeconfig}`,
+          `--authentication-kubeconfig=${schedKubeconfig}`,
+          `--authorization-kubeconfig=${schedKubeconfig}`,
+          "--bind-address=127.0.0.1",
+          `--secure-port=${schedPort}`,
+          "--leader-elect=false",
+          "--profiling=false",
+          "--v=1",
+        ],
+        logs["kube-scheduler"],
+      ),
+    );
+    for (;;) {
+      const status = await httpGet(`https://127.0.0.1:${schedPort}/healthz`, { rejectUnauthorized: false });
+      if (status === 200) break;
+      const dead = exited();
+      if (dead)
+        return fail(`a component exited (${dead.exitCode ?? dead.signalCode}) while starting kube-scheduler`);
+      if (Date.now() > deadline) return fail("kube-scheduler /healthz not 200 in time");
+      await sleep(100);
+    }
+    schedulerMs = Date.now() - t0;
+  }
+
   const request = <T = Json>(
     method: string,
     urlPath: string,
@@ -705,6 +803,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
     url,
     caPem,
     kubeconfigPath,
+    binDir: bin,
     dataDir,
     tokens: {
       admin: identities.admin.token,
@@ -713,7 +812,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
       unprivileged: identities.unprivileged.token,
     },
     identities,
-    timings: { etcdMs, apiserverMs, controllerManagerMs, totalMs: Date.now() - t0 },
+    timings: { etcdMs, apiserverMs, controllerManagerMs, schedulerMs, totalMs: Date.now() - t0 },
     request,
     createNode,
     kubeconfigFor,

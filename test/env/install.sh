@@ -4,10 +4,13 @@
 # module in test/env/k8s. Idempotent: binaries that already exist are not rebuilt.
 #
 #   bash test/env/install.sh            # build what is missing, print the bin directory
+#   bash test/env/install.sh kubelet kube-scheduler   # build only the named binaries (the
+#                                       # real-cluster tier, test/cluster; not in the default set)
 #   PULUMI_LVM_CACHE=/some/dir bash test/env/install.sh
 #
 # Layout (the version comes from test/env/k8s/go.mod):
 #   $PULUMI_LVM_CACHE/k8s/<k8s-version>/bin/{kube-apiserver,kube-controller-manager,etcd}
+#   $PULUMI_LVM_CACHE/k8s/<k8s-version>/bin/{kubelet,kube-scheduler}   only when named
 #   $PULUMI_LVM_CACHE/go/{build,mod}    GOCACHE / GOMODCACHE, so a re-run is warm
 # PULUMI_LVM_CACHE defaults to $HOME/.cache/pulumi-lvm.
 set -euo pipefail
@@ -47,15 +50,23 @@ declare -A pkgs=(
   [kube-apiserver]=k8s.io/kubernetes/cmd/kube-apiserver
   [kube-controller-manager]=k8s.io/kubernetes/cmd/kube-controller-manager
   [etcd]=go.etcd.io/etcd/server/v3
+  [kubelet]=k8s.io/kubernetes/cmd/kubelet
+  [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
 )
 
+wanted=(kube-apiserver kube-controller-manager etcd)
+[ "$#" -eq 0 ] || wanted=("$@")
+for name in "${wanted[@]}"; do
+  [ -n "${pkgs[$name]:-}" ] || fail "unknown binary '$name' (known: ${!pkgs[*]})"
+done
+
 missing=()
-for name in kube-apiserver kube-controller-manager etcd; do
+for name in "${wanted[@]}"; do
   [ -x "$bin/$name" ] || missing+=("$name")
 done
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  echo "install.sh: kubernetes $k8s_version binaries already in $bin (nothing to build, $(elapsed) s)"
+  echo "install.sh: kubernetes $k8s_version binaries (${wanted[*]}) already in $bin (nothing to build, $(elapsed) s)"
   echo "$bin"
   exit 0
 fi
@@ -98,7 +109,9 @@ for name in "${missing[@]}"; do
   echo "install.sh: built $name in $(( $(date +%s) - t0 )) s"
 done
 
-"$bin/kube-apiserver" --version
-"$bin/etcd" --version | head -1
+for name in "${wanted[@]}"; do
+  # awk, not head: head would close the pipe early and pipefail would fail the script.
+  "$bin/$name" --version | awk 'NR == 1'
+done
 echo "install.sh: done in $(elapsed) s"
 echo "$bin"

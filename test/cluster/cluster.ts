@@ -1,0 +1,287 @@
+/**
+ * A real single-node Kubernetes cluster for tests: the control plane of test/env (etcd,
+ * kube-apiserver, kube-controller-manager, kube-scheduler) on the host, and one node — the qemu
+ * guest of test/vm, with N test disks — running containerd and a real kubelet built from source.
+ *
+ *   const cluster = await startCluster({ disks: [{ sizeBytes: 4 * GiB, serial: "SN-A" }], images });
+ *   afterAll(() => cluster?.stop());                 // ALWAYS; also stops everything on failure
+ *   await cluster.cp.request("POST", "/api/v1/namespaces/default/pods", pod);
+ *   await cluster.podLogs("default", "p");            // through the apiserver, like kubectl logs
+ *
+ * Nothing is skipped: a missing binary, kernel or image throws an error naming the command that
+ * builds it (requireClusterBinaries, requireVmArtifacts). See docs/testing-cluster.md.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { ControlPlane, signClientCert, startControlPlane } from "../env/cluster";
+import { DiskSpec, Guest, REPO_ROOT, startGuest } from "../vm/guest";
+import { ClusterBinaries, requireClusterBinaries } from "./binaries";
+import { KubeletProxy, startKubeletProxy } from "./kubelet-proxy";
+import {
+  CLUSTER_MODULES,
+  cniConfig,
+  containerdConfig,
+  GUEST_IP,
+  HOST_FROM_GUEST,
+  KUBERNETES_SERVICE_IP,
+  kubeletConfig,
+  kubeletKubeconfig,
+  NODE_PATHS,
+} from "./node-config";
+
+const GiB = 1024 ** 3;
+const STATE_SERIAL = "pl-cluster-state";
+const KUBELET_PORT = 10250;
+/** kube-controller-manager controllers a node with CSI volumes needs. */
+const CONTROLLERS = [
+  "garbagecollector",
+  "namespace",
+  "serviceaccount",
+  "serviceaccount-token",
+  "root-ca-certificate-publisher",
+  "deployment",
+  "replicaset",
+  "daemonset",
+  "statefulset",
+  "job",
+  "persistentvolume-binder",
+  "persistentvolume-expander",
+  "persistentvolume-protection",
+  "persistentvolumeclaim-protection",
+  "attach-detach",
+  "ephemeral-volume",
+  "endpointslice",
+];
+
+export interface ClusterOptions {
+  /** The node's test disks (an extra data disk for containerd and the kubelet is added last). */
+  readonly disks: readonly DiskSpec[];
+  /** The node name (the guest's hostname). @default "pl-node" */
+  readonly nodeName?: string;
+  /** OCI archives imported into the node's containerd before the kubelet starts. @default [] */
+  readonly images?: readonly string[];
+  /** The sandbox image's name; its archive must be among `images`. */
+  readonly sandboxImage: string;
+  /** Guest memory. @default 3072 */
+  readonly memoryMiB?: number;
+  /** Node labels. @default {} */
+  readonly nodeLabels?: Readonly<Record<string, string>>;
+  /** Give up waiting for Node Ready after this long. @default 300000 */
+  readonly readyTimeoutMs?: number;
+}
+
+export interface Cluster {
+  readonly cp: ControlPlane;
+  readonly guest: Guest;
+  readonly nodeName: string;
+  readonly binaries: ClusterBinaries;
+  /** Milliseconds: control plane up, guest booted, node prepared, images imported, Node Ready (from start). */
+  readonly timings: Readonly<Record<string, number>>;
+  /** A container's log through the apiserver (GET pods/log → kubelet), like `kubectl logs`. */
+  podLogs(namespace: string, pod: string, container?: string): Promise<string>;
+  /** The last lines of containerd's and the kubelet's logs in the guest, for failure messages. */
+  nodeLogs(lines?: number): Promise<string>;
+  /** Stops the guest, the control plane and the proxy; idempotent; never throws. */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Writes a file in the guest (through the command service, not the 9p share's cache). */
+export async function writeGuestFile(
+  guest: Guest,
+  file: string,
+  content: string,
+  mode = "0644",
+): Promise<void> {
+  await guest.run(
+    ["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat >"$1" && chmod "$2" "$1"', "sh", file, mode],
+    {
+      stdin: content,
+    },
+  );
+}
+
+export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
+  const t0 = Date.now();
+  const timings: Record<string, number> = {};
+  const mark = (name: string) => (timings[name] = Date.now() - t0);
+  const bins = requireClusterBinaries();
+  const nodeName = opts.nodeName ?? "pl-node";
+  for (const image of opts.images ?? []) {
+    if (!fs.existsSync(image)) throw new Error(`startCluster: image archive ${image} does not exist`);
+  }
+
+  let proxy: KubeletProxy | undefined;
+  let cp: ControlPlane | undefined;
+  let guest: Guest | undefined;
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    for (const step of [() => guest?.stop(), () => cp?.stop(), () => proxy?.close()]) {
+      try {
+        await step();
+      } catch {
+        /* keep tearing down */
+      }
+    }
+  };
+
+  const kubeletLog = "/var/log/pl-cluster/kubelet.log";
+  const containerdLog = "/var/log/pl-cluster/containerd.log";
+  const nodeLogs = async (lines = 40): Promise<string> => {
+    if (!guest) return "(no guest)";
+    const parts: string[] = [];
+    for (const f of [containerdLog, kubeletLog]) {
+      const r = await guest
+        .exec(["tail", "-n", String(lines), f])
+        .catch((e: Error) => ({ stdout: e.message }));
+      parts.push(`----- ${f} (in the guest) -----\n${r.stdout}`);
+    }
+    return parts.join("\n");
+  };
+
+  try {
+    proxy = await startKubeletProxy();
+    cp = await startControlPlane({
+      controllerManager: true,
+      controllers: CONTROLLERS,
+      scheduler: true,
+      kubeletClientCert: true,
+      // The agent and lvmd run privileged, as LvmSystem and TopoLVM's chart configure them.
+      apiserverFlags: ["--allow-privileged=true"],
+      apiserverEnv: { HTTPS_PROXY: proxy.url, NO_PROXY: "127.0.0.1,localhost" },
+    });
+    mark("controlPlane");
+    const apiPort = Number(new URL(cp.url).port);
+    const certName = `node-${nodeName}`;
+    signClientCert(cp.dataDir, certName, `system:node:${nodeName}`, ["system:nodes"]);
+
+    guest = await startGuest({
+      disks: [...opts.disks, { sizeBytes: 16 * GiB, serial: STATE_SERIAL, bus: "virtio" }],
+      hostname: nodeName,
+      memoryMiB: opts.memoryMiB ?? 3072,
+      forwardPorts: [KUBELET_PORT],
+    });
+    mark("guestBooted");
+    for (const address of [GUEST_IP, nodeName])
+      proxy.route(address, KUBELET_PORT, guest.hostPort(KUBELET_PORT));
+
+    await guest.run(["bash", path.join(REPO_ROOT, "test", "cluster", "node-prepare.sh")], {
+      timeoutMs: 180_000,
+      env: {
+        KMOD_ROOT: bins.kernelModulesRoot,
+        KVER: bins.kernelVersion,
+        MODULES: CLUSTER_MODULES.join(" "),
+        STATE_SERIAL,
+        STATE_MOUNT: NODE_PATHS.stateMount,
+        SERVICE_IP: KUBERNETES_SERVICE_IP,
+        API_TARGET: `${HOST_FROM_GUEST}:${apiPort}`,
+      },
+    });
+    const read = (f: string) => fs.readFileSync(path.join(cp!.dataDir, f), "utf8");
+    await writeGuestFile(guest, NODE_PATHS.clusterCa, cp.caPem);
+    await writeGuestFile(
+      guest,
+      NODE_PATHS.kubeletKubeconfig,
+      kubeletKubeconfig({
+        apiPort,
+        caPem: cp.caPem,
+        certPem: read(`${certName}.crt`),
+        keyPem: read(`${certName}.key`),
+      }),
+      "0600",
+    );
+    await writeGuestFile(guest, NODE_PATHS.kubeletConfig, kubeletConfig());
+    await writeGuestFile(guest, path.join(NODE_PATHS.cniConfDir, "10-pl-cluster.conflist"), cniConfig());
+    await writeGuestFile(
+      guest,
+      NODE_PATHS.containerdConfig,
+      containerdConfig({ sandboxImage: opts.sandboxImage, runc: "/usr/sbin/runc" }),
+    );
+    mark("nodePrepared");
+
+    const PATH = `${bins.containerdBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
+    await guest.run(["mkdir", "-p", path.dirname(kubeletLog)]);
+    await guest.spawn(
+      [path.join(bins.containerdBin, "containerd"), "--config", NODE_PATHS.containerdConfig],
+      {
+        env: { PATH },
+        logFile: containerdLog,
+      },
+    );
+    const ctr = [
+      path.join(bins.containerdBin, "ctr"),
+      "--address",
+      NODE_PATHS.containerdSocket,
+      "-n",
+      "k8s.io",
+    ];
+    for (let i = 0; ; i++) {
+      const r = await guest.exec([...ctr, "version"], { timeoutMs: 20_000 });
+      if (r.code === 0) break;
+      if (i > 120) throw new Error(`containerd did not answer in 60 s: ${r.stderr}\n${await nodeLogs()}`);
+      await sleep(500);
+    }
+    mark("containerdUp");
+    for (const image of opts.images ?? []) {
+      await guest.run([...ctr, "images", "import", image], { timeoutMs: 300_000 });
+    }
+    mark("imagesImported");
+
+    const labels = Object.entries(opts.nodeLabels ?? {}).map(([k, v]) => `${k}=${v}`);
+    await guest.spawn(
+      [
+        bins.kubelet,
+        `--config=${NODE_PATHS.kubeletConfig}`,
+        `--kubeconfig=${NODE_PATHS.kubeletKubeconfig}`,
+        `--hostname-override=${nodeName}`,
+        `--node-ip=${GUEST_IP}`,
+        ...(labels.length ? [`--node-labels=${labels.join(",")}`] : []),
+        "--v=1",
+      ],
+      { env: { PATH }, logFile: kubeletLog },
+    );
+    const deadline = Date.now() + (opts.readyTimeoutMs ?? 300_000);
+    for (;;) {
+      const r = await cp.request("GET", `/api/v1/nodes/${nodeName}`);
+      const ready =
+        r.status === 200 && r.body.status?.conditions?.find((c: { type: string }) => c.type === "Ready");
+      if (ready?.status === "True") break;
+      const dead = (await guest.processes()).find((p) => p.exitCode !== null || p.signal !== null);
+      if (dead)
+        throw new Error(`${dead.argv[0]} exited (${dead.exitCode ?? dead.signal})\n${await nodeLogs()}`);
+      if (Date.now() > deadline) {
+        throw new Error(
+          `node ${nodeName} not Ready in time (${JSON.stringify(ready ?? r.status)})\n${await nodeLogs()}`,
+        );
+      }
+      await sleep(1000);
+    }
+    mark("nodeReady");
+  } catch (e) {
+    const logs = guest ? await nodeLogs().catch(() => "") : "";
+    await stop();
+    if (logs && !(e as Error).message.includes("(in the guest)")) (e as Error).message += `\n${logs}`;
+    throw e;
+  }
+
+  const c = cp!;
+  return {
+    cp: c,
+    guest: guest!,
+    nodeName,
+    binaries: bins,
+    timings,
+    async podLogs(namespace, pod, container) {
+      const q = container ? `?container=${encodeURIComponent(container)}` : "";
+      const r = await c.request("GET", `/api/v1/namespaces/${namespace}/pods/${pod}/log${q}`);
+      if (r.status !== 200)
+        throw new Error(`logs of ${namespace}/${pod}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
+      return typeof r.body === "string" ? r.body : JSON.stringify(r.body);
+    },
+    nodeLogs,
+    stop,
+  };
+}

@@ -1,0 +1,204 @@
+/**
+ * The container images of the real-cluster tier, written with the project's one OCI image writer
+ * (deploy/image/oci.ts) from binaries built by test/cluster/install.sh and files of this machine —
+ * there is no image registry here. Pods use them with `imagePullPolicy: Never`.
+ *
+ *   pause     the sandbox image: test/cluster/pause (a static Go pause)
+ *   tools     the test pods' userland: Debian's static busybox
+ *   topolvm   TopoLVM-with-sidecars as upstream's Dockerfile lays it out (/hypertopolvm, /lvmd,
+ *             /topolvm-node, /topolvm-controller, /csi-*, /livenessprobe) plus the host tools
+ *             topolvm-node and lvmd run in the container (mkfs.*, blkid, mount, nsenter, sh) with
+ *             their shared libraries (what upstream's Ubuntu base provides)
+ *
+ * Archives are cached in $cache/cluster/images/<name>-<key>.oci.tar, the key a hash of every input
+ * file's path, size and mtime and of the writer's sources, so a rebuilt binary gives a new image.
+ */
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { writeImage } from "../../deploy/image/oci";
+import type { LayerSource } from "../../deploy/image/layer";
+import type { TarEntry } from "../../deploy/image/tar";
+import { cacheDir, REPO_ROOT } from "../vm/guest";
+import type { ClusterBinaries } from "./binaries";
+import { pin } from "./binaries";
+
+export const PAUSE_IMAGE = "localhost/pulumi-lvm-test/pause:1";
+export const TOOLS_IMAGE = "localhost/pulumi-lvm-test/tools:1";
+export const TOPOLVM_REPOSITORY = "localhost/pulumi-lvm-test/topolvm-with-sidecar";
+export const topolvmImage = () => `${TOPOLVM_REPOSITORY}:${pin("TOPOLVM_VERSION").replace(/^v/, "")}`;
+
+/** Tools topolvm-node and lvmd call inside their container (mount-utils, filesystem, nsenter). */
+const TOPOLVM_HOST_TOOLS = [
+  "/bin/sh",
+  "/bin/rm",
+  "/usr/bin/nsenter",
+  "/bin/mount",
+  "/bin/umount",
+  "/sbin/blkid",
+  "/sbin/mkfs.ext4",
+  "/sbin/mke2fs",
+  "/sbin/e2fsck",
+  "/sbin/fsck",
+  "/sbin/fsck.ext4",
+  "/sbin/resize2fs",
+  "/sbin/mkfs.xfs",
+  "/usr/sbin/xfs_growfs",
+  "/sbin/xfs_repair",
+  "/usr/sbin/xfs_io",
+];
+
+const symlink = (p: string, target: string): TarEntry => ({
+  path: p,
+  type: "symlink",
+  mode: 0o777,
+  linkname: target,
+});
+
+/** The shared libraries (and the loader) of dynamically linked files, from ldd. */
+function sharedLibraries(files: readonly string[]): string[] {
+  const libs = new Set<string>();
+  for (const f of files) {
+    let out = "";
+    try {
+      out = execFileSync("ldd", [f], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    } catch {
+      continue; // "not a dynamic executable" (a static binary or a script)
+    }
+    for (const m of out.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)) libs.add(m[1]!);
+  }
+  return [...libs].sort();
+}
+
+/** Host files as layer sources at the same path; a symlinked path (usrmerge) is stored resolved. */
+function hostFiles(files: readonly string[]): LayerSource[] {
+  return files.map((f) => ({ file: fs.realpathSync(f), to: f }));
+}
+
+function cacheKey(name: string, inputs: readonly string[]): string {
+  const h = createHash("sha256");
+  const writer = path.join(REPO_ROOT, "deploy", "image");
+  for (const f of [...inputs, ...fs.readdirSync(writer).map((e) => path.join(writer, e))].sort()) {
+    const st = fs.statSync(f);
+    h.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
+  }
+  h.update(name);
+  return h.digest("hex").slice(0, 16);
+}
+
+async function cached(
+  name: string,
+  inputs: readonly string[],
+  build: (archive: string) => Promise<unknown>,
+): Promise<string> {
+  const dir = path.join(cacheDir(), "cluster", "images");
+  fs.mkdirSync(dir, { recursive: true });
+  const short = name.replace(/^.*\//, "").replace(/[:]/g, "-");
+  const archive = path.join(dir, `${short}-${cacheKey(name, inputs)}.oci.tar`);
+  if (fs.existsSync(archive)) return archive;
+  const tmp = `${archive}.${process.pid}.tmp`;
+  await build(tmp);
+  fs.renameSync(tmp, archive);
+  for (const old of fs.readdirSync(dir)) {
+    if (old.startsWith(`${short}-`) && path.join(dir, old) !== archive)
+      fs.rmSync(path.join(dir, old), { force: true });
+  }
+  return archive;
+}
+
+export async function pauseImage(b: ClusterBinaries): Promise<string> {
+  return cached(PAUSE_IMAGE, [b.pause], (archive) =>
+    writeImage({
+      name: PAUSE_IMAGE,
+      layers: [{ sources: [{ file: b.pause, to: "/pause", mode: 0o755 }] }],
+      config: { entrypoint: ["/pause"], user: "65535:65535" },
+      archive,
+    }),
+  );
+}
+
+const TOOLS_APPLETS = [
+  "sh",
+  "cat",
+  "dd",
+  "echo",
+  "ls",
+  "sha256sum",
+  "sleep",
+  "sync",
+  "df",
+  "head",
+  "rm",
+  "mkdir",
+];
+
+export async function toolsImage(): Promise<string> {
+  const busybox = "/bin/busybox";
+  return cached(TOOLS_IMAGE, [busybox], (archive) =>
+    writeImage({
+      name: TOOLS_IMAGE,
+      layers: [
+        {
+          sources: [
+            { file: busybox, to: "/bin/busybox", mode: 0o755 },
+            { entries: TOOLS_APPLETS.map((a) => symlink(`bin/${a}`, "busybox")) },
+          ],
+        },
+      ],
+      config: { entrypoint: ["/bin/sh"], env: ["PATH=/bin"] },
+      archive,
+    }),
+  );
+}
+
+export async function topolvmImageArchive(b: ClusterBinaries): Promise<string> {
+  const tools = TOPOLVM_HOST_TOOLS.filter((t) => fs.existsSync(t));
+  const missing = TOPOLVM_HOST_TOOLS.filter((t) => !fs.existsSync(t));
+  if (missing.length) throw new Error(`the TopoLVM image needs these host tools: ${missing.join(", ")}`);
+  const libs = sharedLibraries(tools.map((t) => fs.realpathSync(t)));
+  const sidecars = Object.entries(b.sidecars).filter(([n]) => n !== "snapshot-controller");
+  const inputs = [b.hypertopolvm, ...sidecars.map(([, f]) => f), ...tools, ...libs];
+  return cached(topolvmImage(), inputs, (archive) =>
+    writeImage({
+      name: topolvmImage(),
+      layers: [
+        {
+          sources: [...hostFiles(libs), ...hostFiles(tools)],
+          createdBy: "host tools for topolvm-node and lvmd",
+        },
+        {
+          sources: [
+            { file: b.hypertopolvm, to: "/hypertopolvm", mode: 0o755 },
+            {
+              entries: ["lvmd", "topolvm-node", "topolvm-controller", "topolvm-scheduler"].map((n) =>
+                symlink(n, "hypertopolvm"),
+              ),
+            },
+          ],
+          createdBy: "hypertopolvm",
+        },
+        {
+          sources: sidecars.map(([name, file]) => ({ file, to: `/${name}`, mode: 0o755 })),
+          createdBy: "CSI sidecars",
+        },
+      ],
+      config: { entrypoint: ["/hypertopolvm"], env: ["PATH=/usr/sbin:/usr/bin:/sbin:/bin"] },
+      archive,
+    }),
+  );
+}
+
+/** The snapshot controller (external-snapshotter's snapshot-controller) alone. */
+export const SNAPSHOT_CONTROLLER_IMAGE = "localhost/pulumi-lvm-test/snapshot-controller:1";
+export async function snapshotControllerImage(b: ClusterBinaries): Promise<string> {
+  const file = b.sidecars["snapshot-controller"]!;
+  return cached(SNAPSHOT_CONTROLLER_IMAGE, [file], (archive) =>
+    writeImage({
+      name: SNAPSHOT_CONTROLLER_IMAGE,
+      layers: [{ sources: [{ file, to: "/snapshot-controller", mode: 0o755 }] }],
+      config: { entrypoint: ["/snapshot-controller"] },
+      archive,
+    }),
+  );
+}

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# Builds and caches what the real-cluster tier (test/cluster, docs/testing-cluster.md) needs beyond
+# the control plane of test/env/install.sh: containerd, TopoLVM, the CSI sidecars TopoLVM's chart
+# runs, the snapshot controller, csi-sanity, helm, and the Debian runc + CNI plugins.
+# kubelet and kube-scheduler come from test/env/install.sh (same wrapper module as kube-apiserver):
+#   bash test/env/install.sh kubelet kube-scheduler
+# Idempotent: a binary that is already in its versioned bin directory is not rebuilt.
+#
+#   bash test/cluster/install.sh           # build what is missing, print timings
+#
+# Layout ($cache = ${PULUMI_LVM_CACHE:-$HOME/.cache/pulumi-lvm}):
+#   $cache/cluster/<name>/<version>/bin/<binary>   each tool, by its own version
+#   $cache/cluster/src/                            unpacked snapshots and writable module copies
+#   $cache/cluster/pause/bin/pause                 the sandbox process (test/cluster/pause)
+#   $cache/cluster/kmod/<kernel>/lib/modules/...   the guest kernel's modules for `modprobe -d`
+#   $cache/cluster/images/                         OCI archives written by the tests (images.ts)
+#   $cache/go/{build,mod}                          GOCACHE / GOMODCACHE shared with test/env
+# Every binary is built into a staging directory and moved into place only on success.
+set -euo pipefail
+
+# Pinned versions (why each: docs/testing-cluster.md).
+CONTAINERD_VERSION=v2.4.2
+TOPOLVM_VERSION=v0.41.0
+PROVISIONER_VERSION=v6.3.0
+SNAPSHOTTER_VERSION=v8.5.0
+REGISTRAR_VERSION=v2.16.0
+RESIZER_VERSION=v2.1.0
+LIVENESSPROBE_VERSION=v2.18.0
+CSI_TEST_VERSION=v5.6.0
+HELM_VERSION=v3.22.0
+APT_PACKAGES=(runc containernetworking-plugins iptables)
+
+start=$(date +%s.%N)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cache="${PULUMI_LVM_CACHE:-$HOME/.cache/pulumi-lvm}"
+root="$cache/cluster"
+src="$root/src"
+
+fail() {
+  echo "" >&2
+  echo "############################################################" >&2
+  echo "test/cluster/install.sh FAILED: $*" >&2
+  echo "############################################################" >&2
+  exit 1
+}
+trap 'fail "command failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
+elapsed() { awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }'; }
+say() { echo "cluster/install.sh: [$(elapsed) s] $*"; }
+
+# ------------------------------------------------------------------------------ packages ----
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  [ "$(id -u)" -eq 0 ] || fail "must run as root to apt-get install ${missing[*]}"
+  say "apt-get install ${missing[*]}"
+  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null; then
+    apt-get update -qq || fail "apt-get update failed"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+      fail "apt-get install ${missing[*]} failed"
+  fi
+fi
+[ -x /usr/sbin/runc ] || [ -x /usr/bin/runc ] || fail "runc is missing after installing the runc package"
+for p in bridge host-local loopback; do
+  [ -x "/usr/lib/cni/$p" ] || fail "/usr/lib/cni/$p is missing after installing containernetworking-plugins"
+done
+
+# ------------------------------------------------------------------------------------ go ----
+go_bin=$(command -v go || true)
+[ -n "$go_bin" ] || { [ -x /usr/local/go/bin/go ] && go_bin=/usr/local/go/bin/go; } || true
+[ -n "$go_bin" ] || fail "no Go toolchain found (looked in PATH and /usr/local/go/bin/go)"
+export GOCACHE="$cache/go/build"
+export GOMODCACHE="$cache/go/mod"
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+unset GOFLAGS
+mkdir -p "$GOCACHE" "$GOMODCACHE" "$src"
+source "$here/../env/sources.sh"
+
+# all_present <bin dir> <binary...>
+all_present() {
+  local dir="$1" b
+  shift
+  for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
+}
+
+# go_build <tree> <bin dir> <mod flag> <ldflags> <tags> <name=package>...
+# Builds each package of the module tree into a staging dir, then moves it into <bin dir>.
+go_build() {
+  local tree="$1" bindir="$2" modflag="$3" ldflags="$4" tags="$5" spec name pkg staging t0
+  shift 5
+  mkdir -p "$bindir"
+  staging=$(mktemp -d "$bindir/.build.XXXXXX")
+  for spec in "$@"; do
+    name=${spec%%=*}
+    pkg=${spec#*=}
+    [ -x "$bindir/$name" ] && continue
+    t0=$(date +%s)
+    say "go build $name ($pkg) in $tree"
+    (cd "$tree" && "$go_bin" build -mod="$modflag" -trimpath -tags "$tags" -ldflags "-s -w $ldflags" \
+      -o "$staging/$name" "$pkg") || { rm -rf "$staging"; fail "go build of $pkg in $tree failed (compiler output above)"; }
+    mv "$staging/$name" "$bindir/$name"
+    say "built $name in $(($(date +%s) - t0)) s"
+  done
+  rm -rf "$staging"
+}
+
+# module_tree <module> <version>: a writable copy of the module's source (from the Go module
+# proxy through GOMODCACHE). A copy, because the module cache is read-only and some of these
+# go.mod files carry replace directives, which `go install m@v` refuses.
+module_tree() {
+  local mod="$1" ver="$2" dir tree
+  dir=$("$go_bin" mod download -json "$mod@$ver" | awk -F'"' '$2 == "Dir" { print $4 }')
+  [ -n "$dir" ] && [ -d "$dir" ] || fail "go mod download $mod@$ver gave no source directory"
+  tree="$src/$(echo "$mod" | tr '/' '_')@$ver"
+  if [ ! -f "$tree/.complete" ]; then
+    rm -rf "$tree"
+    cp -r "$dir" "$tree.tmp"
+    chmod -R u+w "$tree.tmp"
+    mv "$tree.tmp" "$tree"
+    touch "$tree/.complete"
+  fi
+  echo "$tree"
+}
+
+# ------------------------------------------------------------------------------ containerd --
+bindir="$root/containerd/$CONTAINERD_VERSION/bin"
+if ! all_present "$bindir" containerd containerd-shim-runc-v2 ctr; then
+  tree=$(module_tree github.com/containerd/containerd/v2 "$CONTAINERD_VERSION")
+  go_build "$tree" "$bindir" mod \
+    "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+    "no_btrfs no_devmapper no_zfs no_aufs" \
+    containerd=./cmd/containerd containerd-shim-runc-v2=./cmd/containerd-shim-runc-v2 ctr=./cmd/ctr
+fi
+
+# --------------------------------------------------------------------------------- topolvm --
+bindir="$root/topolvm/$TOPOLVM_VERSION/bin"
+if ! all_present "$bindir" hypertopolvm; then
+  tree=$(unpack_snapshot "topolvm-$TOPOLVM_VERSION.tar.gz" "$src")
+  go_build "$tree" "$bindir" mod "-X github.com/topolvm/topolvm.Version=${TOPOLVM_VERSION#v}" "" \
+    hypertopolvm=./cmd/hypertopolvm
+fi
+
+# ------------------------------------------------------------- CSI sidecars (snapshots) ----
+# These vendor their dependencies; built with -mod=vendor.
+for spec in "node-driver-registrar:$REGISTRAR_VERSION:csi-node-driver-registrar" \
+  "external-resizer:$RESIZER_VERSION:csi-resizer" \
+  "livenessprobe:$LIVENESSPROBE_VERSION:livenessprobe"; do
+  IFS=: read -r repo ver cmd <<<"$spec"
+  bindir="$root/$repo/$ver/bin"
+  all_present "$bindir" "$cmd" && continue
+  tree=$(unpack_snapshot "$repo-$ver.tar.gz" "$src")
+  go_build "$tree" "$bindir" vendor "-X main.version=$ver" "" "$cmd=./cmd/$cmd"
+done
+
+# ------------------------------------------------------- CSI sidecars (Go module proxy) ----
+bindir="$root/external-provisioner/$PROVISIONER_VERSION/bin"
+if ! all_present "$bindir" csi-provisioner; then
+  tree=$(module_tree github.com/kubernetes-csi/external-provisioner/v6 "$PROVISIONER_VERSION")
+  go_build "$tree" "$bindir" mod "-X main.version=$PROVISIONER_VERSION" "" csi-provisioner=./cmd/csi-provisioner
+fi
+bindir="$root/external-snapshotter/$SNAPSHOTTER_VERSION/bin"
+if ! all_present "$bindir" snapshot-controller csi-snapshotter; then
+  tree=$(module_tree github.com/kubernetes-csi/external-snapshotter/v8 "$SNAPSHOTTER_VERSION")
+  go_build "$tree" "$bindir" mod "-X main.version=$SNAPSHOTTER_VERSION" "" \
+    snapshot-controller=./cmd/snapshot-controller csi-snapshotter=./cmd/csi-snapshotter
+fi
+bindir="$root/csi-test/$CSI_TEST_VERSION/bin"
+if ! all_present "$bindir" csi-sanity; then
+  tree=$(module_tree github.com/kubernetes-csi/csi-test/v5 "$CSI_TEST_VERSION")
+  go_build "$tree" "$bindir" mod "-X main.VERSION=$CSI_TEST_VERSION" "" csi-sanity=./cmd/csi-sanity
+fi
+
+# ------------------------------------------------------------------------------------ helm --
+bindir="$root/helm/$HELM_VERSION/bin"
+if ! all_present "$bindir" helm; then
+  tree=$(module_tree helm.sh/helm/v3 "$HELM_VERSION")
+  go_build "$tree" "$bindir" mod "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "" helm=./cmd/helm
+fi
+
+# ----------------------------------------------------------------------------------- pause --
+bindir="$root/pause/bin"
+want=$(cat "$here/pause/go.mod" "$here/pause/main.go" | sha256sum | awk '{ print $1 }')
+if [ ! -x "$bindir/pause" ] || [ "$(cat "$root/pause/.source-sha256" 2>/dev/null)" != "$want" ]; then
+  rm -f "$bindir/pause"
+  go_build "$here/pause" "$bindir" mod "" "" pause=.
+  echo "$want" >"$root/pause/.source-sha256"
+fi
+
+# --------------------------------------------------------------- guest kernel modules ----
+# The cluster tier loads pod-networking modules (bridge, netfilter, NAT) into the test guest after
+# boot with `modprobe -d`, from the same pinned kernel package test/vm/install.sh downloaded, so
+# the guest's initramfs (and every other guest suite) stays as it is.
+kabi=$(awk -F'"' '/^KERNEL_ABI=/ { print $2 }' "$here/../vm/install.sh")
+kver="$kabi-amd64"
+kroot="$root/kmod/$kver"
+if [ ! -f "$kroot/lib/modules/$kver/modules.dep" ]; then
+  deb=$(ls "$cache/vm/$kver/linux-image-$kver"_*.deb 2>/dev/null | awk 'NR == 1' || true)
+  [ -n "$deb" ] || fail "no kernel package in $cache/vm/$kver: run bash test/vm/install.sh first"
+  say "unpacking the modules of $deb"
+  tmpk=$(mktemp -d "$root/kmod/.unpack.XXXXXX" 2>/dev/null || { mkdir -p "$root/kmod" && mktemp -d "$root/kmod/.unpack.XXXXXX"; })
+  dpkg -x "$deb" "$tmpk/pkg"
+  mkdir -p "$tmpk/root/lib"
+  mv "$tmpk/pkg/lib/modules" "$tmpk/root/lib/modules"
+  depmod -b "$tmpk/root" "$kver"
+  rm -rf "$kroot" "$tmpk/pkg"
+  mv "$tmpk/root" "$kroot"
+  rmdir "$tmpk"
+fi
+
+say "done; binaries under $root/*/*/bin"

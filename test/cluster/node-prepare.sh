@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Runs IN the test guest (root, inside its chroot of the host's root), once per boot, before
+# containerd and the kubelet start: turns the plain test guest of test/vm into a Kubernetes node.
+# Only the cluster tier (test/cluster/cluster.ts) runs it; the other guest suites boot the same
+# initramfs and never see any of this. Why each step: docs/testing-cluster.md, "The node".
+#
+# Environment (all required):
+#   KMOD_ROOT     root for `modprobe -d` with the pinned guest kernel's modules (test/cluster/install.sh)
+#   KVER          the guest kernel version
+#   MODULES       the extra modules, space separated
+#   STATE_SERIAL  serial of the data disk for containerd's and the kubelet's state
+#   STATE_MOUNT   where to mount it
+#   SERVICE_IP    the `kubernetes` Service's ClusterIP
+#   API_TARGET    <ip>:<port> of the apiserver as the guest reaches it
+set -euo pipefail
+: "${KMOD_ROOT:?}" "${KVER:?}" "${MODULES:?}" "${STATE_SERIAL:?}" "${STATE_MOUNT:?}" "${SERVICE_IP:?}" "${API_TARGET:?}"
+
+step() { echo "node-prepare: $*"; }
+
+step "modules: $MODULES"
+# shellcheck disable=SC2086 # a list of names
+modprobe -d "$KMOD_ROOT" -S "$KVER" -a $MODULES
+
+step "sysctls: ip_forward, bridge netfilter"
+sysctl -q -w net.ipv4.ip_forward=1
+sysctl -q -w net.bridge.bridge-nf-call-iptables=1
+
+step "cgroup v2 with every controller delegated"
+mountpoint -q /sys/fs/cgroup || mount -t cgroup2 -o nsdelegate cgroup2 /sys/fs/cgroup
+for c in $(cat /sys/fs/cgroup/cgroup.controllers); do
+  echo "+$c" >/sys/fs/cgroup/cgroup.subtree_control
+done
+
+step "state disk (serial $STATE_SERIAL) on $STATE_MOUNT"
+dev=""
+for s in /sys/block/*/serial; do
+  [ "$(cat "$s" 2>/dev/null)" = "$STATE_SERIAL" ] && dev=$(basename "$(dirname "$s")")
+done
+[ -n "$dev" ] || { echo "node-prepare: no disk with serial $STATE_SERIAL" >&2; exit 1; }
+mkfs.ext4 -q -F -L pl-cluster "/dev/$dev"
+mkdir -p "$STATE_MOUNT"
+mount "/dev/$dev" "$STATE_MOUNT"
+mkdir -p "$STATE_MOUNT/kubelet" "$STATE_MOUNT/containerd" /var/lib/kubelet
+mount --bind "$STATE_MOUNT/kubelet" /var/lib/kubelet
+# Bidirectional mount propagation (CSI node plugins mount volumes for the kubelet) needs shared mounts.
+mount --make-rshared /
+
+step "the kubernetes Service ($SERVICE_IP:443) to the apiserver ($API_TARGET)"
+# kube-proxy's job on a real node; this cluster has exactly one Service that pods use.
+for chain in OUTPUT PREROUTING; do
+  iptables -t nat -A "$chain" -d "$SERVICE_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_TARGET"
+done
+
+step "/sbin/lvm in pid 1's root"
+# Host-namespace tools (lvmd's `nsenter -m -t 1 /sbin/lvm`) enter pid 1's mount namespace, whose root
+# is pid 1's. On a real node that is the node's root; in this guest pid 1 is the initramfs init and
+# the node's root is its chroot /host, so the initramfs gets a /sbin/lvm that enters that chroot.
+cat >/proc/1/root/sbin/lvm <<'EOF'
+#!/bin/sh
+# Written by test/cluster/node-prepare.sh: run the node's lvm in the node's root (/host).
+exec chroot /host /sbin/lvm "$@"
+EOF
+chmod 0755 /proc/1/root/sbin/lvm
+step "done"

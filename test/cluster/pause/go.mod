@@ -1,0 +1,3 @@
+module pulumi-lvm.test/pause
+
+go 1.22
