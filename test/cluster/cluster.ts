@@ -15,6 +15,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ControlPlane, signClientCert, startControlPlane } from "../env/cluster";
 import { DiskSpec, Guest, REPO_ROOT, startGuest } from "../vm/guest";
+import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
 import { KubeletProxy, startKubeletProxy } from "./kubelet-proxy";
 import {
@@ -64,6 +65,8 @@ export interface ClusterOptions {
   readonly sandboxImage: string;
   /** Guest memory. @default 3072 */
   readonly memoryMiB?: number;
+  /** More guest ports to forward (see Guest.hostPort), e.g. an agent's. @default [] */
+  readonly forwardPorts?: readonly number[];
   /** Node labels. @default {} */
   readonly nodeLabels?: Readonly<Record<string, string>>;
   /** Give up waiting for Node Ready after this long. @default 300000 */
@@ -86,21 +89,6 @@ export interface Cluster {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Writes a file in the guest (through the command service, not the 9p share's cache). */
-export async function writeGuestFile(
-  guest: Guest,
-  file: string,
-  content: string,
-  mode = "0644",
-): Promise<void> {
-  await guest.run(
-    ["sh", "-c", 'mkdir -p "$(dirname "$1")" && cat >"$1" && chmod "$2" "$1"', "sh", file, mode],
-    {
-      stdin: content,
-    },
-  );
-}
 
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   const t0 = Date.now();
@@ -162,7 +150,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       disks: [...opts.disks, { sizeBytes: 16 * GiB, serial: STATE_SERIAL, bus: "virtio" }],
       hostname: nodeName,
       memoryMiB: opts.memoryMiB ?? 3072,
-      forwardPorts: [KUBELET_PORT],
+      forwardPorts: [KUBELET_PORT, ...(opts.forwardPorts ?? [])],
     });
     mark("guestBooted");
     for (const address of [GUEST_IP, nodeName])
@@ -181,7 +169,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       },
     });
     const read = (f: string) => fs.readFileSync(path.join(cp!.dataDir, f), "utf8");
-    await writeGuestFile(guest, NODE_PATHS.clusterCa, cp.caPem);
+    await writeGuestFile(guest, NODE_PATHS.clusterCa, cp.caPem, "644");
     await writeGuestFile(
       guest,
       NODE_PATHS.kubeletKubeconfig,
@@ -191,14 +179,20 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         certPem: read(`${certName}.crt`),
         keyPem: read(`${certName}.key`),
       }),
-      "0600",
+      "600",
     );
-    await writeGuestFile(guest, NODE_PATHS.kubeletConfig, kubeletConfig());
-    await writeGuestFile(guest, path.join(NODE_PATHS.cniConfDir, "10-pl-cluster.conflist"), cniConfig());
+    await writeGuestFile(guest, NODE_PATHS.kubeletConfig, kubeletConfig(), "644");
+    await writeGuestFile(
+      guest,
+      path.join(NODE_PATHS.cniConfDir, "10-pl-cluster.conflist"),
+      cniConfig(),
+      "644",
+    );
     await writeGuestFile(
       guest,
       NODE_PATHS.containerdConfig,
       containerdConfig({ sandboxImage: opts.sandboxImage, runc: "/usr/sbin/runc" }),
+      "644",
     );
     mark("nodePrepared");
 

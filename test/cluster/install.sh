@@ -10,6 +10,7 @@
 #
 # Layout ($cache = ${PULUMI_LVM_CACHE:-$HOME/.cache/pulumi-lvm}):
 #   $cache/cluster/<name>/<version>/bin/<binary>   each tool, by its own version
+#   $cache/cluster/external-snapshotter/<v>/{crd,deploy}  the snapshot CRDs and controller manifests
 #   $cache/cluster/src/                            unpacked snapshots and writable module copies
 #   $cache/cluster/pause/bin/pause                 the sandbox process (test/cluster/pause)
 #   $cache/cluster/kmod/<kernel>/lib/modules/...   the guest kernel's modules for `modprobe -d`
@@ -22,7 +23,7 @@ set -euo pipefail
 CONTAINERD_VERSION=v2.4.2
 TOPOLVM_VERSION=v0.41.0
 PROVISIONER_VERSION=v6.3.0
-SNAPSHOTTER_VERSION=v8.5.0
+SNAPSHOTTER_VERSION=v8.6.0
 REGISTRAR_VERSION=v2.16.0
 RESIZER_VERSION=v2.1.0
 LIVENESSPROBE_VERSION=v2.18.0
@@ -160,9 +161,20 @@ if ! all_present "$bindir" csi-provisioner; then
   tree=$(module_tree github.com/kubernetes-csi/external-provisioner/v6 "$PROVISIONER_VERSION")
   go_build "$tree" "$bindir" mod "-X main.version=$PROVISIONER_VERSION" "" csi-provisioner=./cmd/csi-provisioner
 fi
+# Its go.mod replaces the client module with ./client, which is a module of its own and so not in
+# the main module's zip: the client module of the same tag goes there (also the CRDs' source).
 bindir="$root/external-snapshotter/$SNAPSHOTTER_VERSION/bin"
+client=$(module_tree github.com/kubernetes-csi/external-snapshotter/client/v8 "$SNAPSHOTTER_VERSION")
+crds="$root/external-snapshotter/$SNAPSHOTTER_VERSION/crd"
+if [ ! -f "$crds/snapshot.storage.k8s.io_volumesnapshots.yaml" ]; then
+  mkdir -p "$crds"
+  cp "$client"/config/crd/snapshot.storage.k8s.io_*.yaml "$crds/"
+fi
 if ! all_present "$bindir" snapshot-controller csi-snapshotter; then
   tree=$(module_tree github.com/kubernetes-csi/external-snapshotter/v8 "$SNAPSHOTTER_VERSION")
+  [ -d "$tree/client" ] || cp -r "$client" "$tree/client"
+  mkdir -p "$root/external-snapshotter/$SNAPSHOTTER_VERSION/deploy"
+  cp "$tree"/deploy/kubernetes/snapshot-controller/*.yaml "$root/external-snapshotter/$SNAPSHOTTER_VERSION/deploy/"
   go_build "$tree" "$bindir" mod "-X main.version=$SNAPSHOTTER_VERSION" "" \
     snapshot-controller=./cmd/snapshot-controller csi-snapshotter=./cmd/csi-snapshotter
 fi

@@ -1,0 +1,363 @@
+/**
+ * TopoLVM on volume groups our agent built, in a real single-node cluster (test/cluster/cluster.ts):
+ * the agent applies an LVMNode spec (a thin class on a pool, a thick class) on the guest's disks,
+ * TopoLVM's Helm chart is installed with the values LvmSystem derives, and then what users ask:
+ * does a PVC bind, can a pod write and read it, do snapshots, restores and expansion work, does a
+ * thin class overcommit (seed 003's plan at the PVC level), and does a thick PVC that cannot fit get
+ * refused by the scheduler with a reason.
+ *
+ *   npm run test:cluster -- test/cluster/topolvm.test.ts
+ *
+ * The agent runs as a process in the guest here (test/vm/guest-agent.ts), not yet as LvmSystem's
+ * DaemonSet pod: that needs the product image (issue 14).
+ */
+import { agentClient } from "../../src/agent-client/agent-client";
+import { classObjectName, type DeviceClass, type LVMNodeSpec } from "../../src/api";
+import type { Json } from "../env/cluster";
+import { startGuestAgent, type GuestAgent } from "../vm/guest-agent";
+import { requireClusterBinaries } from "./binaries";
+import { Cluster, startCluster } from "./cluster";
+import {
+  PAUSE_IMAGE,
+  pauseImage,
+  snapshotControllerImage,
+  TOOLS_IMAGE,
+  toolsImage,
+  topolvmImageArchive,
+} from "./images";
+import { apply, eventsOf, get, remove, waitFor, waitPodPhase } from "./objects";
+import { installTopolvm } from "./topolvm";
+
+const GiB = 1024 ** 3;
+const NS = "lvm-system";
+const APP = "default";
+const AGENT_PORT = 8443;
+const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
+const THIN_VG = "pl-thin";
+const THICK_VG = "pl-thick";
+const DISKS = [
+  { sizeBytes: 4 * GiB, serial: "SN-THIN-0" },
+  { sizeBytes: 2 * GiB, serial: "SN-THICK-0" },
+];
+const DEVICE_CLASSES: DeviceClass[] = [
+  {
+    name: "thin",
+    strategy: "Thin",
+    volumeGroup: THIN_VG,
+    default: true,
+    thin: { poolName: "pool", sizePercent: 90, overprovisionRatio: 10 },
+  } as DeviceClass,
+  { name: "thick", strategy: "Thick", volumeGroup: THICK_VG } as DeviceClass,
+];
+const SPEC = {
+  volumeGroups: [
+    { name: THIN_VG, deviceSelector: selector(DISKS[0]!.serial), minDeviceSize: "64Mi" },
+    { name: THICK_VG, deviceSelector: selector(DISKS[1]!.serial), minDeviceSize: "64Mi" },
+  ],
+  deviceClasses: DEVICE_CLASSES,
+} as unknown as LVMNodeSpec;
+const SC = Object.fromEntries(DEVICE_CLASSES.map((dc) => [dc.name, classObjectName(dc, undefined)!]));
+const SNAPSHOT_CLASS = classObjectName(DEVICE_CLASSES[0]!, undefined)!;
+
+function selector(serial: string) {
+  return {
+    deviceSelectorTerms: [{ matchExpressions: [{ key: "serial", operator: "In", values: [serial] }] }],
+  };
+}
+
+let cluster: Cluster | undefined;
+let agent: GuestAgent | undefined;
+const timings: Record<string, number> = {};
+
+function c(): Cluster {
+  if (!cluster) throw new Error("the cluster did not start (see the beforeAll error)");
+  return cluster;
+}
+
+async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const t0 = Date.now();
+  try {
+    return await fn();
+  } finally {
+    timings[name] = Date.now() - t0;
+  }
+}
+
+jest.setTimeout(900_000);
+
+beforeAll(async () => {
+  const bins = requireClusterBinaries("topolvm");
+  const images = await timed("images (cached after the first run)", async () => [
+    await pauseImage(bins),
+    await toolsImage(),
+    await topolvmImageArchive(bins),
+    await snapshotControllerImage(bins),
+  ]);
+  cluster = await timed("startCluster → Node Ready", () =>
+    startCluster({ disks: DISKS, images, sandboxImage: PAUSE_IMAGE, forwardPorts: [AGENT_PORT] }),
+  );
+  const knames = await c().guest.run([
+    "sh",
+    "-c",
+    'for s in /sys/block/*/serial; do echo "$(cat "$s") /dev/$(basename "$(dirname "$s")")"; done',
+  ]);
+  const byserial = new Map(
+    knames
+      .trim()
+      .split("\n")
+      .map((l) => l.split(" ") as [string, string]),
+  );
+  agent = await timed("agent in the guest → /readyz", () =>
+    startGuestAgent(c().guest, {
+      node: c().nodeName,
+      port: AGENT_PORT,
+      devices: DISKS.map((d) => byserial.get(d.serial)!),
+      stateDir: "/var/lib/pulumi-lvm/agent",
+      lvmdConfig: "/etc/topolvm/lvmd.yaml",
+      commandLog: "/var/log/pulumi-lvm/commands.jsonl",
+      tokenFile: "/etc/pulumi-lvm/agent-tokens",
+    }),
+  );
+  const client = agentClient();
+  await timed("agent: plan + apply the LVMNode spec", async () => {
+    const plan = await client.plan(agent!.endpoint, SPEC);
+    await client.apply(agent!.endpoint, SPEC, plan.hash);
+  });
+  await timed("TopoLVM chart + snapshot controller installed → pods ready", async () => {
+    await installTopolvm(c().cp, bins, { namespace: NS, nodeSet: "cluster", deviceClasses: DEVICE_CLASSES });
+    await allPodsReady(NS, 5);
+    await allPodsReady("kube-system", 1);
+  });
+}, 1_800_000);
+
+afterAll(async () => {
+  // eslint-disable-next-line no-console
+  console.log(`cluster tier timings (ms): ${JSON.stringify({ ...timings, ...cluster?.timings }, null, 1)}`);
+  await agent?.stop().catch(() => undefined);
+  await cluster?.stop();
+}, 300_000);
+
+async function allPodsReady(namespace: string, atLeast: number): Promise<void> {
+  await waitFor(
+    `${atLeast}+ pods in ${namespace} Running and ready`,
+    async () => ((await get(c().cp, `/api/v1/namespaces/${namespace}/pods`))?.items ?? []) as Json[],
+    (pods) =>
+      pods.length >= atLeast &&
+      pods.every(
+        (p) =>
+          p.status?.phase === "Running" && (p.status.containerStatuses ?? []).every((s: Json) => s.ready),
+      ),
+    600_000,
+    async () => `${await c().nodeLogs(30)}`,
+  );
+}
+
+function pvc(name: string, storageClass: string, size: string, dataSource?: Json): Json {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name, namespace: APP },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: storageClass,
+      resources: { requests: { storage: size } },
+      ...(dataSource ? { dataSource } : {}),
+    },
+  };
+}
+
+/** Runs `script` in a pod with the claim at /data; resolves with its log once it succeeded. */
+async function runOn(claim: string, name: string, script: string): Promise<string> {
+  await apply(c().cp, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, namespace: APP },
+    spec: {
+      restartPolicy: "Never",
+      containers: [
+        {
+          name: "main",
+          image: TOOLS_IMAGE,
+          imagePullPolicy: "Never",
+          command: ["/bin/sh", "-c", `set -e; ${script}`],
+          volumeMounts: [{ name: "data", mountPath: "/data" }],
+        },
+      ],
+      volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }],
+    },
+  });
+  const pod = await waitPodPhase(c().cp, APP, name, ["Succeeded", "Failed"], 300_000);
+  const log = await c().podLogs(APP, name);
+  if (pod.status.phase !== "Succeeded") throw new Error(`pod ${name} failed: ${log}`);
+  await remove(c().cp, `/api/v1/namespaces/${APP}/pods/${name}`);
+  return log;
+}
+
+const WRITE = "dd if=/dev/urandom of=/data/f bs=1M count=32 2>/dev/null; sync; sha256sum /data/f";
+const READ = "sha256sum /data/f";
+const sumOf = (log: string) => /^([0-9a-f]{64})\s/m.exec(log)?.[1];
+
+async function lvs(): Promise<Json[]> {
+  const out = await c().guest.run(
+    [
+      "lvs",
+      "--reportformat",
+      "json",
+      "--units",
+      "b",
+      "--nosuffix",
+      "-o",
+      "lv_name,vg_name,pool_lv,lv_size,data_percent",
+    ],
+    { env: LVM_ENV },
+  );
+  return JSON.parse(out).report[0].lv;
+}
+
+async function pvOf(claim: string): Promise<Json> {
+  const bound = await waitFor(
+    `PVC ${claim} Bound`,
+    () => get(c().cp, `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`),
+    (p) => p?.status?.phase === "Bound",
+    300_000,
+    async () => (await eventsOf(c().cp, APP, claim)).join("\n"),
+  );
+  return get(c().cp, `/api/v1/persistentvolumes/${bound.spec.volumeName}`);
+}
+
+describe.each([
+  ["thin", THIN_VG],
+  ["thick", THICK_VG],
+])("a %s PVC", (cls, vg) => {
+  const claim = `${cls}-a`;
+  let sum: string | undefined;
+
+  test("binds, and a pod writes and reads a checksum on it; lvs shows the LV in our VG", async () => {
+    await apply(c().cp, pvc(claim, SC[cls]!, "1Gi"));
+    const t0 = Date.now();
+    const log = await runOn(claim, `${cls}-writer`, WRITE);
+    timings[`${cls}: PVC + writer pod → Succeeded`] = Date.now() - t0;
+    sum = sumOf(log);
+    expect(sum).toMatch(/^[0-9a-f]{64}$/);
+    expect(sumOf(await runOn(claim, `${cls}-reader`, READ))).toBe(sum);
+    const pv = await pvOf(claim);
+    const lv = (await lvs()).find((l) => l.vg_name === vg && pv.spec.csi.volumeHandle.includes(l.lv_name));
+    expect(lv).toMatchObject({ vg_name: vg, pool_lv: cls === "thin" ? "pool" : "" });
+  });
+
+  if (cls === "thin") {
+    test("a snapshot restored into a new PVC has the same checksum", async () => {
+      await apply(c().cp, {
+        apiVersion: "snapshot.storage.k8s.io/v1",
+        kind: "VolumeSnapshot",
+        metadata: { name: "thin-snap", namespace: APP },
+        spec: { volumeSnapshotClassName: SNAPSHOT_CLASS, source: { persistentVolumeClaimName: claim } },
+      });
+      await waitFor(
+        "VolumeSnapshot thin-snap readyToUse",
+        () => get(c().cp, `/apis/snapshot.storage.k8s.io/v1/namespaces/${APP}/volumesnapshots/thin-snap`),
+        (s) => s?.status?.readyToUse === true,
+        300_000,
+        async () => (await eventsOf(c().cp, APP, "thin-snap")).join("\n"),
+      );
+      await apply(
+        c().cp,
+        pvc("thin-restored", SC.thin!, "1Gi", {
+          name: "thin-snap",
+          kind: "VolumeSnapshot",
+          apiGroup: "snapshot.storage.k8s.io",
+        }),
+      );
+      expect(sumOf(await runOn("thin-restored", "thin-restored-reader", READ))).toBe(sum);
+    });
+  }
+
+  test("expands to 2Gi: the LV grows and the filesystem with it", async () => {
+    await c().cp.request("PATCH", `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`, {
+      spec: { resources: { requests: { storage: "2Gi" } } },
+    });
+    const pv = await pvOf(claim);
+    await waitFor(
+      `the LV of ${claim} at 2 GiB`,
+      lvs,
+      (ls) => ls.some((l) => pv.spec.csi.volumeHandle.includes(l.lv_name) && Number(l.lv_size) === 2 * GiB),
+      300_000,
+    );
+    const df = await runOn(claim, `${cls}-df`, `df -k /data; ${READ}`);
+    const kb = Number(/\s(\d+)\s+\d+\s+\d+\s+\d+%\s+\/data/.exec(df)?.[1]);
+    expect(kb * 1024).toBeGreaterThan(1.8 * GiB);
+    expect(sumOf(df)).toBe(sum);
+  });
+});
+
+describe("thin overcommit at the PVC level (seed 003's plan)", () => {
+  const claims = ["over-0", "over-1", "over-2"];
+
+  test("thin PVCs each larger than the whole VG bind, are written and read, and their space returns when deleted", async () => {
+    const poolBefore = Number(
+      (await lvs()).find((l) => l.vg_name === THIN_VG && l.lv_name === "pool")!.data_percent,
+    );
+    // 3 × 8Gi on a 4 GiB disk: each claim alone is twice the volume group.
+    for (const claim of claims) await apply(c().cp, pvc(claim, SC.thin!, "8Gi"));
+    const sums: Record<string, string | undefined> = {};
+    for (const claim of claims) sums[claim] = sumOf(await runOn(claim, `${claim}-writer`, WRITE));
+    for (const claim of claims) expect(sumOf(await runOn(claim, `${claim}-reader`, READ))).toBe(sums[claim]);
+    const thinLvs = (await lvs()).filter((l) => l.vg_name === THIN_VG && l.pool_lv === "pool");
+    const handles = await Promise.all(
+      claims.map(async (cl) => (await pvOf(cl)).spec.csi.volumeHandle as string),
+    );
+    for (const h of handles) {
+      const lv = thinLvs.find((l) => h.includes(l.lv_name));
+      expect(Number(lv?.lv_size)).toBe(8 * GiB);
+    }
+    const poolFull = Number(
+      (await lvs()).find((l) => l.vg_name === THIN_VG && l.lv_name === "pool")!.data_percent,
+    );
+    expect(poolFull).toBeGreaterThan(poolBefore);
+
+    for (const claim of claims)
+      await remove(c().cp, `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`);
+    await waitFor(
+      "the overcommitted LVs removed and the pool's space returned",
+      lvs,
+      (ls) =>
+        !ls.some((l) => handles.some((h) => h.includes(l.lv_name))) &&
+        Number(ls.find((l) => l.vg_name === THIN_VG && l.lv_name === "pool")!.data_percent) <=
+          poolBefore + 0.5,
+      300_000,
+    );
+  });
+});
+
+test("a thick PVC that cannot fit is refused by the scheduler, with the reason in the pod's events", async () => {
+  await apply(c().cp, pvc("too-big", SC.thick!, "5Gi"));
+  await apply(c().cp, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: "too-big-user", namespace: APP },
+    spec: {
+      containers: [
+        {
+          name: "main",
+          image: TOOLS_IMAGE,
+          imagePullPolicy: "Never",
+          command: ["/bin/sleep", "3600"],
+          volumeMounts: [{ name: "data", mountPath: "/data" }],
+        },
+      ],
+      volumes: [{ name: "data", persistentVolumeClaim: { claimName: "too-big" } }],
+    },
+  });
+  const events = await waitFor(
+    "a FailedScheduling event for too-big-user",
+    () => eventsOf(c().cp, APP, "too-big-user"),
+    (ev) => ev.some((e) => e.includes("FailedScheduling")),
+    180_000,
+  );
+  expect(events.find((e) => e.includes("FailedScheduling"))).toMatch(/did not have enough free storage/);
+  const pod = await get(c().cp, `/api/v1/namespaces/${APP}/pods/too-big-user`);
+  expect(pod.status.phase).toBe("Pending");
+  expect((await get(c().cp, `/api/v1/namespaces/${APP}/persistentvolumeclaims/too-big`)).status.phase).toBe(
+    "Pending",
+  );
+});

@@ -1,0 +1,183 @@
+/**
+ * TopoLVM installed into the cluster tier the way users install it: the TopoLVM Helm chart (the
+ * pinned snapshot in ../shared/sources, rendered by a helm binary built from source) with the values
+ * LvmSystem derives (checkTopolvmArgs → planTopolvm: the same code path as the component), the
+ * StorageClasses and VolumeSnapshotClasses our DeviceClass component creates (storageClassManifest,
+ * snapshotClassManifest), and the snapshot controller with its CRDs from external-snapshotter's own
+ * manifests. Only the image references are the test's: the images are imported locally (images.ts).
+ *
+ * The chart snapshot is the git tree, not the packaged chart: its Chart.yaml lists the cert-manager
+ * subchart (disabled by default) whose package is not in the tree, and helm refuses a chart with a
+ * missing dependency. The rendered copy drops that entry; nothing else in the chart is changed.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseAllDocuments } from "yaml";
+import type { DeviceClass } from "../../src/api";
+import { snapshotClassManifest, storageClassManifest } from "../../src/components/device-class";
+import { checkTopolvmArgs } from "../../src/components/topolvm-args";
+import type { ControlPlane, Json } from "../env/cluster";
+import { cacheDir, REPO_ROOT } from "../vm/guest";
+import type { ClusterBinaries } from "./binaries";
+import { pin } from "./binaries";
+import { SNAPSHOT_CONTROLLER_IMAGE, TOPOLVM_REPOSITORY } from "./images";
+import { apply, waitFor } from "./objects";
+
+export const CHART_VERSION = "17.1.0";
+const CHART_SNAPSHOT = `topolvm-chart-v${CHART_VERSION}.tar.gz`;
+
+/** The chart, unpacked once through test/env/sources.sh (sha256 pinned), as helm can read it. */
+export function chartDir(): string {
+  const dest = path.join(cacheDir(), "cluster", "src");
+  const top = execFileSync(
+    "bash",
+    [
+      "-c",
+      'source "$1"; unpack_snapshot "$2" "$3"',
+      "bash",
+      path.join(REPO_ROOT, "test/env/sources.sh"),
+      CHART_SNAPSHOT,
+      dest,
+    ],
+    { encoding: "utf8" },
+  ).trim();
+  const chart = path.join(top, "charts", "topolvm");
+  const copy = path.join(dest, `topolvm-chart-${CHART_VERSION}-rendered`);
+  if (!fs.existsSync(path.join(copy, "Chart.yaml"))) {
+    fs.rmSync(copy, { recursive: true, force: true });
+    fs.cpSync(chart, copy, { recursive: true });
+    const text = fs.readFileSync(path.join(copy, "Chart.yaml"), "utf8");
+    const cut = text.replace(/\ndependencies:\n(?:  .*\n|    .*\n)*/m, "\n");
+    if (cut === text) throw new Error(`no dependencies block in ${copy}/Chart.yaml to drop`);
+    fs.writeFileSync(path.join(copy, "Chart.yaml"), cut);
+    fs.rmSync(path.join(copy, "Chart.lock"), { force: true });
+  }
+  return copy;
+}
+
+export interface TopolvmInstall {
+  readonly namespace: string;
+  readonly values: Record<string, unknown>;
+  /** Every object applied, in order. */
+  readonly objects: readonly Json[];
+}
+
+/** The chart values LvmSystem derives for one node set with these device classes, plus our images. */
+export function lvmSystemValues(
+  nodeSet: string,
+  deviceClasses: readonly DeviceClass[],
+): Record<string, unknown> {
+  const check = checkTopolvmArgs(
+    {
+      chartVersion: CHART_VERSION,
+      nodeSets: [{ name: nodeSet, template: { volumeGroups: [], deviceClasses: [...deviceClasses] } }],
+      values: {
+        // The test's only changes: locally imported images, never pulled.
+        image: {
+          repository: TOPOLVM_REPOSITORY,
+          reference: pin("TOPOLVM_VERSION").replace(/^v/, ""),
+          pullPolicy: "Never",
+        },
+      },
+    } as never,
+    {},
+  );
+  if (!check.plan) throw new Error(`LvmSystem's TopoLVM values: ${JSON.stringify(check.problems)}`);
+  return check.plan.values;
+}
+
+export function renderChart(
+  bins: ClusterBinaries,
+  namespace: string,
+  values: Record<string, unknown>,
+): Json[] {
+  const dir = fs.mkdtempSync(path.join(cacheDir(), "cluster", "helm-"));
+  try {
+    fs.writeFileSync(path.join(dir, "values.json"), JSON.stringify(values));
+    const out = execFileSync(
+      bins.helm,
+      [
+        "template",
+        "topolvm",
+        chartDir(),
+        "--namespace",
+        namespace,
+        "--values",
+        path.join(dir, "values.json"),
+      ],
+      {
+        encoding: "utf8",
+        env: { ...process.env, HELM_CACHE_HOME: dir, HELM_CONFIG_HOME: dir, HELM_DATA_HOME: dir },
+      },
+    );
+    return parseAllDocuments(out)
+      .map((d) => d.toJS())
+      .filter((o) => o && typeof o === "object" && o.kind);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** external-snapshotter's CRDs and its snapshot-controller manifests, with our image, one replica. */
+export function snapshotControllerObjects(): Json[] {
+  const root = path.join(cacheDir(), "cluster", "external-snapshotter", pin("SNAPSHOTTER_VERSION"));
+  const docs = (file: string) =>
+    parseAllDocuments(fs.readFileSync(file, "utf8"))
+      .map((d) => d.toJS())
+      .filter((o) => o && typeof o === "object" && o.kind);
+  const crds = fs
+    .readdirSync(path.join(root, "crd"))
+    .sort()
+    .flatMap((f) => docs(path.join(root, "crd", f)));
+  const deploy = ["rbac-snapshot-controller.yaml", "setup-snapshot-controller.yaml"].flatMap((f) =>
+    docs(path.join(root, "deploy", f)),
+  );
+  for (const o of deploy) {
+    if (o.kind !== "Deployment") continue;
+    o.spec.replicas = 1;
+    o.spec.minReadySeconds = 0;
+    for (const c of o.spec.template.spec.containers) {
+      c.image = SNAPSHOT_CONTROLLER_IMAGE;
+      c.imagePullPolicy = "Never";
+      c.args = ["--v=2", "--leader-election=false"];
+    }
+  }
+  return [...crds, ...deploy];
+}
+
+/** Installs the snapshot controller, TopoLVM's chart and our device classes' storage classes. */
+export async function installTopolvm(
+  cp: ControlPlane,
+  bins: ClusterBinaries,
+  opts: { namespace: string; nodeSet: string; deviceClasses: readonly DeviceClass[] },
+): Promise<TopolvmInstall> {
+  const values = lvmSystemValues(opts.nodeSet, opts.deviceClasses);
+  const chart = renderChart(bins, opts.namespace, values);
+  // The DeviceClass component's own manifests (it adds apiVersion/kind through its Pulumi resource types).
+  const classes = opts.deviceClasses.flatMap((dc) => {
+    const sc = storageClassManifest(dc as never, {});
+    const vsc = snapshotClassManifest(dc as never, {});
+    return [
+      ...(sc ? [{ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", ...sc }] : []),
+      ...(vsc ? [vsc] : []),
+    ];
+  });
+  const snapshot = snapshotControllerObjects();
+  const crds = [...snapshot, ...chart].filter((o) => o.kind === "CustomResourceDefinition");
+  const rest = [...snapshot, ...chart].filter((o) => o.kind !== "CustomResourceDefinition");
+  const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: opts.namespace } };
+  const objects = [ns, ...crds, ...rest, ...classes];
+  await apply(cp, ns);
+  for (const crd of crds) await apply(cp, crd);
+  for (const crd of crds) {
+    await waitFor(
+      `CRD ${crd.metadata.name} established`,
+      () => cp.request("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`),
+      (r) => !!r.body?.status?.conditions?.some((c: Json) => c.type === "Established" && c.status === "True"),
+      60_000,
+    );
+  }
+  for (const o of [...rest, ...classes]) await apply(cp, o);
+  return { namespace: opts.namespace, values, objects };
+}
