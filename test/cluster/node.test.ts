@@ -29,7 +29,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (cluster) {
-    // eslint-disable-next-line no-console
     console.log(`cluster timings (ms from start): ${JSON.stringify({ ...started, ...cluster.timings })}`);
   }
   await cluster?.stop();

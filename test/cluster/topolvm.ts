@@ -4,7 +4,8 @@
  * LvmSystem derives (checkTopolvmArgs → planTopolvm: the same code path as the component), the
  * StorageClasses and VolumeSnapshotClasses our DeviceClass component creates (storageClassManifest,
  * snapshotClassManifest), and the snapshot controller with its CRDs from external-snapshotter's own
- * manifests. Only the image references are the test's: the images are imported locally (images.ts).
+ * manifests. Only the image references (imported locally, images.ts) and one controller replica
+ * (a single node) are the test's.
  *
  * The chart snapshot is the git tree, not the packaged chart: its Chart.yaml lists the cert-manager
  * subchart (disabled by default) whose package is not in the tree, and helm refuses a chart with a
@@ -48,7 +49,7 @@ export function chartDir(): string {
     fs.rmSync(copy, { recursive: true, force: true });
     fs.cpSync(chart, copy, { recursive: true });
     const text = fs.readFileSync(path.join(copy, "Chart.yaml"), "utf8");
-    const cut = text.replace(/\ndependencies:\n(?:  .*\n|    .*\n)*/m, "\n");
+    const cut = text.replace(/\ndependencies:\n(?: {2}.*\n)*/, "\n");
     if (cut === text) throw new Error(`no dependencies block in ${copy}/Chart.yaml to drop`);
     fs.writeFileSync(path.join(copy, "Chart.yaml"), cut);
     fs.rmSync(path.join(copy, "Chart.lock"), { force: true });
@@ -73,7 +74,9 @@ export function lvmSystemValues(
       chartVersion: CHART_VERSION,
       nodeSets: [{ name: nodeSet, template: { volumeGroups: [], deviceClasses: [...deviceClasses] } }],
       values: {
-        // The test's only changes: locally imported images, never pulled.
+        // One node: the chart's two controller replicas have a required anti-affinity.
+        controller: { replicaCount: 1 },
+        // The test's other change: locally imported images, never pulled.
         image: {
           repository: TOPOLVM_REPOSITORY,
           reference: pin("TOPOLVM_VERSION").replace(/^v/, ""),
