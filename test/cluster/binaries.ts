@@ -65,8 +65,9 @@ export function clusterBinaries(): ClusterBinaries {
 }
 
 /**
- * The files a part of the tier needs ("node": a Ready node; "topolvm": also TopoLVM, its sidecars,
- * helm and csi-sanity); throws one error naming each missing one and how to build it.
+ * The files a part of the tier needs ("node": a Ready node; "topolvm": also TopoLVM, its sidecars
+ * and helm; the csi-sanity test checks for its binary itself); throws one error naming each missing
+ * one and how to build it.
  */
 export function requireClusterBinaries(part: "node" | "topolvm" = "node"): ClusterBinaries {
   const b = clusterBinaries();
@@ -78,7 +79,7 @@ export function requireClusterBinaries(part: "node" | "topolvm" = "node"): Clust
     path.join(b.kernelModulesRoot, "lib", "modules", b.kernelVersion, "modules.dep"),
     "/usr/sbin/runc",
     "/usr/lib/cni/bridge",
-    ...(part === "topolvm" ? [b.hypertopolvm, ...Object.values(b.sidecars), b.csiSanity, b.helm] : []),
+    ...(part === "topolvm" ? [b.hypertopolvm, ...Object.values(b.sidecars), b.helm] : []),
   ];
   const missing = files.filter((f) => !fs.existsSync(f));
   if (missing.length === 0) return b;

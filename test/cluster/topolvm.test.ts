@@ -11,6 +11,7 @@
  * The agent runs as a process in the guest here (test/vm/guest-agent.ts), not yet as LvmSystem's
  * DaemonSet pod: that needs the product image (issue 14).
  */
+import * as fs from "node:fs";
 import { agentClient } from "../../src/agent-client/agent-client";
 import { classObjectName, type DeviceClass, type LVMNodeSpec } from "../../src/api";
 import type { Json } from "../env/cluster";
@@ -376,6 +377,9 @@ const SANITY_FOCUS =
 
 test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : "full"})`, async () => {
   const g = c().guest;
+  if (!fs.existsSync(c().binaries.csiSanity)) {
+    throw new Error(`${c().binaries.csiSanity} is missing: run bash test/cluster/install.sh`);
+  }
   const find = async (pattern: string) =>
     (await g.run(["find", "/var/lib/kubelet", "-name", "csi-topolvm.sock", "-path", pattern]))
       .trim()
