@@ -52,6 +52,8 @@ const CONTROLLERS = [
   "attachdetach",
   "ephemeral-volume",
   "endpointslice",
+  // Removes the node.kubernetes.io/not-ready taint the kubelet registers with, once the node is Ready.
+  "nodelifecycle",
 ];
 
 export interface ClusterOptions {
@@ -242,7 +244,10 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       const r = await cp.request("GET", `/api/v1/nodes/${nodeName}`);
       const ready =
         r.status === 200 && r.body.status?.conditions?.find((c: { type: string }) => c.type === "Ready");
-      if (ready?.status === "True") break;
+      const notReadyTaint = (r.body?.spec?.taints ?? []).some(
+        (t: { key: string }) => t.key === "node.kubernetes.io/not-ready",
+      );
+      if (ready?.status === "True" && !notReadyTaint) break;
       const dead = (await guest.processes()).find((p) => p.exitCode !== null || p.signal !== null);
       if (dead)
         throw new Error(`${dead.argv[0]} exited (${dead.exitCode ?? dead.signal})\n${await nodeLogs()}`);
