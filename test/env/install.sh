@@ -99,6 +99,6 @@ for name in "${missing[@]}"; do
 done
 
 "$bin/kube-apiserver" --version
-"$bin/etcd" --version | head -1
+"$bin/etcd" --version | sed -n 1p # sed reads to the end: no SIGPIPE under pipefail
 echo "install.sh: done in $(elapsed) s"
 echo "$bin"
