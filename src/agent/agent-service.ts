@@ -4,6 +4,9 @@ import type { LVMNodeSpec } from "../api";
 import type { NodeInventory } from "../inventory/types";
 import type { PlanOptions, TeardownOptions } from "../planner";
 import type { LvmdConfig, NodePlan, PlanAction } from "../planner/types";
+import { deviceIds } from "../planner/identity";
+import { indexNode } from "../planner/node-index";
+import { stateFromInventory } from "./action-checks";
 import { runOperation, type OperationDeps, type OperationResult } from "./apply";
 import { sha256Canonical } from "../planner/hash";
 import { AgentError } from "./errors";
@@ -268,5 +271,24 @@ export function adoptableOrphans(journal: Journal, inventory: NodeInventory): st
       if (r.deviceId && !r.deviceId.startsWith("kname:") && !r.deviceId.startsWith("pv:"))
         out.add(r.deviceId);
     }
+  // The agent died between pvcreate and its journal record: the start of that pvcreate is journaled
+  // (with the device's identity), its UUID is not. The orphan PV now on that device is ours when the
+  // device still has the identity the step was journaled with.
+  const unfinished = journal.unfinishedPvcreates();
+  if (unfinished.length) {
+    let ids: ReadonlyMap<string, string>;
+    try {
+      ids = deviceIds(indexNode(inventory));
+    } catch {
+      ids = new Map();
+    }
+    const state = stateFromInventory(inventory);
+    for (const start of unfinished) {
+      if (!start.device || !start.deviceId) continue;
+      const kname = state.aliases.get(start.device) ?? start.device;
+      const pv = inventory.pvs.find((p) => (state.aliases.get(p.device) ?? p.device) === kname);
+      if (pv && pv.vgName === "" && ids.get(kname) === start.deviceId) out.add(`pv:${pv.uuid}`);
+    }
+  }
   return [...out].sort();
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { NodeInventory } from "../inventory/types";
-import type { NodePlan, PlanAction } from "../planner/types";
+import type { NodePlan, PlanAction, WipeSignature } from "../planner/types";
 import {
   ActionRefusedError,
   applyEffect,
@@ -11,7 +11,14 @@ import {
 } from "./action-checks";
 import { DeviceIdentityError, verifyDeviceIdentity, type IdentityProbeDeps } from "./device-identity";
 import { AgentError } from "./errors";
-import type { ApprovedDevice, Journal, JournalError, OperationKind, OperationSummary } from "./journal";
+import type {
+  ApprovedDestruction,
+  ApprovedDevice,
+  Journal,
+  JournalError,
+  OperationKind,
+  OperationSummary,
+} from "./journal";
 import { writeFileAtomic } from "./atomic-file";
 import { readPvUuid } from "./pv-label";
 import { LvmCommandError, type Runner } from "./lvm-runner";
@@ -119,10 +126,13 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     spec: req.spec,
     ...(req.target !== undefined ? { target: req.target } : {}),
     devices: approval.devices,
+    destructive: approval.destructive,
+    claimed: approval.claimed,
     actionCount: fresh.actions.length,
     ...(approval.resumes ? { resumes: approval.resumes } : {}),
   });
 
+  const wipeScope = journal.resumeChain(op);
   const state = stateFromInventory(inventory);
   const approvedIds = new Map(approval.devices.map((d) => [canon(state, d.kname), d.id]));
   const freshIds = new Map([...deviceIdsOf(fresh)].map(([d, id]) => [canon(state, d), id]));
@@ -143,7 +153,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     let reason = action.reason;
     let pvUuid: string | undefined;
     try {
-      const decision = decide(action, state, journal.wiped());
+      const decision = decide(action, state, journal.wiped(wipeScope));
       if (!decision.run) {
         outcome = "skipped";
         reason = decision.skipped;
@@ -234,13 +244,50 @@ export function approvedDevicesOf(plan: NodePlan): ApprovedDevice[] {
 
 /* ------------------------------------------------------------------------------ helpers ---- */
 
-function approve(
-  interrupted: OperationSummary | undefined,
-  fresh: NodePlan,
-  req: OperationRequest,
-): { devices: ApprovedDevice[]; resumes?: string } {
+/** The destructive steps of a plan, with what each destroys. */
+export function destructiveStepsOf(plan: NodePlan): ApprovedDestruction[] {
+  return plan.actions
+    .filter((a) => a.destructive)
+    .map((a) => ({
+      op: a.op,
+      argv: a.argv,
+      ...(a.device ? { device: a.device } : {}),
+      ...(a.signatures ? { signatures: a.signatures } : {}),
+    }));
+}
+
+/** The devices a plan claims for its volume groups (members staying and devices joining). */
+export function claimedDevicesOf(plan: NodePlan): string[] {
+  return [...new Set(plan.volumeGroups.flatMap((vg) => vg.claimed.map((c) => c.path ?? c.kname)))].sort();
+}
+
+/** A destructive step of the fresh plan the approved plan also had, destroying no more than it did. */
+function approvedDestruction(step: ApprovedDestruction, approved: readonly ApprovedDestruction[]): boolean {
+  const same = (a: WipeSignature, b: WipeSignature) =>
+    a.type === b.type && a.uuid === b.uuid && a.label === b.label && a.offset === b.offset;
+  return approved.some(
+    (a) =>
+      a.op === step.op &&
+      JSON.stringify(a.argv) === JSON.stringify(step.argv) &&
+      (step.signatures ?? []).every((s) => (a.signatures ?? []).some((t) => same(s, t))) &&
+      (step.signatures !== undefined || a.signatures === undefined),
+  );
+}
+
+interface Approval {
+  readonly devices: ApprovedDevice[];
+  readonly destructive: ApprovedDestruction[];
+  readonly claimed: string[];
+  readonly resumes?: string;
+}
+
+function approve(interrupted: OperationSummary | undefined, fresh: NodePlan, req: OperationRequest): Approval {
   if (req.approvedHash === undefined || fresh.hash === req.approvedHash)
-    return { devices: approvedDevicesOf(fresh) };
+    return {
+      devices: approvedDevicesOf(fresh),
+      destructive: destructiveStepsOf(fresh),
+      claimed: claimedDevicesOf(fresh),
+    };
   const resumable =
     interrupted &&
     interrupted.start.kind === req.kind &&
@@ -264,7 +311,40 @@ function approve(
       `cannot resume interrupted operation ${interrupted.start.op}: the plan now writes to ${unapproved.join(", ")}, which the approved plan did not include; review the fresh plan and apply it with its hash`,
       { plan: fresh, interruptedOperation: interrupted.start.op, unapprovedDevices: unapproved },
     );
-  return { devices: [...interrupted.start.devices], resumes: interrupted.start.op };
+  // A wipe (or vgremove --force) the approved plan did not have, or of a signature it did not list:
+  // the device changed since (e.g. a filesystem made on it while the agent was down). Never resumed.
+  const approvedDestructive = interrupted.start.destructive ?? [];
+  const unapprovedSteps = destructiveStepsOf(fresh).filter((s) => !approvedDestruction(s, approvedDestructive));
+  if (unapprovedSteps.length)
+    throw new AgentError(
+      409,
+      "PlanChanged",
+      `cannot resume interrupted operation ${interrupted.start.op}: the plan now has destructive steps the approved plan did not (${unapprovedSteps.map((s) => s.argv.join(" ")).join("; ")}); review the fresh plan and apply it with its hash`,
+      {
+        plan: fresh,
+        interruptedOperation: interrupted.start.op,
+        unapprovedDevices: [...new Set(unapprovedSteps.map((s) => s.device ?? s.argv.at(-1)!))],
+        unapprovedSteps,
+      },
+    );
+  // A device the approved plan put in a volume group that the fresh plan leaves out (e.g. the PV the
+  // agent created just before it died, now an orphan it cannot prove is its own): the group would be
+  // smaller than approved. Never resumed silently.
+  const freshClaimed = new Set(claimedDevicesOf(fresh));
+  const dropped = (interrupted.start.claimed ?? []).filter((d) => !freshClaimed.has(d));
+  if (dropped.length)
+    throw new AgentError(
+      409,
+      "PlanChanged",
+      `cannot resume interrupted operation ${interrupted.start.op}: the plan now leaves out ${dropped.join(", ")}, which the approved plan put in a volume group; review the fresh plan (its exclusions say why) and apply it with its hash`,
+      { plan: fresh, interruptedOperation: interrupted.start.op, droppedDevices: dropped },
+    );
+  return {
+    devices: [...interrupted.start.devices],
+    destructive: [...approvedDestructive],
+    claimed: [...(interrupted.start.claimed ?? claimedDevicesOf(fresh))],
+    resumes: interrupted.start.op,
+  };
 }
 
 /** Runs one step. pvcreate reports the new PV's UUID (journaled: a PV this agent created may be adopted after a crash). */

@@ -176,6 +176,7 @@ export const fakePlanner: Planner = {
             deviceId: c.id,
             reason: "wipe",
             destructive: true,
+            signatures: c.wipe.map((type) => ({ type })),
           });
         if (!inventory.pvs.some((p) => p.device === c.kname))
           actions.push({
