@@ -16,10 +16,11 @@ import type {
   ApprovedDevice,
   Journal,
   JournalError,
+  JournalRecord,
   OperationKind,
   OperationSummary,
 } from "./journal";
-import { writeFileAtomic } from "./atomic-file";
+import { FileWriteError, writeFileAtomic } from "./atomic-file";
 import { readPvUuid } from "./pv-label";
 import { LvmCommandError, type Runner } from "./lvm-runner";
 
@@ -185,20 +186,24 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
       }
     } catch (e) {
       const error = journalError(e);
-      journal.append({
-        type: "action-error",
-        op,
-        index,
-        at: now(),
-        action: action.op,
-        ...(action.device ? { device: action.device } : {}),
-        error,
-      });
-      journal.append({ type: "operation-finish", op, at: now(), result: "failed", error });
+      // Never written once the agent is stopping (its lock may be released): the operation stays
+      // interrupted and resumable. Otherwise recorded; kept in memory when the disk refuses it.
+      if (!deps.stopSignal?.aborted || !isJournalClosed(e)) {
+        journal.record({
+          type: "action-error",
+          op,
+          index,
+          at: now(),
+          action: action.op,
+          ...(action.device ? { device: action.device } : {}),
+          error,
+        });
+        journal.record({ type: "operation-finish", op, at: now(), result: "failed", error });
+      }
       throw failure(e, op, index, action, steps);
     }
     const durationMs = Date.now() - started;
-    journal.append({
+    appendOrFail(journal, {
       type: "action-finish",
       op,
       index,
@@ -221,7 +226,13 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     });
     await deps.afterStep?.(index, action);
   }
-  journal.append({ type: "operation-finish", op, at: now(), result: "succeeded" });
+  try {
+    journal.append({ type: "operation-finish", op, at: now(), result: "succeeded" });
+  } catch (e) {
+    const message = `every step ran, but the end of the operation could not be recorded: ${e instanceof Error ? e.message : String(e)}`;
+    journal.record({ type: "operation-finish", op, at: now(), result: "failed", error: { message } });
+    throw new AgentError(500, "JournalWriteFailed", message, { operation: op, steps });
+  }
   return {
     operation: op,
     kind: req.kind,
@@ -243,6 +254,35 @@ export function approvedDevicesOf(plan: NodePlan): ApprovedDevice[] {
 }
 
 /* ------------------------------------------------------------------------------ helpers ---- */
+
+/**
+ * Journals a step's end. When that cannot be written, the step did run: the failure is recorded (in
+ * memory at least) with the journal's error naming the file, and the operation fails with it.
+ */
+function appendOrFail(journal: Journal, record: JournalRecord & { index: number }): void {
+  try {
+    journal.append(record);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    journal.record({
+      type: "operation-finish",
+      op: record.op,
+      at: new Date().toISOString(),
+      result: "failed",
+      error: { message: `step ${record.index + 1} ran, but its record could not be written: ${message}` },
+    });
+    throw new AgentError(
+      500,
+      "JournalWriteFailed",
+      `step ${record.index + 1} ran, but its record could not be written: ${message}`,
+      { operation: record.op },
+    );
+  }
+}
+
+function isJournalClosed(e: unknown): boolean {
+  return e instanceof FileWriteError && /journal is closed/.test(e.message);
+}
 
 /** The destructive steps of a plan, with what each destroys. */
 export function destructiveStepsOf(plan: NodePlan): ApprovedDestruction[] {
@@ -281,7 +321,11 @@ interface Approval {
   readonly resumes?: string;
 }
 
-function approve(interrupted: OperationSummary | undefined, fresh: NodePlan, req: OperationRequest): Approval {
+function approve(
+  interrupted: OperationSummary | undefined,
+  fresh: NodePlan,
+  req: OperationRequest,
+): Approval {
   if (req.approvedHash === undefined || fresh.hash === req.approvedHash)
     return {
       devices: approvedDevicesOf(fresh),
@@ -314,7 +358,9 @@ function approve(interrupted: OperationSummary | undefined, fresh: NodePlan, req
   // A wipe (or vgremove --force) the approved plan did not have, or of a signature it did not list:
   // the device changed since (e.g. a filesystem made on it while the agent was down). Never resumed.
   const approvedDestructive = interrupted.start.destructive ?? [];
-  const unapprovedSteps = destructiveStepsOf(fresh).filter((s) => !approvedDestruction(s, approvedDestructive));
+  const unapprovedSteps = destructiveStepsOf(fresh).filter(
+    (s) => !approvedDestruction(s, approvedDestructive),
+  );
   if (unapprovedSteps.length)
     throw new AgentError(
       409,

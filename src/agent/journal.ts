@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { WipeSignature } from "../planner/types";
-import { fsyncDir, writeFileAtomic } from "./atomic-file";
+import { FileWriteError, fsyncDir, writeAllSync, writeFileAtomic } from "./atomic-file";
 
 /**
  * The operation journal: one JSON object per line in `<stateDir>/journal.jsonl`, each line written
@@ -129,6 +129,7 @@ export class Journal {
   private readonly compactAtBytes: number;
   private records: JournalRecord[];
   private size: number;
+  private closed = false;
 
   constructor(options: JournalOptions) {
     fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
@@ -140,21 +141,66 @@ export class Journal {
     this.size = validBytes;
   }
 
-  /** Appends one record durably: the call returns after the bytes are on disk. */
+  /**
+   * Appends one record durably: the call returns after the bytes are on disk. When the line cannot be
+   * written whole (a full filesystem, an I/O error), the file is cut back to the records before it
+   * (so no torn line stays in the middle of the journal) and a FileWriteError naming the file is thrown.
+   */
   append(record: JournalRecord): void {
-    const line = `${JSON.stringify(record)}\n`;
+    if (this.closed)
+      throw new FileWriteError(this.file, new Error("the journal is closed (the agent is stopping)"));
+    const line = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
     const created = !fs.existsSync(this.file);
-    const fd = fs.openSync(this.file, "a", 0o600);
+    let fd: number;
     try {
-      fs.writeSync(fd, line);
+      fd = fs.openSync(this.file, "a", 0o600);
+    } catch (e) {
+      throw new FileWriteError(this.file, e);
+    }
+    try {
+      writeAllSync(fd, line, this.file);
       fs.fdatasyncSync(fd);
+    } catch (e) {
+      try {
+        fs.ftruncateSync(fd, this.size);
+        fs.fdatasyncSync(fd);
+      } catch {
+        /* cut off when the journal is next opened: a torn last line */
+      }
+      throw e instanceof FileWriteError ? e : new FileWriteError(this.file, e);
     } finally {
       fs.closeSync(fd);
     }
     if (created) fsyncDir(path.dirname(this.file));
     this.records.push(record);
-    this.size += Buffer.byteLength(line);
-    if (record.type === "operation-finish" && this.size > this.compactAtBytes) this.compact();
+    this.size += line.length;
+    if (record.type === "operation-finish" && this.size > this.compactAtBytes) {
+      try {
+        this.compact();
+      } catch {
+        /* compaction is an optimization; the journal as it is stays valid */
+      }
+    }
+  }
+
+  /**
+   * Appends a record that reports an outcome (a failure, the end of an operation); when it cannot be
+   * written, it is kept in memory so this process's status still tells what happened, and the error
+   * is returned. After a restart the operation shows as interrupted, which is then the truth on disk.
+   */
+  record(record: JournalRecord): Error | undefined {
+    try {
+      this.append(record);
+      return undefined;
+    } catch (e) {
+      this.records.push(record);
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  /** No record is written after this (the agent released, or is about to release, its state-dir lock). */
+  close(): void {
+    this.closed = true;
   }
 
   /** Every operation, oldest first. */

@@ -43,9 +43,13 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
       options.metrics.errors.inc({ kind: "internal" });
       options.log?.({ msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
       if (!res.headersSent)
-        send(res, { status: 500, json: errorBody(new AgentError(500, "Internal", "internal error")) }, {
-          connection: "close",
-        });
+        send(
+          res,
+          { status: 500, json: errorBody(new AgentError(500, "Internal", "internal error")) },
+          {
+            connection: "close",
+          },
+        );
     }
   };
 

@@ -76,10 +76,18 @@ async function stillServing(): Promise<void> {
 describe("requests the parsers reject", () => {
   it.each([
     ["a path the URL parser rejects", "GET //[ HTTP/1.1\r\nHost: x\r\n\r\n", 400],
-    ["another one, on an authenticated route", "POST //[/v1/apply HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 400],
+    [
+      "another one, on an authenticated route",
+      "POST //[/v1/apply HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",
+      400,
+    ],
     ["a malformed request line", "GET\r\n\r\n", 400],
     ["a header without a colon", "GET /healthz HTTP/1.1\r\nHost x\r\n\r\n", 400],
-    ["headers over Node's limit", `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`, 431],
+    [
+      "headers over Node's limit",
+      `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(20_000)}\r\n\r\n`,
+      431,
+    ],
   ])("%s: answers the JSON error shape and the agent keeps serving", async (_what, bytes, status) => {
     const answer = parse(await raw(bytes));
     expect(answer.status).toBe(status);
@@ -92,8 +100,13 @@ describe("requests the parsers reject", () => {
     const vg = `agt-raw-${randomBytes(3).toString("hex")}`;
     const spec = thickSpec(vg, [L1]);
     const plan = await request(agent!.url, "POST", "/v1/plan", { token, body: { spec } });
-    const applying = request(agent!.url, "POST", "/v1/apply", { token, body: { spec, planHash: plan.json.hash } });
-    const answers = await Promise.all(Array.from({ length: 5 }, () => raw("GET //[ HTTP/1.1\r\nHost: x\r\n\r\n")));
+    const applying = request(agent!.url, "POST", "/v1/apply", {
+      token,
+      body: { spec, planHash: plan.json.hash },
+    });
+    const answers = await Promise.all(
+      Array.from({ length: 5 }, () => raw("GET //[ HTTP/1.1\r\nHost: x\r\n\r\n")),
+    );
     for (const a of answers) expect(parse(a).status).toBe(400);
     const applied = await applying;
     if (applied.status !== 200) throw new Error(`apply: HTTP ${applied.status}: ${applied.text}`);

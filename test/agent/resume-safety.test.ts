@@ -134,9 +134,16 @@ describe("kill -9 between pvcreate and its journal record", () => {
     execFileSync("mkfs.ext4", ["-q", "-F", "-L", "old", E], { stdio: "ignore" });
     const vg = `agt-resume-${randomBytes(3).toString("hex")}`;
     const base = thickSpec(vg, [B, E]);
-    const spec = { ...base, volumeGroups: [{ ...base.volumeGroups[0]!, forceWipeDevicesAndDestroyAllData: true }] };
+    const spec = {
+      ...base,
+      volumeGroups: [{ ...base.volumeGroups[0]!, forceWipeDevicesAndDestroyAllData: true }],
+    };
     const approved = await killAfterPvcreate("node-resume-wipe", [B, E], B, spec);
-    expect(approved.actions.filter((a: { op: string }) => a.op === "wipefs").map((a: { device: string }) => a.device)).toEqual([E]);
+    expect(
+      approved.actions
+        .filter((a: { op: string }) => a.op === "wipefs")
+        .map((a: { device: string }) => a.device),
+    ).toEqual([E]);
 
     // While the agent is down, someone makes a filesystem on B and writes to it.
     execFileSync("mkfs.ext4", ["-q", "-F", "-L", "new-data", B], { stdio: "ignore" });
@@ -148,7 +155,10 @@ describe("kill -9 between pvcreate and its journal record", () => {
       token,
       body: { spec, planHash: approved.hash },
     });
-    expect({ status: resumed.status, code: resumed.json?.error?.code }).toEqual({ status: 409, code: "PlanChanged" });
+    expect({ status: resumed.status, code: resumed.json?.error?.code }).toEqual({
+      status: 409,
+      code: "PlanChanged",
+    });
     expect(blkid(B, "UUID")).toBe(uuid);
     expect(blkid(B, "LABEL")).toBe("new-data");
     const wipes = commandLog(scratch.path("node-resume-wipe-commands.jsonl")).filter(
@@ -173,7 +183,9 @@ describe("kill -9 between pvcreate and its journal record", () => {
     expect(membersOf([B, E], vg)).toEqual([B, E].sort());
     // adopted: the resume created no PV on B again
     expect(
-      resumed.json.steps.filter((s: { op: string; device?: string }) => s.op === "pvcreate" && s.device === B),
+      resumed.json.steps.filter(
+        (s: { op: string; device?: string }) => s.op === "pvcreate" && s.device === B,
+      ),
     ).toEqual([]);
     const status = await request(second.url, "GET", "/v1/status", { token });
     expect(status.json.status.volumeGroups[0]).toMatchObject({ name: vg, state: "Healthy" });

@@ -76,7 +76,9 @@ describe("a wipe is approved for the signatures the reviewer saw", () => {
     expect(plan.status).toBe(200);
     const wipe = plan.json.actions.find((a: { op: string }) => a.op === "wipefs");
     expect(wipe).toBeDefined();
-    expect(wipe.signatures).toEqual([expect.objectContaining({ type: "ext4", uuid: oldUuid, label: "scratch" })]);
+    expect(wipe.signatures).toEqual([
+      expect.objectContaining({ type: "ext4", uuid: oldUuid, label: "scratch" }),
+    ]);
     expect(wipe.reason).toContain(oldUuid);
     expect(plan.json.volumeGroups[0].claimed[0].wipeSignatures).toEqual(wipe.signatures);
 
@@ -105,7 +107,10 @@ describe("never wipe twice is scoped to the operation that wiped", () => {
     mkfs(L1, "first");
     const agent = await start("node-wipe-2", [L1]);
     const plan = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });
-    const first = await request(agent.url, "POST", "/v1/apply", { token, body: { spec, planHash: plan.json.hash } });
+    const first = await request(agent.url, "POST", "/v1/apply", {
+      token,
+      body: { spec, planHash: plan.json.hash },
+    });
     if (first.status !== 200) throw new Error(`apply: HTTP ${first.status}: ${first.text}`);
     expect(membersOf([L1], vg)).toEqual([L1]);
 
