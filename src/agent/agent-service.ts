@@ -43,6 +43,8 @@ export interface AgentServiceDeps {
   readonly identity?: OperationDeps["identity"];
   /** When aborted, a running operation stops before its next step (graceful shutdown). */
   readonly stopSignal?: AbortSignal;
+  /** When aborted, a running operation's command is killed (the shutdown grace ran out). */
+  readonly killSignal?: AbortSignal;
   /** Test-only: awaited after each step of an operation. */
   readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
 }
@@ -216,6 +218,7 @@ export class AgentService {
       clock: this.clock,
       ...(this.deps.identity ? { identity: this.deps.identity } : {}),
       ...(this.deps.stopSignal ? { stopSignal: this.deps.stopSignal } : {}),
+      ...(this.deps.killSignal ? { killSignal: this.deps.killSignal } : {}),
       ...(this.deps.afterStep ? { afterStep: this.deps.afterStep } : {}),
     };
     return runOperation(deps, req);

@@ -39,6 +39,8 @@ export interface OperationDeps {
   readonly newId?: () => string;
   /** Between steps: when aborted, the operation stops before its next step and stays resumable. */
   readonly stopSignal?: AbortSignal;
+  /** When aborted, the running command is killed (with its process group): the shutdown grace ran out. */
+  readonly killSignal?: AbortSignal;
   /** Test-only seam: awaited after each step (index 0-based) completes, e.g. to pause for a kill -9. */
   readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
 }
@@ -177,7 +179,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
           argv: action.argv,
           ...deviceFields(action),
         });
-        const done = await execute(deps, action);
+        const done = await executeChecked(deps, action, wipeScope);
         if (done.skipped) {
           outcome = "skipped";
           reason = done.skipped;
@@ -393,6 +395,37 @@ function approve(
   };
 }
 
+/**
+ * Runs one step; when its command timed out, the outcome is unknown (the command may have done its
+ * work before it was killed): the node is re-discovered and the step's postcondition re-checked.
+ */
+async function executeChecked(
+  deps: OperationDeps,
+  action: PlanAction,
+  wipeScope: ReadonlySet<string>,
+): Promise<{ skipped?: string; pvUuid?: string }> {
+  try {
+    return await execute(deps, action);
+  } catch (e) {
+    if (!(e instanceof LvmCommandError) || !e.details.timedOut) throw e;
+    let decision: ReturnType<typeof decide>;
+    try {
+      decision = decide(action, stateFromInventory(await deps.discover()), deps.journal.wiped(wipeScope));
+    } catch {
+      throw e;
+    }
+    if (decision.run) throw e;
+    const pvUuid =
+      action.op === "pvcreate" && action.device
+        ? await (deps.identity?.readPvUuid ?? readPvUuid)(action.device).catch(() => undefined)
+        : undefined;
+    return {
+      skipped: `${e.message}; re-checked afterwards: ${decision.skipped}, so it is done`,
+      ...(pvUuid ? { pvUuid } : {}),
+    };
+  }
+}
+
 /** Runs one step. pvcreate reports the new PV's UUID (journaled: a PV this agent created may be adopted after a crash). */
 async function execute(
   deps: OperationDeps,
@@ -409,7 +442,10 @@ async function execute(
     return {};
   }
   try {
-    await deps.run(action.argv, action.op === "pvmove" ? { timeoutMs: 24 * 3600_000 } : {});
+    await deps.run(action.argv, {
+      ...(action.op === "pvmove" ? { timeoutMs: 24 * 3600_000 } : {}),
+      ...(deps.killSignal ? { signal: deps.killSignal } : {}),
+    });
   } catch (e) {
     // lvextend to the size the pool already has: the postcondition holds.
     if (

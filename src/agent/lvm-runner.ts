@@ -205,7 +205,21 @@ function execute(
   maxOutput: number,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"], shell: false });
+    // Its own process group: a timeout or abort kills the command and everything it started
+    // (`nsenter -p` forks; a wrapper's children), not only the direct child.
+    const child = spawn(argv[0]!, argv.slice(1), {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      shell: false,
+      detached: true,
+    });
+    const killGroup = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid) process.kill(-child.pid, sig);
+      } catch {
+        /* the group is gone */
+      }
+    };
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
@@ -214,9 +228,11 @@ function execute(
     let aborted = false;
     let cause: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;
+    let stopping = false;
     const stop = () => {
-      child.kill("SIGTERM");
-      killTimer ??= setTimeout(() => child.kill("SIGKILL"), killGraceMs);
+      stopping = true;
+      killGroup("SIGTERM");
+      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -243,7 +259,26 @@ function execute(
       spawnFailed = true;
       cause ??= e.message;
     });
-    child.on("close", (code, sig) => {
+    // After the command exits, its output pipes may still be held by processes it started. Once it
+    // was stopped (timeout, abort), those are killed with the group and the pipes are not waited for;
+    // otherwise they get a moment to close.
+    let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    child.on("exit", (code, sig) => {
+      exited = { code, sig };
+      if (stopping) killGroup("SIGKILL");
+      setTimeout(
+        () => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          finish(code, sig);
+        },
+        stopping ? 100 : 2000,
+      ).unref();
+    });
+    const finish = (code: number | null, sig: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       signal?.removeEventListener("abort", onAbort);
@@ -256,7 +291,8 @@ function execute(
         ...(aborted ? { aborted, cause: cause ?? "aborted" } : {}),
         ...(cause && !timedOut && !aborted ? { cause } : {}),
       });
-    });
+    };
+    child.on("close", (code, sig) => finish(exited?.code ?? code, exited?.sig ?? sig));
   });
 }
 
