@@ -130,6 +130,8 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
         const outcome = await options.authorize(requestCredentials(req.headers));
         if (!outcome.ok) {
           options.metrics.errors.inc({ kind: "auth" });
+          if (outcome.detail)
+            options.log?.({ msg: "cannot reach the API server to check credentials", error: outcome.detail });
           const code =
             outcome.status === 401
               ? "Unauthorized"
