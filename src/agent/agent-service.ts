@@ -63,6 +63,8 @@ export class AgentService {
   private running: { kind: OperationKind; since: Date } | undefined;
   private idleWaiters: Array<() => void> = [];
   private cachedInventory: { at: number; inventory: NodeInventory } | undefined;
+  private metricsRefresh: Promise<void> | undefined;
+  private lastMetricsRefresh = -Infinity;
   private readonly clock: () => Date;
 
   constructor(private readonly deps: AgentServiceDeps) {
@@ -155,14 +157,25 @@ export class AgentService {
     return { node: this.deps.node, ...built };
   }
 
-  /** Prometheus text; volume group gauges from an inventory at most metricsMaxAgeMs old. */
+  /**
+   * Prometheus text; volume group gauges from the last inventory. /metrics needs no authentication,
+   * so a scrape never runs more than one discovery per metricsMaxAgeMs: concurrent scrapes share one
+   * refresh, and a failed refresh is not retried before that interval either.
+   */
   async metricsText(): Promise<string> {
     const maxAge = this.deps.metricsMaxAgeMs ?? 15_000;
-    let inventory =
-      this.cachedInventory && Date.now() - this.cachedInventory.at <= maxAge
-        ? this.cachedInventory.inventory
-        : undefined;
-    if (!inventory) inventory = await this.inventory().catch(() => undefined);
+    const now = Date.now();
+    const fresh = this.cachedInventory && now - this.cachedInventory.at <= maxAge;
+    if (!fresh && !this.metricsRefresh && now - this.lastMetricsRefresh >= maxAge) {
+      this.lastMetricsRefresh = now;
+      this.metricsRefresh = this.inventory().then(
+        () => undefined,
+        () => undefined,
+      );
+      void this.metricsRefresh.finally(() => (this.metricsRefresh = undefined));
+    }
+    if (this.metricsRefresh) await this.metricsRefresh;
+    const inventory = this.cachedInventory?.inventory;
     const spec = this.deps.journal.last()?.start.spec as LVMNodeSpec | undefined;
     return this.deps.metrics.render(inventory, new Set(spec?.volumeGroups.map((v) => v.name) ?? []));
   }

@@ -51,7 +51,7 @@ describe("createStaticTokenClient", () => {
   it("allows a token on the node its line names, or on every node with *", async () => {
     const attrs = (name: string) => ({ verb: "update", group: "lvm.topolvm.io", resource: "lvmnodes", name });
     const groups = async (token: string) =>
-      ((await client.tokenReview(token, [])) as { user: { groups: string[] } }).user.groups;
+      ((await client.tokenReview(token, [])) as unknown as { user: { groups: string[] } }).user.groups;
     expect((await client.subjectAccessReview("alice", await groups(T1), attrs("node-a"))).allowed).toBe(true);
     expect((await client.subjectAccessReview("alice", await groups(T1), attrs("node-b"))).allowed).toBe(
       false,
