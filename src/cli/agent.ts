@@ -56,7 +56,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     logLine(JSON.stringify({ time: new Date().toISOString(), ...entry }));
   const config = parseAgentConfig(args.argv, args.env);
 
-  const releaseLock = lockStateDir(config.stateDir);
+  const releaseLock = await lockStateDir(config.stateDir);
   try {
     const journal = new Journal({ stateDir: config.stateDir });
     const metrics = new AgentMetrics();

@@ -140,7 +140,7 @@ it("SIGTERM past the grace kills the running command, journals nothing after the
   const seconds = (Date.now() - t0) / 1000;
   await pending;
   const atExit = fs.readFileSync(journalFile, "utf8");
-  expect(fs.existsSync(`${o.stateDir}/agent.pid`)).toBe(false);
+  expect(fs.readFileSync(`${o.stateDir}/agent.pid`, "utf8")).toBe(""); // released
   expect(survivors(marker)).toEqual([]);
   await new Promise((r) => setTimeout(r, 3000)); // nothing is written after the agent is gone
   expect(fs.readFileSync(journalFile, "utf8")).toBe(atExit);
