@@ -59,7 +59,7 @@ describe("runOperation", () => {
     const spec = specFor({ vg0: ["/dev/loop3", "/dev/loop4"] });
     const plan = await planNow(spec);
     const result = await runOperation(deps(), request(spec, plan.hash));
-    expect(node.commands.filter((c) => !["pvs", "lsblk"].includes(c[0]!))).toEqual([
+    expect(node.commands.filter((c) => !["pvs", "lsblk", "vgs"].includes(c[0]!))).toEqual([
       ["pvcreate", "/dev/loop3"],
       ["pvcreate", "/dev/loop4"],
       ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/loop3", "/dev/loop4"],

@@ -22,7 +22,7 @@ import type {
 } from "./journal";
 import { FileWriteError, writeFileAtomic } from "./atomic-file";
 import { readPvUuid } from "./pv-label";
-import { LvmCommandError, type Runner } from "./lvm-runner";
+import { ALL_VG_NAMES_ARGV, LvmCommandError, type Runner } from "./lvm-runner";
 
 export interface OperationDeps {
   readonly run: Runner;
@@ -108,6 +108,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
   const interrupted = journal.interrupted();
   const approval = approve(interrupted, fresh, req);
   req.precheck?.(inventory, fresh);
+  await checkVolumeGroupNames(deps, inventory, fresh);
 
   const op = (deps.newId ?? randomUUID)();
   if (interrupted)
@@ -284,6 +285,42 @@ function appendOrFail(journal: Journal, record: JournalRecord & { index: number 
 
 function isJournalClosed(e: unknown): boolean {
   return e instanceof FileWriteError && /journal is closed/.test(e.message);
+}
+
+/**
+ * A confined agent (--devices) sees only its own devices; a volume group it creates must not take a
+ * name that exists on other devices of the machine (lvm would then refuse both). Only the names are
+ * read, unconfined.
+ */
+async function checkVolumeGroupNames(
+  deps: OperationDeps,
+  inventory: NodeInventory,
+  plan: NodePlan,
+): Promise<void> {
+  const creates = plan.actions.filter((a) => a.op === "vgcreate" && a.volumeGroup).map((a) => a.volumeGroup!);
+  const ours = new Set(inventory.vgs.map((v) => v.name));
+  const wanted = creates.filter((n) => !ours.has(n));
+  if (!wanted.length) return;
+  let names: string[];
+  try {
+    const out = await deps.run(ALL_VG_NAMES_ARGV, { unconfined: true });
+    const parsed = JSON.parse(out.stdout) as { report?: Array<{ vg?: Array<{ vg_name?: string }> }> };
+    names = (parsed.report ?? []).flatMap((r) => r.vg ?? []).map((v) => v.vg_name ?? "");
+  } catch (e) {
+    throw new AgentError(
+      500,
+      "DiscoveryFailed",
+      `cannot list the volume group names on this machine before creating ${wanted.join(", ")}: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+  const taken = wanted.filter((n) => names.includes(n));
+  if (taken.length)
+    throw new AgentError(
+      409,
+      "VolumeGroupNameTaken",
+      `volume group ${taken.join(", ")} already exists on this machine, on devices outside this agent's --devices; lvm would refuse both groups. Choose another name`,
+      { volumeGroups: taken },
+    );
 }
 
 /** The destructive steps of a plan, with what each destroys. */

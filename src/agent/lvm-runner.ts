@@ -77,7 +77,15 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** @default the runner's timeoutMs */
   readonly timeoutMs?: number;
+  /**
+   * Run without the --devices filter. Only for ALL_VG_NAMES_ARGV (the names of every volume group on
+   * the machine, to keep a confined agent from creating a name another tenant uses); refused otherwise.
+   */
+  readonly unconfined?: boolean;
 }
+
+/** The one command a confined agent runs unconfined: volume group names, nothing else of the others. */
+export const ALL_VG_NAMES_ARGV: readonly string[] = ["vgs", "--reportformat", "json", "-o", "vg_name"];
 
 export interface CommandResult {
   readonly argv: readonly string[];
@@ -136,6 +144,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
     if (problem) throw new CommandRefusedError(devices, `device ${JSON.stringify(d)} ${problem}`);
   });
   const configString = lvmConfigString(devices, options.lvmConfig ?? "");
+  const unconfinedConfig = lvmConfigString(undefined, options.lvmConfig ?? "");
   const env: NodeJS.ProcessEnv = {
     PATH: options.path ?? DEFAULT_PATH,
     LC_ALL: "C",
@@ -148,7 +157,12 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
 
   return async (argv, runOptions = {}) => {
     validateArgv(argv, devices);
-    const full = [...prefix, ...withLvmConfig(argv, configString)];
+    if (runOptions.unconfined && JSON.stringify(argv) !== JSON.stringify(ALL_VG_NAMES_ARGV))
+      throw new CommandRefusedError(
+        argv,
+        `only ${ALL_VG_NAMES_ARGV.join(" ")} may run without the device filter`,
+      );
+    const full = [...prefix, ...withLvmConfig(argv, runOptions.unconfined ? unconfinedConfig : configString)];
     if (runOptions.signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
     const started = Date.now();
     const startedAt = new Date(started).toISOString();
