@@ -124,7 +124,8 @@ export function resolveClaims(
       const g = contenders[0]!;
       const e = check(g, d);
       if (e.reasons.length) exclude(g, d, e.reasons);
-      else g.joining.push({
+      else
+        g.joining.push({
           device: d,
           wipe: e.wipe,
           ...(e.wipeSignatures ? { wipeSignatures: e.wipeSignatures } : {}),

@@ -266,7 +266,10 @@ describe("forceWipeDevicesAndDestroyAllData", () => {
         "/dev/sdb",
         alone(
           disk("sdb", {
-            signatures: [signature("xfs", { offset: "0x1000" }), signature("xfs", { uuid: "u-1", label: "data" })],
+            signatures: [
+              signature("xfs", { offset: "0x1000" }),
+              signature("xfs", { uuid: "u-1", label: "data" }),
+            ],
           }),
         ),
         wiping,

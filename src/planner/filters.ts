@@ -126,8 +126,7 @@ export function eligibility(
         })),
       );
       if (orphan && !signatureTypes.includes("LVM2_member")) wipeSignatures.push({ type: "LVM2_member" });
-    }
-    else {
+    } else {
       if (orphan)
         reasons.push(
           `${n} is an LVM physical volume in no volume group (it may belong to a volume group whose other disks are missing); it is only reused with forceWipeDevicesAndDestroyAllData`,
@@ -151,7 +150,8 @@ export function eligibility(
 }
 
 function sortSignatures(list: WipeSignature[]): WipeSignature[] {
-  const key = (s: WipeSignature) => `${(s.offset ?? "").padStart(24, " ")}\0${s.type}\0${s.uuid ?? ""}\0${s.label ?? ""}`;
+  const key = (s: WipeSignature) =>
+    `${(s.offset ?? "").padStart(24, " ")}\0${s.type}\0${s.uuid ?? ""}\0${s.label ?? ""}`;
   return [...list].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 

@@ -1,4 +1,11 @@
-import type { ActionOp, DeviceClaim, PlanAction, ThinPoolPlan, VolumeGroupPlan, WipeSignature } from "./types";
+import type {
+  ActionOp,
+  DeviceClaim,
+  PlanAction,
+  ThinPoolPlan,
+  VolumeGroupPlan,
+  WipeSignature,
+} from "./types";
 
 /**
  * Builders for the objects a plan is made of, each writing its keys in sorted order. The plan's hash

@@ -96,7 +96,8 @@ export function createAuthorizer(
       return {
         ok: false,
         status: 503,
-        message: "cannot check the credentials now: the Kubernetes API server did not answer the review; try again",
+        message:
+          "cannot check the credentials now: the Kubernetes API server did not answer the review; try again",
         detail: e instanceof Error ? e.message : String(e),
       };
     }
