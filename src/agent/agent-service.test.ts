@@ -74,3 +74,36 @@ describe("adoptableOrphans", () => {
     expect(adoptableOrphans(journal, await node.discover())).toEqual(["pv:U-ours", "serial:S1"]);
   });
 });
+
+describe("metricsText", () => {
+  it("runs no discovery again within the cache age after a failed one, and shares one refresh between concurrent scrapes", async () => {
+    const { AgentService } = await import("./agent-service");
+    const { AgentMetrics } = await import("./metrics");
+    let calls = 0;
+    let fail = true;
+    const node = new FakeNode(["/dev/sdb"]);
+    const service = new AgentService({
+      node: "n",
+      run: node.run,
+      discover: async () => {
+        calls++;
+        await new Promise((r) => setTimeout(r, 20));
+        if (fail) throw new Error("lsblk exited 64");
+        return node.discover();
+      },
+      planner: { planNode: () => undefined as never, planTeardown: () => undefined as never },
+      journal: new Journal({ stateDir: dir }),
+      metrics: new AgentMetrics(),
+      lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+      metricsMaxAgeMs: 200,
+    });
+    await Promise.all(Array.from({ length: 20 }, () => service.metricsText()));
+    expect(calls).toBe(1);
+    await service.metricsText();
+    expect(calls).toBe(1); // the failure is not retried on every scrape
+    fail = false;
+    await new Promise((r) => setTimeout(r, 250));
+    await Promise.all(Array.from({ length: 20 }, () => service.metricsText()));
+    expect(calls).toBe(2);
+  });
+});

@@ -4,6 +4,9 @@ import type { LVMNodeSpec } from "../api";
 import type { NodeInventory } from "../inventory/types";
 import type { PlanOptions, TeardownOptions } from "../planner";
 import type { LvmdConfig, NodePlan, PlanAction } from "../planner/types";
+import { deviceIds } from "../planner/identity";
+import { indexNode } from "../planner/node-index";
+import { stateFromInventory } from "./action-checks";
 import { runOperation, type OperationDeps, type OperationResult } from "./apply";
 import { sha256Canonical } from "../planner/hash";
 import { AgentError } from "./errors";
@@ -40,6 +43,8 @@ export interface AgentServiceDeps {
   readonly identity?: OperationDeps["identity"];
   /** When aborted, a running operation stops before its next step (graceful shutdown). */
   readonly stopSignal?: AbortSignal;
+  /** When aborted, a running operation's command is killed (the shutdown grace ran out). */
+  readonly killSignal?: AbortSignal;
   /** Test-only: awaited after each step of an operation. */
   readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
 }
@@ -58,6 +63,8 @@ export class AgentService {
   private running: { kind: OperationKind; since: Date } | undefined;
   private idleWaiters: Array<() => void> = [];
   private cachedInventory: { at: number; inventory: NodeInventory } | undefined;
+  private metricsRefresh: Promise<void> | undefined;
+  private lastMetricsRefresh = -Infinity;
   private readonly clock: () => Date;
 
   constructor(private readonly deps: AgentServiceDeps) {
@@ -150,14 +157,25 @@ export class AgentService {
     return { node: this.deps.node, ...built };
   }
 
-  /** Prometheus text; volume group gauges from an inventory at most metricsMaxAgeMs old. */
+  /**
+   * Prometheus text; volume group gauges from the last inventory. /metrics needs no authentication,
+   * so a scrape never runs more than one discovery per metricsMaxAgeMs: concurrent scrapes share one
+   * refresh, and a failed refresh is not retried before that interval either.
+   */
   async metricsText(): Promise<string> {
     const maxAge = this.deps.metricsMaxAgeMs ?? 15_000;
-    let inventory =
-      this.cachedInventory && Date.now() - this.cachedInventory.at <= maxAge
-        ? this.cachedInventory.inventory
-        : undefined;
-    if (!inventory) inventory = await this.inventory().catch(() => undefined);
+    const now = Date.now();
+    const fresh = this.cachedInventory && now - this.cachedInventory.at <= maxAge;
+    if (!fresh && !this.metricsRefresh && now - this.lastMetricsRefresh >= maxAge) {
+      this.lastMetricsRefresh = now;
+      this.metricsRefresh = this.inventory().then(
+        () => undefined,
+        () => undefined,
+      );
+      void this.metricsRefresh.finally(() => (this.metricsRefresh = undefined));
+    }
+    if (this.metricsRefresh) await this.metricsRefresh;
+    const inventory = this.cachedInventory?.inventory;
     const spec = this.deps.journal.last()?.start.spec as LVMNodeSpec | undefined;
     return this.deps.metrics.render(inventory, new Set(spec?.volumeGroups.map((v) => v.name) ?? []));
   }
@@ -213,6 +231,7 @@ export class AgentService {
       clock: this.clock,
       ...(this.deps.identity ? { identity: this.deps.identity } : {}),
       ...(this.deps.stopSignal ? { stopSignal: this.deps.stopSignal } : {}),
+      ...(this.deps.killSignal ? { killSignal: this.deps.killSignal } : {}),
       ...(this.deps.afterStep ? { afterStep: this.deps.afterStep } : {}),
     };
     return runOperation(deps, req);
@@ -268,5 +287,24 @@ export function adoptableOrphans(journal: Journal, inventory: NodeInventory): st
       if (r.deviceId && !r.deviceId.startsWith("kname:") && !r.deviceId.startsWith("pv:"))
         out.add(r.deviceId);
     }
+  // The agent died between pvcreate and its journal record: the start of that pvcreate is journaled
+  // (with the device's identity), its UUID is not. The orphan PV now on that device is ours when the
+  // device still has the identity the step was journaled with.
+  const unfinished = journal.unfinishedPvcreates();
+  if (unfinished.length) {
+    let ids: ReadonlyMap<string, string>;
+    try {
+      ids = deviceIds(indexNode(inventory));
+    } catch {
+      ids = new Map();
+    }
+    const state = stateFromInventory(inventory);
+    for (const start of unfinished) {
+      if (!start.device || !start.deviceId) continue;
+      const kname = state.aliases.get(start.device) ?? start.device;
+      const pv = inventory.pvs.find((p) => (state.aliases.get(p.device) ?? p.device) === kname);
+      if (pv && pv.vgName === "" && ids.get(kname) === start.deviceId) out.add(`pv:${pv.uuid}`);
+    }
+  }
   return [...out].sort();
 }

@@ -59,7 +59,7 @@ describe("runOperation", () => {
     const spec = specFor({ vg0: ["/dev/loop3", "/dev/loop4"] });
     const plan = await planNow(spec);
     const result = await runOperation(deps(), request(spec, plan.hash));
-    expect(node.commands.filter((c) => !["pvs", "lsblk"].includes(c[0]!))).toEqual([
+    expect(node.commands.filter((c) => !["pvs", "lsblk", "vgs"].includes(c[0]!))).toEqual([
       ["pvcreate", "/dev/loop3"],
       ["pvcreate", "/dev/loop4"],
       ["vgcreate", "--addtag", "pulumi-lvm", "vg0", "/dev/loop3", "/dev/loop4"],
@@ -210,13 +210,21 @@ describe("runOperation", () => {
     await expect(
       runOperation(deps({ afterStep: crash }), request(spec, (await planNow(spec)).hash)),
     ).rejects.toBeInstanceOf(Crash);
-    expect(journal.wiped().size).toBe(1);
-    // A signature shows up again before the retry: the plan wants another wipe, the journal says no.
+    const first = journal.last()!.start.op;
+    expect(journal.wiped(new Set([first])).size).toBe(1);
+    // A signature shows up again before the retry: resuming the approved plan would wipe a device
+    // the reviewer did not see with that signature: refused.
+    const approved = journal.last()!.start.approvedHash;
     node.devices.get("/dev/loop3")!.signatures = ["ext4"];
-    const result = await runOperation(deps(), request(spec, (await planNow(spec)).hash));
-    expect(result.steps[0]).toMatchObject({ op: "wipefs", outcome: "skipped" });
-    expect(result.steps[0]!.reason).toMatch(/never wiped twice/);
+    const e = await conflict(runOperation(deps(), request(spec, approved)));
+    expect(e.code).toBe("PlanChanged");
+    expect(e.details.unapprovedDevices).toEqual(["/dev/loop3"]);
     expect(node.commands.filter((c) => c[0] === "wipefs")).toHaveLength(1);
+    // Approved again with its own hash: that is a new review of a new signature, so it is wiped.
+    const result = await runOperation(deps(), request(spec, (await planNow(spec)).hash));
+    expect(result.steps[0]).toMatchObject({ op: "wipefs", outcome: "done" });
+    expect(node.commands.filter((c) => c[0] === "wipefs")).toHaveLength(2);
+    expect(journal.wiped(new Set([first])).size).toBe(1);
   });
 
   it("reports a failed command with its argv, exit code and stderr, and journals the failure", async () => {

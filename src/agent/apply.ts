@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { NodeInventory } from "../inventory/types";
-import type { NodePlan, PlanAction } from "../planner/types";
+import type { NodePlan, PlanAction, WipeSignature } from "../planner/types";
 import {
   ActionRefusedError,
   applyEffect,
@@ -11,10 +11,18 @@ import {
 } from "./action-checks";
 import { DeviceIdentityError, verifyDeviceIdentity, type IdentityProbeDeps } from "./device-identity";
 import { AgentError } from "./errors";
-import type { ApprovedDevice, Journal, JournalError, OperationKind, OperationSummary } from "./journal";
-import { writeFileAtomic } from "./atomic-file";
+import type {
+  ApprovedDestruction,
+  ApprovedDevice,
+  Journal,
+  JournalError,
+  JournalRecord,
+  OperationKind,
+  OperationSummary,
+} from "./journal";
+import { FileWriteError, writeFileAtomic } from "./atomic-file";
 import { readPvUuid } from "./pv-label";
-import { LvmCommandError, type Runner } from "./lvm-runner";
+import { ALL_VG_NAMES_ARGV, LvmCommandError, type Runner } from "./lvm-runner";
 
 export interface OperationDeps {
   readonly run: Runner;
@@ -31,6 +39,8 @@ export interface OperationDeps {
   readonly newId?: () => string;
   /** Between steps: when aborted, the operation stops before its next step and stays resumable. */
   readonly stopSignal?: AbortSignal;
+  /** When aborted, the running command is killed (with its process group): the shutdown grace ran out. */
+  readonly killSignal?: AbortSignal;
   /** Test-only seam: awaited after each step (index 0-based) completes, e.g. to pause for a kill -9. */
   readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
 }
@@ -98,6 +108,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
   const interrupted = journal.interrupted();
   const approval = approve(interrupted, fresh, req);
   req.precheck?.(inventory, fresh);
+  await checkVolumeGroupNames(deps, inventory, fresh);
 
   const op = (deps.newId ?? randomUUID)();
   if (interrupted)
@@ -119,10 +130,13 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     spec: req.spec,
     ...(req.target !== undefined ? { target: req.target } : {}),
     devices: approval.devices,
+    destructive: approval.destructive,
+    claimed: approval.claimed,
     actionCount: fresh.actions.length,
     ...(approval.resumes ? { resumes: approval.resumes } : {}),
   });
 
+  const wipeScope = journal.resumeChain(op);
   const state = stateFromInventory(inventory);
   const approvedIds = new Map(approval.devices.map((d) => [canon(state, d.kname), d.id]));
   const freshIds = new Map([...deviceIdsOf(fresh)].map(([d, id]) => [canon(state, d), id]));
@@ -143,7 +157,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     let reason = action.reason;
     let pvUuid: string | undefined;
     try {
-      const decision = decide(action, state, journal.wiped());
+      const decision = decide(action, state, journal.wiped(wipeScope));
       if (!decision.run) {
         outcome = "skipped";
         reason = decision.skipped;
@@ -166,7 +180,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
           argv: action.argv,
           ...deviceFields(action),
         });
-        const done = await execute(deps, action);
+        const done = await executeChecked(deps, action, wipeScope);
         if (done.skipped) {
           outcome = "skipped";
           reason = done.skipped;
@@ -175,20 +189,24 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
       }
     } catch (e) {
       const error = journalError(e);
-      journal.append({
-        type: "action-error",
-        op,
-        index,
-        at: now(),
-        action: action.op,
-        ...(action.device ? { device: action.device } : {}),
-        error,
-      });
-      journal.append({ type: "operation-finish", op, at: now(), result: "failed", error });
+      // Never written once the agent is stopping (its lock may be released): the operation stays
+      // interrupted and resumable. Otherwise recorded; kept in memory when the disk refuses it.
+      if (!deps.stopSignal?.aborted || !isJournalClosed(e)) {
+        journal.record({
+          type: "action-error",
+          op,
+          index,
+          at: now(),
+          action: action.op,
+          ...(action.device ? { device: action.device } : {}),
+          error,
+        });
+        journal.record({ type: "operation-finish", op, at: now(), result: "failed", error });
+      }
       throw failure(e, op, index, action, steps);
     }
     const durationMs = Date.now() - started;
-    journal.append({
+    appendOrFail(journal, {
       type: "action-finish",
       op,
       index,
@@ -211,7 +229,13 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     });
     await deps.afterStep?.(index, action);
   }
-  journal.append({ type: "operation-finish", op, at: now(), result: "succeeded" });
+  try {
+    journal.append({ type: "operation-finish", op, at: now(), result: "succeeded" });
+  } catch (e) {
+    const message = `every step ran, but the end of the operation could not be recorded: ${e instanceof Error ? e.message : String(e)}`;
+    journal.record({ type: "operation-finish", op, at: now(), result: "failed", error: { message } });
+    throw new AgentError(500, "JournalWriteFailed", message, { operation: op, steps });
+  }
   return {
     operation: op,
     kind: req.kind,
@@ -234,13 +258,119 @@ export function approvedDevicesOf(plan: NodePlan): ApprovedDevice[] {
 
 /* ------------------------------------------------------------------------------ helpers ---- */
 
+/**
+ * Journals a step's end. When that cannot be written, the step did run: the failure is recorded (in
+ * memory at least) with the journal's error naming the file, and the operation fails with it.
+ */
+function appendOrFail(journal: Journal, record: JournalRecord & { index: number }): void {
+  try {
+    journal.append(record);
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    journal.record({
+      type: "operation-finish",
+      op: record.op,
+      at: new Date().toISOString(),
+      result: "failed",
+      error: { message: `step ${record.index + 1} ran, but its record could not be written: ${message}` },
+    });
+    throw new AgentError(
+      500,
+      "JournalWriteFailed",
+      `step ${record.index + 1} ran, but its record could not be written: ${message}`,
+      { operation: record.op },
+    );
+  }
+}
+
+function isJournalClosed(e: unknown): boolean {
+  return e instanceof FileWriteError && /journal is closed/.test(e.message);
+}
+
+/**
+ * A confined agent (--devices) sees only its own devices; a volume group it creates must not take a
+ * name that exists on other devices of the machine (lvm would then refuse both). Only the names are
+ * read, unconfined.
+ */
+async function checkVolumeGroupNames(
+  deps: OperationDeps,
+  inventory: NodeInventory,
+  plan: NodePlan,
+): Promise<void> {
+  const creates = plan.actions.filter((a) => a.op === "vgcreate" && a.volumeGroup).map((a) => a.volumeGroup!);
+  const ours = new Set(inventory.vgs.map((v) => v.name));
+  const wanted = creates.filter((n) => !ours.has(n));
+  if (!wanted.length) return;
+  let names: string[];
+  try {
+    const out = await deps.run(ALL_VG_NAMES_ARGV, { unconfined: true });
+    const parsed = JSON.parse(out.stdout) as { report?: Array<{ vg?: Array<{ vg_name?: string }> }> };
+    names = (parsed.report ?? []).flatMap((r) => r.vg ?? []).map((v) => v.vg_name ?? "");
+  } catch (e) {
+    throw new AgentError(
+      500,
+      "DiscoveryFailed",
+      `cannot list the volume group names on this machine before creating ${wanted.join(", ")}: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+  const taken = wanted.filter((n) => names.includes(n));
+  if (taken.length)
+    throw new AgentError(
+      409,
+      "VolumeGroupNameTaken",
+      `volume group ${taken.join(", ")} already exists on this machine, on devices outside this agent's --devices; lvm would refuse both groups. Choose another name`,
+      { volumeGroups: taken },
+    );
+}
+
+/** The destructive steps of a plan, with what each destroys. */
+export function destructiveStepsOf(plan: NodePlan): ApprovedDestruction[] {
+  return plan.actions
+    .filter((a) => a.destructive)
+    .map((a) => ({
+      op: a.op,
+      argv: a.argv,
+      ...(a.device ? { device: a.device } : {}),
+      ...(a.signatures ? { signatures: a.signatures } : {}),
+    }));
+}
+
+/** The devices a plan claims for its volume groups (members staying and devices joining). */
+export function claimedDevicesOf(plan: NodePlan): string[] {
+  return [...new Set(plan.volumeGroups.flatMap((vg) => vg.claimed.map((c) => c.path ?? c.kname)))].sort();
+}
+
+/** A destructive step of the fresh plan the approved plan also had, destroying no more than it did. */
+function approvedDestruction(step: ApprovedDestruction, approved: readonly ApprovedDestruction[]): boolean {
+  const same = (a: WipeSignature, b: WipeSignature) =>
+    a.type === b.type && a.uuid === b.uuid && a.label === b.label && a.offset === b.offset;
+  return approved.some(
+    (a) =>
+      a.op === step.op &&
+      JSON.stringify(a.argv) === JSON.stringify(step.argv) &&
+      (step.signatures ?? []).every((s) => (a.signatures ?? []).some((t) => same(s, t))) &&
+      (step.signatures !== undefined || a.signatures === undefined),
+  );
+}
+
+interface Approval {
+  readonly devices: ApprovedDevice[];
+  readonly destructive: ApprovedDestruction[];
+  readonly claimed: string[];
+  readonly resumes?: string;
+}
+
 function approve(
   interrupted: OperationSummary | undefined,
   fresh: NodePlan,
   req: OperationRequest,
-): { devices: ApprovedDevice[]; resumes?: string } {
+): Approval {
   if (req.approvedHash === undefined || fresh.hash === req.approvedHash)
-    return { devices: approvedDevicesOf(fresh) };
+    return {
+      devices: approvedDevicesOf(fresh),
+      destructive: destructiveStepsOf(fresh),
+      claimed: claimedDevicesOf(fresh),
+    };
   const resumable =
     interrupted &&
     interrupted.start.kind === req.kind &&
@@ -264,7 +394,73 @@ function approve(
       `cannot resume interrupted operation ${interrupted.start.op}: the plan now writes to ${unapproved.join(", ")}, which the approved plan did not include; review the fresh plan and apply it with its hash`,
       { plan: fresh, interruptedOperation: interrupted.start.op, unapprovedDevices: unapproved },
     );
-  return { devices: [...interrupted.start.devices], resumes: interrupted.start.op };
+  // A wipe (or vgremove --force) the approved plan did not have, or of a signature it did not list:
+  // the device changed since (e.g. a filesystem made on it while the agent was down). Never resumed.
+  const approvedDestructive = interrupted.start.destructive ?? [];
+  const unapprovedSteps = destructiveStepsOf(fresh).filter(
+    (s) => !approvedDestruction(s, approvedDestructive),
+  );
+  if (unapprovedSteps.length)
+    throw new AgentError(
+      409,
+      "PlanChanged",
+      `cannot resume interrupted operation ${interrupted.start.op}: the plan now has destructive steps the approved plan did not (${unapprovedSteps.map((s) => s.argv.join(" ")).join("; ")}); review the fresh plan and apply it with its hash`,
+      {
+        plan: fresh,
+        interruptedOperation: interrupted.start.op,
+        unapprovedDevices: [...new Set(unapprovedSteps.map((s) => s.device ?? s.argv.at(-1)!))],
+        unapprovedSteps,
+      },
+    );
+  // A device the approved plan put in a volume group that the fresh plan leaves out (e.g. the PV the
+  // agent created just before it died, now an orphan it cannot prove is its own): the group would be
+  // smaller than approved. Never resumed silently.
+  const freshClaimed = new Set(claimedDevicesOf(fresh));
+  const dropped = (interrupted.start.claimed ?? []).filter((d) => !freshClaimed.has(d));
+  if (dropped.length)
+    throw new AgentError(
+      409,
+      "PlanChanged",
+      `cannot resume interrupted operation ${interrupted.start.op}: the plan now leaves out ${dropped.join(", ")}, which the approved plan put in a volume group; review the fresh plan (its exclusions say why) and apply it with its hash`,
+      { plan: fresh, interruptedOperation: interrupted.start.op, droppedDevices: dropped },
+    );
+  return {
+    devices: [...interrupted.start.devices],
+    destructive: [...approvedDestructive],
+    claimed: [...(interrupted.start.claimed ?? claimedDevicesOf(fresh))],
+    resumes: interrupted.start.op,
+  };
+}
+
+/**
+ * Runs one step; when its command timed out, the outcome is unknown (the command may have done its
+ * work before it was killed): the node is re-discovered and the step's postcondition re-checked.
+ */
+async function executeChecked(
+  deps: OperationDeps,
+  action: PlanAction,
+  wipeScope: ReadonlySet<string>,
+): Promise<{ skipped?: string; pvUuid?: string }> {
+  try {
+    return await execute(deps, action);
+  } catch (e) {
+    if (!(e instanceof LvmCommandError) || !e.details.timedOut) throw e;
+    let decision: ReturnType<typeof decide>;
+    try {
+      decision = decide(action, stateFromInventory(await deps.discover()), deps.journal.wiped(wipeScope));
+    } catch {
+      throw e;
+    }
+    if (decision.run) throw e;
+    const pvUuid =
+      action.op === "pvcreate" && action.device
+        ? await (deps.identity?.readPvUuid ?? readPvUuid)(action.device).catch(() => undefined)
+        : undefined;
+    return {
+      skipped: `${e.message}; re-checked afterwards: ${decision.skipped}, so it is done`,
+      ...(pvUuid ? { pvUuid } : {}),
+    };
+  }
 }
 
 /** Runs one step. pvcreate reports the new PV's UUID (journaled: a PV this agent created may be adopted after a crash). */
@@ -283,7 +479,10 @@ async function execute(
     return {};
   }
   try {
-    await deps.run(action.argv, action.op === "pvmove" ? { timeoutMs: 24 * 3600_000 } : {});
+    await deps.run(action.argv, {
+      ...(action.op === "pvmove" ? { timeoutMs: 24 * 3600_000 } : {}),
+      ...(deps.killSignal ? { signal: deps.killSignal } : {}),
+    });
   } catch (e) {
     // lvextend to the size the pool already has: the postcondition holds.
     if (

@@ -122,7 +122,7 @@ describe("Journal", () => {
       device: "/dev/sdd",
       durationMs: 1,
     });
-    expect([...new Journal({ stateDir: dir }).wiped()]).toEqual([
+    expect([...new Journal({ stateDir: dir }).wiped(new Set(["a"]))]).toEqual([
       ["wwn:0x5+serial:X", "a"],
       ["kname:/dev/sdd", "a"],
     ]);
@@ -149,7 +149,8 @@ describe("Journal", () => {
     const reopened = new Journal({ stateDir: dir });
     expect(fs.statSync(path.join(dir, JOURNAL_FILE)).size).toBeLessThan(2000);
     expect(reopened.last()?.start.op).toBe("op9");
-    expect(reopened.wiped().get("by-id:/dev/disk/by-id/x")).toBe("op1");
+    expect(reopened.wiped(new Set(["op1"])).get("by-id:/dev/disk/by-id/x")).toBe("op1");
+    expect(reopened.wiped(new Set(["op9"])).size).toBe(0);
   });
 
   it("creates its state directory private to root", () => {

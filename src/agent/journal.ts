@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { fsyncDir, writeFileAtomic } from "./atomic-file";
+import type { WipeSignature } from "../planner/types";
+import { FileWriteError, fsyncDir, writeAllSync, writeFileAtomic } from "./atomic-file";
 
 /**
  * The operation journal: one JSON object per line in `<stateDir>/journal.jsonl`, each line written
@@ -16,6 +17,15 @@ export interface ApprovedDevice {
   readonly kname: string;
   /** The identity the approved plan gave the device (PlanAction.deviceId / DeviceClaim.id). */
   readonly id?: string;
+}
+
+/** A destructive step the approved plan contains (wipefs, vgremove --force), with what it destroys. */
+export interface ApprovedDestruction {
+  readonly op: string;
+  readonly argv: readonly string[];
+  readonly device?: string;
+  /** wipefs: the signatures the reviewer saw (type, UUID, label, offset). */
+  readonly signatures?: readonly WipeSignature[];
 }
 
 export interface OperationStart {
@@ -35,6 +45,13 @@ export interface OperationStart {
   readonly target?: unknown;
   /** Every device the approved plan claims or writes to: the only devices this operation may write. */
   readonly devices: readonly ApprovedDevice[];
+  /**
+   * Every destructive step of the approved plan. A resume may only run destructive steps listed here
+   * (absent in journals written before it existed: then none).
+   */
+  readonly destructive?: readonly ApprovedDestruction[];
+  /** The devices the approved plan claimed for its volume groups: a resume that would leave one out is refused. */
+  readonly claimed?: readonly string[];
   readonly actionCount: number;
   /** The interrupted operation this one resumes. */
   readonly resumes?: string;
@@ -112,6 +129,7 @@ export class Journal {
   private readonly compactAtBytes: number;
   private records: JournalRecord[];
   private size: number;
+  private closed = false;
 
   constructor(options: JournalOptions) {
     fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
@@ -123,21 +141,66 @@ export class Journal {
     this.size = validBytes;
   }
 
-  /** Appends one record durably: the call returns after the bytes are on disk. */
+  /**
+   * Appends one record durably: the call returns after the bytes are on disk. When the line cannot be
+   * written whole (a full filesystem, an I/O error), the file is cut back to the records before it
+   * (so no torn line stays in the middle of the journal) and a FileWriteError naming the file is thrown.
+   */
   append(record: JournalRecord): void {
-    const line = `${JSON.stringify(record)}\n`;
+    if (this.closed)
+      throw new FileWriteError(this.file, new Error("the journal is closed (the agent is stopping)"));
+    const line = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
     const created = !fs.existsSync(this.file);
-    const fd = fs.openSync(this.file, "a", 0o600);
+    let fd: number;
     try {
-      fs.writeSync(fd, line);
+      fd = fs.openSync(this.file, "a", 0o600);
+    } catch (e) {
+      throw new FileWriteError(this.file, e);
+    }
+    try {
+      writeAllSync(fd, line, this.file);
       fs.fdatasyncSync(fd);
+    } catch (e) {
+      try {
+        fs.ftruncateSync(fd, this.size);
+        fs.fdatasyncSync(fd);
+      } catch {
+        /* cut off when the journal is next opened: a torn last line */
+      }
+      throw e instanceof FileWriteError ? e : new FileWriteError(this.file, e);
     } finally {
       fs.closeSync(fd);
     }
     if (created) fsyncDir(path.dirname(this.file));
     this.records.push(record);
-    this.size += Buffer.byteLength(line);
-    if (record.type === "operation-finish" && this.size > this.compactAtBytes) this.compact();
+    this.size += line.length;
+    if (record.type === "operation-finish" && this.size > this.compactAtBytes) {
+      try {
+        this.compact();
+      } catch {
+        /* compaction is an optimization; the journal as it is stays valid */
+      }
+    }
+  }
+
+  /**
+   * Appends a record that reports an outcome (a failure, the end of an operation); when it cannot be
+   * written, it is kept in memory so this process's status still tells what happened, and the error
+   * is returned. After a restart the operation shows as interrupted, which is then the truth on disk.
+   */
+  record(record: JournalRecord): Error | undefined {
+    try {
+      this.append(record);
+      return undefined;
+    } catch (e) {
+      this.records.push(record);
+      return e instanceof Error ? e : new Error(String(e));
+    }
+  }
+
+  /** No record is written after this (the agent released, or is about to release, its state-dir lock). */
+  close(): void {
+    this.closed = true;
   }
 
   /** Every operation, oldest first. */
@@ -171,12 +234,45 @@ export class Journal {
     return last && !last.finish ? last : undefined;
   }
 
-  /** Identities (deviceId, else "kname:<path>") of devices whose wipe finished, with the operation that wiped them. */
-  wiped(): Map<string, string> {
+  /**
+   * Identities (deviceId, else "kname:<path>") of devices whose wipe finished in one of `ops`, with the
+   * operation that wiped them. Scoped to an operation and the interrupted ones it resumes: a disk torn
+   * down, re-formatted and approved for a wipe again later is wiped again.
+   */
+  wiped(ops: ReadonlySet<string>): Map<string, string> {
     const out = new Map<string, string>();
     for (const r of this.records)
-      if (r.type === "action-finish" && r.action === "wipefs" && !r.skipped && r.device)
+      if (r.type === "action-finish" && r.action === "wipefs" && !r.skipped && r.device && ops.has(r.op))
         out.set(wipeKey(r.device, r.deviceId), r.op);
+    return out;
+  }
+
+  /** `op` and every interrupted operation it resumes, directly or through a chain of resumes. */
+  resumeChain(op: string): Set<string> {
+    const starts = new Map<string, OperationStart>();
+    for (const r of this.records) if (r.type === "operation-start") starts.set(r.op, r);
+    const chain = new Set<string>();
+    for (let cur: string | undefined = op; cur && !chain.has(cur); cur = starts.get(cur)?.resumes)
+      chain.add(cur);
+    return chain;
+  }
+
+  /**
+   * pvcreate steps that started and have no record of finishing, in the interrupted operation and the
+   * operations it resumes: the agent died while (or right after) the PV was created, before its UUID
+   * was journaled.
+   */
+  unfinishedPvcreates(): ActionStart[] {
+    const interrupted = this.interrupted();
+    if (!interrupted) return [];
+    const chain = this.resumeChain(interrupted.start.op);
+    const out: ActionStart[] = [];
+    for (const o of this.operations()) {
+      if (!chain.has(o.start.op)) continue;
+      const ended = new Set(o.actions.filter((a) => a.type !== "action-start").map((a) => a.index));
+      for (const a of o.actions)
+        if (a.type === "action-start" && a.action === "pvcreate" && !ended.has(a.index)) out.push(a);
+    }
     return out;
   }
 

@@ -77,7 +77,15 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** @default the runner's timeoutMs */
   readonly timeoutMs?: number;
+  /**
+   * Run without the --devices filter. Only for ALL_VG_NAMES_ARGV (the names of every volume group on
+   * the machine, to keep a confined agent from creating a name another tenant uses); refused otherwise.
+   */
+  readonly unconfined?: boolean;
 }
+
+/** The one command a confined agent runs unconfined: volume group names, nothing else of the others. */
+export const ALL_VG_NAMES_ARGV: readonly string[] = ["vgs", "--reportformat", "json", "-o", "vg_name"];
 
 export interface CommandResult {
   readonly argv: readonly string[];
@@ -136,6 +144,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
     if (problem) throw new CommandRefusedError(devices, `device ${JSON.stringify(d)} ${problem}`);
   });
   const configString = lvmConfigString(devices, options.lvmConfig ?? "");
+  const unconfinedConfig = lvmConfigString(undefined, options.lvmConfig ?? "");
   const env: NodeJS.ProcessEnv = {
     PATH: options.path ?? DEFAULT_PATH,
     LC_ALL: "C",
@@ -148,7 +157,12 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
 
   return async (argv, runOptions = {}) => {
     validateArgv(argv, devices);
-    const full = [...prefix, ...withLvmConfig(argv, configString)];
+    if (runOptions.unconfined && JSON.stringify(argv) !== JSON.stringify(ALL_VG_NAMES_ARGV))
+      throw new CommandRefusedError(
+        argv,
+        `only ${ALL_VG_NAMES_ARGV.join(" ")} may run without the device filter`,
+      );
+    const full = [...prefix, ...withLvmConfig(argv, runOptions.unconfined ? unconfinedConfig : configString)];
     if (runOptions.signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
     const started = Date.now();
     const startedAt = new Date(started).toISOString();
@@ -205,7 +219,21 @@ function execute(
   maxOutput: number,
 ): Promise<Outcome> {
   return new Promise((resolve) => {
-    const child = spawn(argv[0]!, argv.slice(1), { env, stdio: ["ignore", "pipe", "pipe"], shell: false });
+    // Its own process group: a timeout or abort kills the command and everything it started
+    // (`nsenter -p` forks; a wrapper's children), not only the direct child.
+    const child = spawn(argv[0]!, argv.slice(1), {
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      shell: false,
+      detached: true,
+    });
+    const killGroup = (sig: NodeJS.Signals) => {
+      try {
+        if (child.pid) process.kill(-child.pid, sig);
+      } catch {
+        /* the group is gone */
+      }
+    };
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let outBytes = 0;
@@ -214,9 +242,11 @@ function execute(
     let aborted = false;
     let cause: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;
+    let stopping = false;
     const stop = () => {
-      child.kill("SIGTERM");
-      killTimer ??= setTimeout(() => child.kill("SIGKILL"), killGraceMs);
+      stopping = true;
+      killGroup("SIGTERM");
+      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
     };
     const timer = setTimeout(() => {
       timedOut = true;
@@ -243,7 +273,26 @@ function execute(
       spawnFailed = true;
       cause ??= e.message;
     });
-    child.on("close", (code, sig) => {
+    // After the command exits, its output pipes may still be held by processes it started. Once it
+    // was stopped (timeout, abort), those are killed with the group and the pipes are not waited for;
+    // otherwise they get a moment to close.
+    let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
+    let settled = false;
+    child.on("exit", (code, sig) => {
+      exited = { code, sig };
+      if (stopping) killGroup("SIGKILL");
+      setTimeout(
+        () => {
+          child.stdout.destroy();
+          child.stderr.destroy();
+          finish(code, sig);
+        },
+        stopping ? 100 : 2000,
+      ).unref();
+    });
+    const finish = (code: number | null, sig: NodeJS.Signals | null) => {
+      if (settled) return;
+      settled = true;
       clearTimeout(timer);
       if (killTimer) clearTimeout(killTimer);
       signal?.removeEventListener("abort", onAbort);
@@ -256,7 +305,8 @@ function execute(
         ...(aborted ? { aborted, cause: cause ?? "aborted" } : {}),
         ...(cause && !timedOut && !aborted ? { cause } : {}),
       });
-    });
+    };
+    child.on("close", (code, sig) => finish(exited?.code ?? code, exited?.sig ?? sig));
   });
 }
 

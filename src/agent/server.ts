@@ -36,8 +36,42 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
   for (const r of options.routes) byPath.set(r.path, [...(byPath.get(r.path) ?? []), r]);
 
   const handler = (req: http.IncomingMessage, res: http.ServerResponse) => {
+    try {
+      handle(req, res);
+    } catch (e) {
+      // Never let one request take the process (and a running apply) down.
+      options.metrics.errors.inc({ kind: "internal" });
+      options.log?.({ msg: "internal error", error: e instanceof Error ? e.stack : String(e) });
+      if (!res.headersSent)
+        send(
+          res,
+          { status: 500, json: errorBody(new AgentError(500, "Internal", "internal error")) },
+          {
+            connection: "close",
+          },
+        );
+    }
+  };
+
+  const handle = (req: http.IncomingMessage, res: http.ServerResponse) => {
     const started = Date.now();
-    const url = new URL(req.url ?? "/", "http://agent");
+    let url: URL;
+    try {
+      url = new URL(req.url ?? "/", "http://agent");
+    } catch {
+      url = new URL("http://agent/");
+      options.metrics.requests.inc({ route: "unmatched", method: req.method ?? "", code: "400" });
+      options.log?.({ msg: "request", method: req.method, path: String(req.url).slice(0, 200), status: 400 });
+      send(
+        res,
+        {
+          status: 400,
+          json: errorBody(new AgentError(400, "BadRequest", "the request target is not a valid URL path")),
+        },
+        req.readableEnded ? {} : { connection: "close" },
+      );
+      return;
+    }
     const candidates = byPath.get(url.pathname);
     const r = candidates?.find((c) => c.method === req.method);
     const routeLabel = candidates ? url.pathname : "unmatched";
@@ -96,6 +130,8 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
         const outcome = await options.authorize(requestCredentials(req.headers));
         if (!outcome.ok) {
           options.metrics.errors.inc({ kind: "auth" });
+          if (outcome.detail)
+            options.log?.({ msg: "cannot reach the API server to check credentials", error: outcome.detail });
           const code =
             outcome.status === 401
               ? "Unauthorized"
@@ -117,6 +153,26 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
   const server = options.tls
     ? https.createServer({ cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" }, handler)
     : http.createServer(handler);
+  // Requests Node's parser rejects (malformed request line or headers, headers too large, a
+  // timeout) get the same JSON error shape as every other error; the connection is closed.
+  server.on("clientError", (err: NodeJS.ErrnoException, socket: import("node:stream").Duplex) => {
+    if (!socket.writable || (err.code === "ECONNRESET" && !socket.readable)) {
+      socket.destroy();
+      return;
+    }
+    const [status, code, reason, message] =
+      err.code === "HPE_HEADER_OVERFLOW"
+        ? [431, "HeadersTooLarge", "Request Header Fields Too Large", "the request headers are too large"]
+        : err.code === "ERR_HTTP_REQUEST_TIMEOUT"
+          ? [408, "RequestTimeout", "Request Timeout", "the request did not arrive in time"]
+          : [400, "BadRequest", "Bad Request", "the request is not valid HTTP/1.1"];
+    options.metrics.requests.inc({ route: "unmatched", method: "", code: String(status) });
+    options.log?.({ msg: "request refused by the HTTP parser", status, error: err.code ?? err.message });
+    const body = `${JSON.stringify(errorBody(new AgentError(status, code, message)), null, 2)}\n`;
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
+    );
+  });
   server.headersTimeout = 10_000;
   server.requestTimeout = 60_000;
   server.keepAliveTimeout = 5_000;
@@ -126,7 +182,11 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
 function send(res: http.ServerResponse, reply: Reply, extraHeaders: Record<string, string>): void {
   const common = { "cache-control": "no-store", "x-content-type-options": "nosniff", ...extraHeaders };
   if ("text" in reply) {
-    res.writeHead(reply.status, { ...common, "content-type": reply.contentType });
+    res.writeHead(reply.status, {
+      ...common,
+      "content-type": reply.contentType,
+      "content-length": String(Buffer.byteLength(reply.text)),
+    });
     res.end(reply.text);
     return;
   }
@@ -135,6 +195,7 @@ function send(res: http.ServerResponse, reply: Reply, extraHeaders: Record<strin
     ...common,
     ...reply.headers,
     "content-type": "application/json; charset=utf-8",
+    "content-length": String(Buffer.byteLength(text)),
   });
   res.end(text);
 }

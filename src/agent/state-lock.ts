@@ -1,31 +1,91 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 
 export const LOCK_FILE = "agent.pid";
 
+/** How long a lock held by a process that just died may take to be let go (its holder sees EOF). */
+const RETRY_MS = 3000;
+
 /**
- * Makes one agent process the only user of a state directory (its journal): creates
- * `<stateDir>/agent.pid` exclusively. A lock left by a process that no longer runs (kill -9, a
- * crash) is taken over; a live one is an error naming its pid. Returns the release function.
+ * Makes one agent process the only user of a state directory (its journal) with a kernel lock:
+ * `flock(2)` on `<stateDir>/agent.pid`, held by a `flock(1)` child (util-linux, beside lsblk and
+ * nsenter; Node has no flock) for as long as this process lives. The holder reads this process's
+ * pipe: when this process exits in any way (kill -9 included) the pipe closes and the lock is let go
+ * by the kernel — no stale lock to take over, no pid to check (a pid may be reused by an unrelated
+ * process), no window in which two processes both take over a stale one. The file holds the pid of
+ * the holder for people; it is never removed (removing a lock file lets a second holder in).
+ * Returns the release function.
  */
-export function lockStateDir(stateDir: string, pid = process.pid): () => void {
+export async function lockStateDir(stateDir: string, pid = process.pid): Promise<() => void> {
   fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
   const file = path.join(stateDir, LOCK_FILE);
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, `${pid}\n`, { flag: "wx", mode: 0o600 });
+  fs.closeSync(fs.openSync(file, "a", 0o600));
+  const deadline = Date.now() + RETRY_MS;
+  for (;;) {
+    const holder = spawn(
+      "flock",
+      [
+        "--exclusive",
+        "--nonblock",
+        "--conflict-exit-code",
+        "75",
+        file,
+        "sh",
+        "-c",
+        "echo locked; exec cat >/dev/null",
+      ],
+      { stdio: ["pipe", "pipe", "pipe"] },
+    );
+    const outcome = await held(holder);
+    if (outcome === "locked") {
+      fs.writeFileSync(file, `${pid}\n`);
+      holder.stdout.destroy();
+      holder.stderr.destroy();
+      holder.unref();
+      (holder.stdin as unknown as { unref?: () => void }).unref?.();
+      let released = false;
       return () => {
-        if (readPid(file) === pid) fs.rmSync(file, { force: true });
+        if (released) return;
+        released = true;
+        try {
+          fs.writeFileSync(file, "");
+        } catch {
+          /* the directory is gone */
+        }
+        holder.stdin.end(); // the holder sees EOF, exits, and the kernel lets go of the lock
       };
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
-      const holder = readPid(file);
-      if (holder !== undefined && holder !== pid && alive(holder))
-        throw new Error(`state directory ${stateDir} is in use by another agent (pid ${holder}, ${file})`);
-      fs.rmSync(file, { force: true });
     }
+    if (outcome.code === 75) {
+      if (Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        continue;
+      }
+      const other = readPid(file);
+      throw new Error(
+        `state directory ${stateDir} is in use by another agent${other ? ` (pid ${other}, ${file})` : ` (${file} is locked)`}`,
+      );
+    }
+    throw new Error(
+      `cannot lock state directory ${stateDir}: flock ${file} ${outcome.error ?? `exited ${outcome.code}`}${outcome.stderr ? `: ${outcome.stderr.trim()}` : ""} (flock(1) from util-linux is needed)`,
+    );
   }
-  throw new Error(`cannot lock state directory ${stateDir} (${file} keeps reappearing)`);
+}
+
+function held(
+  holder: ChildProcessWithoutNullStreams,
+): Promise<"locked" | { code: number | null; stderr: string; error?: string }> {
+  return new Promise((resolve) => {
+    let out = "";
+    let err = "";
+    holder.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+      if (out.includes("locked")) resolve("locked");
+    });
+    holder.stderr.on("data", (d: Buffer) => (err += d.toString()));
+    holder.on("error", (e) => resolve({ code: null, stderr: err, error: e.message }));
+    holder.on("exit", (code) => resolve({ code, stderr: err }));
+  });
 }
 
 function readPid(file: string): number | undefined {
@@ -34,14 +94,5 @@ function readPid(file: string): number | undefined {
     return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
   } catch {
     return undefined;
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
   }
 }

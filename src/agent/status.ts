@@ -89,7 +89,12 @@ export function buildStatus(input: StatusInput): { status: LVMNodeStatus; lastOp
         ),
   ];
   return {
-    status: { state: nodeState(volumeGroups, input.running), volumeGroups, deviceClasses, conditions },
+    status: {
+      state: nodeState(volumeGroups, deviceClasses, input.running),
+      volumeGroups,
+      deviceClasses,
+      conditions,
+    },
     ...(lastOperation ? { lastOperation } : {}),
   };
 }
@@ -188,15 +193,24 @@ function deviceClassStatus(
       state: "Degraded",
       message: `thin pool ${dc.volumeGroup}/${dc.thin.poolName} does not exist`,
     };
+  const lvmd = input.plan?.actions.find((a) => a.op === "write-lvmd-config");
+  if (lvmd)
+    return {
+      ...base,
+      state: "Degraded",
+      message: `${lvmd.file?.path ?? "lvmd.yaml"} does not hold what the spec wants (step to do: write-lvmd-config)`,
+    };
   return { ...base, state: "Healthy" };
 }
 
 function nodeState(
   volumeGroups: readonly VolumeGroupStatus[],
+  deviceClasses: readonly DeviceClassStatus[],
   running: boolean,
 ): NonNullable<LVMNodeStatus["state"]> {
   if (running) return "Progressing";
-  if (volumeGroups.every((v) => v.state === "Healthy")) return "Ready";
+  if (volumeGroups.every((v) => v.state === "Healthy"))
+    return deviceClasses.every((d) => d.state === "Healthy") ? "Ready" : "Degraded";
   if (volumeGroups.some((v) => v.state === "Failed")) return "Failed";
   if (volumeGroups.every((v) => v.state === "Pending")) return "Pending";
   return "Degraded";

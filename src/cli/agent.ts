@@ -56,11 +56,12 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     logLine(JSON.stringify({ time: new Date().toISOString(), ...entry }));
   const config = parseAgentConfig(args.argv, args.env);
 
-  const releaseLock = lockStateDir(config.stateDir);
+  const releaseLock = await lockStateDir(config.stateDir);
   try {
     const journal = new Journal({ stateDir: config.stateDir });
     const metrics = new AgentMetrics();
     const commandLog = config.commandLog ? fs.openSync(config.commandLog, "a", 0o600) : undefined;
+    let commandLogClosed = false;
     const run = createLvmRunner({
       commandPrefix: config.commandPrefix,
       ...(config.devices ? { devices: config.devices } : {}),
@@ -72,10 +73,12 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         metrics.commands.inc({ tool: entry.tool, result: ok ? "ok" : "error" });
         metrics.commandSeconds.observe({ tool: entry.tool }, entry.durationMs / 1000);
         if (!ok) metrics.errors.inc({ kind: "command" });
-        if (commandLog !== undefined) fs.writeSync(commandLog, `${JSON.stringify(entry)}\n`);
+        if (commandLog !== undefined && !commandLogClosed)
+          fs.writeSync(commandLog, `${JSON.stringify(entry)}\n`);
       },
     });
     const stopping = new AbortController();
+    const killing = new AbortController();
     const pauseAfter = args.env[TEST_PAUSE_ENV] ? Number(args.env[TEST_PAUSE_ENV]) : undefined;
     if (pauseAfter !== undefined)
       log({
@@ -94,6 +97,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       metrics,
       lvmdConfigPath: config.lvmdConfig,
       stopSignal: stopping.signal,
+      killSignal: killing.signal,
       ...(pauseAfter !== undefined
         ? {
             afterStep: async (index: number) => {
@@ -162,8 +166,20 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         server.closeIdleConnections();
         const grace = new Promise<void>((resolve) => setTimeout(resolve, config.shutdownGraceMs).unref());
         await Promise.race([service.idle(), grace]);
+        if (service.busy) {
+          // The grace ran out in the middle of a step: nothing more is journaled (the operation stays
+          // interrupted and resumable), its command is killed with its process group, and the lock
+          // is released only once the operation has let go.
+          journal.close();
+          killing.abort();
+          log({ msg: "shutdown grace over: the running command is killed; the operation stays resumable" });
+          const bound = new Promise<void>((resolve) => setTimeout(resolve, 10_000).unref());
+          await Promise.race([service.idle(), bound]);
+        }
         server.closeAllConnections();
         await closed;
+        journal.close();
+        commandLogClosed = true;
         if (commandLog !== undefined) fs.closeSync(commandLog);
         releaseLock();
         log({ msg: "stopped" });

@@ -1,6 +1,7 @@
 import type { LVMNodeSpec, VolumeGroup } from "../api";
 import { isWildcardSelector } from "../api";
 import type { BlockDevice } from "../inventory/types";
+import type { WipeSignature } from "./types";
 import { matchDeviceSelector, type SelectorMatch } from "./device-selector";
 import { eligibility } from "./filters";
 import { displayName, joinNames, sortNatural, type NodeIndex } from "./node-index";
@@ -11,6 +12,8 @@ export interface Joining {
   readonly device: BlockDevice;
   /** Signature types erased first (forceWipeDevicesAndDestroyAllData). */
   readonly wipe: readonly string[];
+  /** Their identities (type, UUID, label, offset). */
+  readonly wipeSignatures?: readonly WipeSignature[];
   /** An orphan PV the agent created itself: joins without pvcreate. */
   readonly adopted: boolean;
 }
@@ -121,7 +124,13 @@ export function resolveClaims(
       const g = contenders[0]!;
       const e = check(g, d);
       if (e.reasons.length) exclude(g, d, e.reasons);
-      else g.joining.push({ device: d, wipe: e.wipe, adopted: adopts(d) });
+      else
+        g.joining.push({
+          device: d,
+          wipe: e.wipe,
+          ...(e.wipeSignatures ? { wipeSignatures: e.wipeSignatures } : {}),
+          adopted: adopts(d),
+        });
     }
     if (fixed.length) {
       const used = fixed.length === 1 && fixed[0]!.joining.some((j) => j.device === d);

@@ -236,7 +236,11 @@ describe("LVM physical volumes", () => {
     ]);
   });
   test("with the opt-in an orphan PV is wiped", () => {
-    expect(check("/dev/sdb", orphan, wiping)).toEqual({ reasons: [], wipe: ["LVM2_member"] });
+    expect(check("/dev/sdb", orphan, wiping)).toEqual({
+      reasons: [],
+      wipe: ["LVM2_member"],
+      wipeSignatures: [{ type: "LVM2_member", offset: "0x218" }],
+    });
   });
   test("an orphan PV the agent created itself is adopted, nothing wiped", () => {
     expect(check("/dev/sdb", orphan, group, true)).toEqual({ reasons: [], wipe: [] });
@@ -247,7 +251,11 @@ describe("LVM physical volumes", () => {
     expect(check("/dev/sdb", hidden).reasons).toEqual([
       "/dev/sdb has existing signature LVM2_member, which only forceWipeDevicesAndDestroyAllData erases",
     ]);
-    expect(check("/dev/sdb", hidden, wiping)).toEqual({ reasons: [], wipe: ["LVM2_member"] });
+    expect(check("/dev/sdb", hidden, wiping)).toEqual({
+      reasons: [],
+      wipe: ["LVM2_member"],
+      wipeSignatures: [{ type: "LVM2_member", offset: "0x218" }],
+    });
   });
 });
 
@@ -256,12 +264,24 @@ describe("forceWipeDevicesAndDestroyAllData", () => {
     expect(
       check(
         "/dev/sdb",
-        alone(disk("sdb", { signatures: [signature("xfs"), signature("xfs", { offset: "0x1000" })] })),
+        alone(
+          disk("sdb", {
+            signatures: [
+              signature("xfs", { offset: "0x1000" }),
+              signature("xfs", { uuid: "u-1", label: "data" }),
+            ],
+          }),
+        ),
         wiping,
       ),
     ).toEqual({
       reasons: [],
       wipe: ["xfs"],
+      // every signature with its identity, by offset: a re-made filesystem changes the plan's hash
+      wipeSignatures: [
+        { type: "xfs", offset: "0x0", uuid: "u-1", label: "data" },
+        { type: "xfs", offset: "0x1000" },
+      ],
     });
   });
   test("does not override any other filter", () => {

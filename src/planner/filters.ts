@@ -1,6 +1,7 @@
 import type { VolumeGroup } from "../api";
 import { formatBytes, minDeviceSizeBytes, wipeAllowed } from "../api";
 import type { BlockDevice } from "../inventory/types";
+import type { WipeSignature } from "./types";
 import { displayName, joinNames, type NodeIndex } from "./node-index";
 import type { Ownership } from "./ownership";
 import { formatSize } from "./units";
@@ -15,6 +16,8 @@ export interface Eligibility {
   readonly reasons: readonly string[];
   /** Signature types the plan erases first (only with forceWipeDevicesAndDestroyAllData). */
   readonly wipe: readonly string[];
+  /** The identity of each signature erased (type, UUID, label, offset), sorted by offset and type. */
+  readonly wipeSignatures?: readonly WipeSignature[];
 }
 
 /** Backing files under these directories belong to Kubernetes (kubelet volumes, CSI plugins). */
@@ -55,6 +58,7 @@ export function eligibility(
   const n = displayName(device);
   const reasons: string[] = [];
   const wipe: string[] = [];
+  const wipeSignatures: WipeSignature[] = [];
 
   if (device.type === "rom") reasons.push(`${n} is an optical drive (rom) and cannot be used`);
   if (device.type === "lvm")
@@ -111,8 +115,18 @@ export function eligibility(
     const orphan = owner?.kind === "orphan";
     const erasable =
       orphan && !signatureTypes.includes("LVM2_member") ? [...signatureTypes, "LVM2_member"] : signatureTypes;
-    if (wipeAllowed(vg)) wipe.push(...erasable);
-    else {
+    if (wipeAllowed(vg)) {
+      wipe.push(...erasable);
+      wipeSignatures.push(
+        ...device.signatures.map((s) => ({
+          type: s.type,
+          ...(s.uuid ? { uuid: s.uuid } : {}),
+          ...(s.label ? { label: s.label } : {}),
+          ...(s.offset ? { offset: s.offset } : {}),
+        })),
+      );
+      if (orphan && !signatureTypes.includes("LVM2_member")) wipeSignatures.push({ type: "LVM2_member" });
+    } else {
       if (orphan)
         reasons.push(
           `${n} is an LVM physical volume in no volume group (it may belong to a volume group whose other disks are missing); it is only reused with forceWipeDevicesAndDestroyAllData`,
@@ -131,7 +145,14 @@ export function eligibility(
       `${n} is smaller than the minimum device size ${formatBytes(min)} (it has ${formatSize(device.size)})`,
     );
 
-  return { reasons, wipe: reasons.length ? [] : wipe };
+  if (reasons.length || wipe.length === 0) return { reasons, wipe: [] };
+  return { reasons, wipe, wipeSignatures: sortSignatures(wipeSignatures) };
+}
+
+function sortSignatures(list: WipeSignature[]): WipeSignature[] {
+  const key = (s: WipeSignature) =>
+    `${(s.offset ?? "").padStart(24, " ")}\0${s.type}\0${s.uuid ?? ""}\0${s.label ?? ""}`;
+  return [...list].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 const minimumSizes = new WeakMap<VolumeGroup, number>();

@@ -1,4 +1,11 @@
-import type { ActionOp, DeviceClaim, PlanAction, ThinPoolPlan, VolumeGroupPlan } from "./types";
+import type {
+  ActionOp,
+  DeviceClaim,
+  PlanAction,
+  ThinPoolPlan,
+  VolumeGroupPlan,
+  WipeSignature,
+} from "./types";
 
 /**
  * Builders for the objects a plan is made of, each writing its keys in sorted order. The plan's hash
@@ -15,6 +22,7 @@ export interface StepTarget {
   readonly devices?: readonly string[];
   readonly deviceIds?: readonly string[];
   readonly destructive?: boolean;
+  readonly signatures?: readonly WipeSignature[];
   readonly file?: { readonly path: string; readonly content: string };
 }
 
@@ -28,6 +36,7 @@ export function step(op: ActionOp, argv: readonly string[], reason: string, t: S
   if (t.file !== undefined) a.file = { content: t.file.content, path: t.file.path };
   a.op = op;
   a.reason = reason;
+  if (t.signatures !== undefined) a.signatures = t.signatures.map(wipeSignature);
   if (t.volumeGroup !== undefined) a.volumeGroup = t.volumeGroup;
   return a as unknown as PlanAction;
 }
@@ -42,7 +51,27 @@ export function deviceClaim(c: DeviceClaim): DeviceClaim {
   if (c.renamedFrom !== undefined) o.renamedFrom = c.renamedFrom;
   o.size = c.size;
   if (c.wipe !== undefined) o.wipe = c.wipe;
+  if (c.wipeSignatures !== undefined) o.wipeSignatures = c.wipeSignatures.map(wipeSignature);
   return o as unknown as DeviceClaim;
+}
+
+export function wipeSignature(s: WipeSignature): WipeSignature {
+  const o: Record<string, unknown> = {};
+  if (s.label !== undefined) o.label = s.label;
+  if (s.offset !== undefined) o.offset = s.offset;
+  o.type = s.type;
+  if (s.uuid !== undefined) o.uuid = s.uuid;
+  return o as unknown as WipeSignature;
+}
+
+/** "ext4 UUID=… LABEL=precious at 0x438": a signature as a reviewer reads it. */
+export function signatureText(s: WipeSignature): string {
+  return [
+    s.type,
+    ...(s.uuid ? [`UUID=${s.uuid}`] : []),
+    ...(s.label ? [`LABEL=${JSON.stringify(s.label)}`] : []),
+    ...(s.offset ? [`at ${s.offset}`] : []),
+  ].join(" ");
 }
 
 export function thinPoolPlan(p: ThinPoolPlan): ThinPoolPlan {

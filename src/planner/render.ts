@@ -1,5 +1,6 @@
 import type { DeviceClaim, NodePlan, PlanAction, PlanDocument, ThinPoolPlan } from "./types";
 import { formatSize } from "./units";
+import { signatureText } from "./plan-objects";
 
 /**
  * A plan for people: per node its volume groups (claimed, leaving and excluded devices with reasons,
@@ -79,7 +80,11 @@ function claimRow(c: DeviceClaim): string[] {
   const notes = [
     c.member ? "member" : c.adopted ? "joins (adopted PV)" : "joins",
     ...(c.renamedFrom ? [`was ${c.renamedFrom}`] : []),
-    ...(c.wipe?.length ? [`wipes ${c.wipe.join(", ")}`] : []),
+    ...(c.wipeSignatures?.length
+      ? [`wipes ${c.wipeSignatures.map(signatureText).join(", ")}`]
+      : c.wipe?.length
+        ? [`wipes ${c.wipe.join(", ")}`]
+        : []),
   ];
   return [c.path ?? c.kname, formatSize(c.size), c.id, notes.join(", ")];
 }

@@ -46,8 +46,19 @@ export interface PlanAction {
   readonly reason: string;
   /** True when the step destroys data that exists now (wipefs, vgremove --force). */
   readonly destructive?: boolean;
+  /** For wipefs: the signatures it erases (type, UUID, label, offset), as the plan's reviewer saw them. */
+  readonly signatures?: readonly WipeSignature[];
   /** For write-lvmd-config: the file to write, byte for byte. */
   readonly file?: { readonly path: string; readonly content: string };
+}
+
+/** One signature a wipe erases, as probed on the device when the plan was made. */
+export interface WipeSignature {
+  readonly type: string;
+  readonly uuid?: string;
+  readonly label?: string;
+  /** Byte offset as wipefs prints it, e.g. "0x438". */
+  readonly offset?: string;
 }
 
 export interface DeviceClaim {
@@ -60,8 +71,14 @@ export interface DeviceClaim {
   readonly size: number;
   /** Already a PV of this volume group. */
   readonly member: boolean;
-  /** Signatures that will be wiped first (only with the opt-in). */
+  /** Signature types that will be wiped first (only with the opt-in). */
   readonly wipe?: readonly string[];
+  /**
+   * The identity of every signature that will be wiped (type, UUID, label, offset), in the plan and
+   * its hash: a filesystem re-made after planning (new UUID, another label) changes the hash, so an
+   * apply of the old plan is refused with 409 instead of wiping a filesystem nobody reviewed.
+   */
+  readonly wipeSignatures?: readonly WipeSignature[];
   /** For a member whose kernel name changed since it joined: the kernel name path it had then. */
   readonly renamedFrom?: string;
   /** An orphan PV this agent created itself (PlanOptions.adoptOrphanPvs): joins without pvcreate. */

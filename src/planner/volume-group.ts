@@ -13,7 +13,7 @@ import type { VolumeGroupClaims } from "./claims";
 import { displayName, joinNames } from "./node-index";
 import { knameTag, type Member } from "./ownership";
 import type { VolumeGroupGeometry } from "./thin";
-import { deviceClaim, step } from "./plan-objects";
+import { deviceClaim, signatureText, step } from "./plan-objects";
 import type { Blocked, DeviceClaim, PlanAction } from "./types";
 import { formatSize } from "./units";
 
@@ -70,6 +70,7 @@ export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, s
       size: j.device.size,
       member: false,
       ...(j.wipe.length ? { wipe: j.wipe } : {}),
+      ...(j.wipe.length && j.wipeSignatures ? { wipeSignatures: j.wipeSignatures } : {}),
       ...(j.adopted ? { adopted: true } : {}),
     }),
   );
@@ -128,8 +129,8 @@ export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, s
         step(
           "wipefs",
           wipefsArgv(d.path!),
-          `erase the ${joinNames(d.wipe)} ${d.wipe.length === 1 ? "signature" : "signatures"} on ${d.path} (forceWipeDevicesAndDestroyAllData): destroys the data on it`,
-          { ...on, destructive: true },
+          `erase the ${d.wipeSignatures ? joinNames(d.wipeSignatures.map(signatureText)) : joinNames(d.wipe)} ${(d.wipeSignatures ?? d.wipe).length === 1 ? "signature" : "signatures"} on ${d.path} (forceWipeDevicesAndDestroyAllData): destroys the data on it`,
+          { ...on, destructive: true, ...(d.wipeSignatures ? { signatures: d.wipeSignatures } : {}) },
         ),
       );
     if (!d.adopted)

@@ -65,6 +65,12 @@ beforeAll(async () => {
           return;
         }
         let status: unknown;
+        if (body.spec.token === "tok-api-server-breaks") {
+          res
+            .writeHead(500, { "content-type": "text/plain" })
+            .end("etcdserver: leader changed; internal detail 5ecret-1nternal-host:2379");
+          return;
+        }
         if (req.url === "/apis/authentication.k8s.io/v1/tokenreviews") {
           const known = TOKENS[body.spec.token];
           const audiences = (body.spec.audiences ?? []).filter((a: string) => known?.[2].includes(a));
@@ -175,6 +181,19 @@ describe("agent auth against a TokenReview/SubjectAccessReview stand-in (not a r
     await new Promise((r) => setTimeout(r, 2100));
     await get("tok-operator");
     expect(reviews.length).toBe(before + 2);
+  });
+
+  it("503 with a generic message when the API server fails: its response body and URL go to the log, not to the caller", async () => {
+    const res = await get("tok-api-server-breaks");
+    expect(res.status).toBe(503);
+    expect(res.json.error.code).toBe("AuthUnavailable");
+    const port = String((standIn.address() as AddressInfo).port);
+    expect(res.text).not.toContain("5ecret-1nternal-host");
+    expect(res.text).not.toContain("etcdserver");
+    expect(res.text).not.toContain(port);
+    expect(res.text).not.toContain("tokenreviews");
+    const logged = await agent!.waitForLog((e) => JSON.stringify(e).includes("5ecret-1nternal-host"));
+    expect(JSON.stringify(logged)).toContain("tokenreviews");
   });
 
   it("503 when the API server cannot be reached; no lvm command", async () => {

@@ -50,7 +50,8 @@ say() { echo "install.sh: [$(elapsed) s] $*"; }
 # ------------------------------------------------------------------------------ packages ----
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) # no pipe into grep -q: SIGPIPE under pipefail
+  [ "$status" = "install ok installed" ] || missing+=("$p")
 done
 apt_updated=0
 apt_update() {
@@ -76,7 +77,7 @@ command -v qemu-system-x86_64 >/dev/null || fail "qemu-system-x86_64 is not on P
 
 # -------------------------------------------------------------------------------- kernel ----
 mkdir -p "$dir"
-deb=$(ls "$dir/${pkg}_"*.deb 2>/dev/null | head -1 || true)
+deb=$(ls "$dir/${pkg}_"*.deb 2>/dev/null | sed -n 1p || true)
 if [ -z "$deb" ]; then
   say "apt-get download $pkg=$KERNEL_PKG_VERSION (about 70 MB)"
   tmpd=$(mktemp -d "$dir/.download.XXXXXX")
@@ -92,7 +93,7 @@ Bump KERNEL_ABI and KERNEL_PKG_VERSION in test/vm/install.sh (apt-cache policy <
   fi
   mv "$tmpd"/*.deb "$dir/"
   rmdir "$tmpd"
-  deb=$(ls "$dir/${pkg}_"*.deb | head -1)
+  deb=$(ls "$dir/${pkg}_"*.deb | sed -n 1p)
 else
   say "kernel package cached: $deb"
 fi

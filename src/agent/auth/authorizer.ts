@@ -25,7 +25,13 @@ export const REQUIRED_ACCESS = { verb: "update", group: API_GROUP, resource: "lv
 
 export type AuthOutcome =
   | { readonly ok: true; readonly user: ReviewedUser }
-  | { readonly ok: false; readonly status: 401 | 403 | 503; readonly message: string };
+  | {
+      readonly ok: false;
+      readonly status: 401 | 403 | 503;
+      readonly message: string;
+      /** 503: what went wrong reaching the API server (its URL, its answer): for the log, never for the caller. */
+      readonly detail?: string;
+    };
 
 /**
  * Authenticates and authorizes one request the way the kubelet's webhook mode does: the bearer
@@ -90,7 +96,9 @@ export function createAuthorizer(
       return {
         ok: false,
         status: 503,
-        message: `cannot check the credentials now: ${e instanceof Error ? e.message : String(e)}`,
+        message:
+          "cannot check the credentials now: the Kubernetes API server did not answer the review; try again",
+        detail: e instanceof Error ? e.message : String(e),
       };
     }
     cache.set(key, outcome);

@@ -1,3 +1,4 @@
+import { createAuthorizer } from "./authorizer";
 import { createStaticTokenClient, parseTokenFile } from "./token-file";
 
 const T1 = "a".repeat(32);
@@ -40,18 +41,35 @@ describe("createStaticTokenClient", () => {
   it("authenticates tokens in the file, for the audiences asked", async () => {
     expect(await client.tokenReview(T1, ["pulumi-lvm-agent"])).toEqual({
       authenticated: true,
-      user: { username: "alice", groups: [] },
+      user: { username: "alice", groups: ["pulumi-lvm:token-file-node:node-a"] },
       audiences: ["pulumi-lvm-agent"],
     });
     expect(await client.tokenReview(`${T1}x`, [])).toMatchObject({ authenticated: false });
     expect(await client.tokenReview(T1.slice(1), [])).toMatchObject({ authenticated: false });
   });
 
-  it("allows a user on the node its line names, or on every node with *", async () => {
+  it("allows a token on the node its line names, or on every node with *", async () => {
     const attrs = (name: string) => ({ verb: "update", group: "lvm.topolvm.io", resource: "lvmnodes", name });
-    expect((await client.subjectAccessReview("alice", [], attrs("node-a"))).allowed).toBe(true);
-    expect((await client.subjectAccessReview("alice", [], attrs("node-b"))).allowed).toBe(false);
-    expect((await client.subjectAccessReview("ops", [], attrs("node-b"))).allowed).toBe(true);
-    expect((await client.subjectAccessReview("mallory", [], attrs("node-a"))).allowed).toBe(false);
+    const groups = async (token: string) =>
+      ((await client.tokenReview(token, [])) as unknown as { user: { groups: string[] } }).user.groups;
+    expect((await client.subjectAccessReview("alice", await groups(T1), attrs("node-a"))).allowed).toBe(true);
+    expect((await client.subjectAccessReview("alice", await groups(T1), attrs("node-b"))).allowed).toBe(
+      false,
+    );
+    expect((await client.subjectAccessReview("ops", await groups(T2), attrs("node-b"))).allowed).toBe(true);
+    expect((await client.subjectAccessReview("mallory", await groups(T2), attrs("node-a"))).allowed).toBe(
+      false,
+    );
+  });
+
+  it("authorizes each token by its own line, not by another line of the same user", async () => {
+    const file = parseTokenFile(`${T1},alice,node-a\n${T2},alice,node-h\n`);
+    const onNodeH = createAuthorizer({
+      client: createStaticTokenClient(file),
+      node: "node-h",
+      namespace: "lvm-system",
+    });
+    expect(await onNodeH(`Bearer ${T2}`)).toMatchObject({ ok: true });
+    expect(await onNodeH(`Bearer ${T1}`)).toMatchObject({ ok: false, status: 403 }); // alice's node-a line
   });
 });

@@ -10,6 +10,9 @@ export interface StaticToken {
   readonly digest: Buffer;
 }
 
+/** The group a token-file review puts its line's node scope in ("pulumi-lvm:token-file-node:<node-or-*>"). */
+export const LINE_SCOPE_GROUP = "pulumi-lvm:token-file-node:";
+
 /** Tokens shorter than this are refused when the file is read: a guessable token is no token. */
 export const MIN_TOKEN_LENGTH = 16;
 
@@ -17,8 +20,8 @@ export const MIN_TOKEN_LENGTH = 16;
  * The static token file mode, for the local sandbox without an API server: a file of
  * `token,user,node-or-*` lines (`#` comments and blank lines ignored). It answers the same two
  * questions as the API server: a token is authenticated when it is in the file (compared in
- * constant time, by sha256, against every line), and its user may call this agent when one of the
- * user's lines names this node or `*`.
+ * constant time, by sha256, against every line), and it may call this agent when its own line names
+ * this node or `*` (another line of the same user does not count).
  */
 export function createTokenFileClient(file: string): KubeAuthClient {
   return createStaticTokenClient(parseTokenFile(fs.readFileSync(file, "utf8"), file));
@@ -32,14 +35,24 @@ export function createStaticTokenClient(tokens: readonly StaticToken[]): KubeAut
       for (const t of tokens) if (timingSafeEqual(t.digest, digest) && !match) match = t;
       if (!match) return { authenticated: false, error: "unknown token" };
       // Static tokens are not audience-bound: like the API server's token file, valid for the audiences asked.
-      return { authenticated: true, user: { username: match.user, groups: [] }, audiences: [...audiences] };
+      // The line's node scope travels with the identity: a token is authorized by its own line, not by
+      // any line of the same user.
+      return {
+        authenticated: true,
+        user: { username: match.user, groups: [`${LINE_SCOPE_GROUP}${match.node}`] },
+        audiences: [...audiences],
+      };
     },
     async subjectAccessReview(
       user: string,
-      _groups: readonly string[],
+      groups: readonly string[],
       attributes: ResourceAttributes,
     ): Promise<AccessDecision> {
-      const allowed = tokens.some((t) => t.user === user && (t.node === "*" || t.node === attributes.name));
+      const scopes = groups
+        .filter((g) => g.startsWith(LINE_SCOPE_GROUP))
+        .map((g) => g.slice(LINE_SCOPE_GROUP.length));
+      const allowed =
+        tokens.some((t) => t.user === user) && scopes.some((n) => n === "*" || n === attributes.name);
       return allowed
         ? { allowed }
         : { allowed, reason: `the token file gives "${user}" no access to node ${attributes.name}` };

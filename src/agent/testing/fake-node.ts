@@ -23,6 +23,8 @@ export class FakeNode {
   /** Make the command whose argv joined with spaces equals this fail with exit 5. */
   failOn: string | undefined;
   private uuid = 0;
+  /** Volume group names on devices this node's agent does not see (another tenant's). */
+  otherVolumeGroups: string[] = [];
 
   constructor(devices: readonly string[] = []) {
     for (const d of devices) this.devices.set(d, { size: 1 << 30, signatures: [] });
@@ -43,6 +45,16 @@ export class FakeNode {
     const devs = rest.filter((w) => w.startsWith("/dev/"));
     const words = rest.filter((w) => !w.startsWith("-") && !w.startsWith("/dev/") && w !== OWNER_TAG);
     switch (tool) {
+      case "vgs": {
+        // ALL_VG_NAMES_ARGV: every group name on the machine, ours and those on other devices
+        const names = [...this.vgs.keys(), ...this.otherVolumeGroups];
+        return {
+          argv,
+          stdout: JSON.stringify({ report: [{ vg: names.map((vg_name) => ({ vg_name })) }] }),
+          stderr: "",
+          durationMs: 0,
+        };
+      }
       case "wipefs":
         for (const d of devs) this.devices.get(d)!.signatures = [];
         break;
@@ -176,6 +188,7 @@ export const fakePlanner: Planner = {
             deviceId: c.id,
             reason: "wipe",
             destructive: true,
+            signatures: c.wipe.map((type) => ({ type })),
           });
         if (!inventory.pvs.some((p) => p.device === c.kname))
           actions.push({
