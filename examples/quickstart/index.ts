@@ -49,13 +49,26 @@ const template: TemplateArgs = {
   ],
 };
 
+// Air-gapped sites (and a local cluster): the agent image and TopoLVM's chart from where you keep
+// them, by config — `agentImage` (+ `agentImagePullPolicy: Never` for an image loaded on the nodes),
+// `topolvmChartPath` (a chart directory or .tgz) or `topolvmRepository` (an HTTP or oci:// mirror),
+// and `topolvmValues` (e.g. TopoLVM's own image from a mirror).
+const topolvmChartPath = config.get("topolvmChartPath");
+const topolvmRepository = config.get("topolvmRepository");
+const topolvmValues = config.getObject<Record<string, unknown>>("topolvmValues");
+const agentImagePullPolicy = config.get("agentImagePullPolicy");
+
 const system = new LvmSystem("lvm", {
   // Default: the image `npm run image` builds for this version (docs/image.md); set agentImage to your
   // registry's copy of it.
   agentImage: config.get("agentImage"),
+  ...(agentImagePullPolicy ? { agentImagePullPolicy } : {}),
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
   topolvm: {
     chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",
+    ...(topolvmChartPath ? { chartPath: topolvmChartPath } : {}),
+    ...(topolvmRepository ? { repository: topolvmRepository } : {}),
+    ...(topolvmValues ? { values: topolvmValues } : {}),
     // TopoLVM's lvmd serves the node set's device classes on its nodes: the same values as the NodeSet's.
     nodeSets: [{ name: "quickstart", nodeSelector, template }],
   },

@@ -1,5 +1,8 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-client/agent-pods";
 import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
@@ -593,6 +596,58 @@ describe("LvmSystem", () => {
         repositoryOpts: { repo: "https://charts.example.com/topolvm" },
       });
     });
+
+    test("the chart from an OCI mirror or from disk (air-gapped sites); a local chart must be the pinned version", async () => {
+      const fromOci = await runProgram(
+        () =>
+          new LvmSystem(
+            "lvm",
+            args({
+              topolvm: {
+                chartVersion: "15.7.1",
+                nodeSets: [south],
+                repository: "oci://registry.example.com/charts",
+              },
+            }),
+          ),
+      );
+      const ociInputs = find(fromOci, CHART, "lvm-topolvm").inputs;
+      expect(ociInputs).toMatchObject({
+        chart: "oci://registry.example.com/charts/topolvm",
+        version: "15.7.1",
+      });
+      expect(ociInputs).not.toHaveProperty("repositoryOpts");
+
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "lvm-system-chart-"));
+      try {
+        fs.writeFileSync(path.join(dir, "Chart.yaml"), "apiVersion: v2\nname: topolvm\nversion: 15.7.1\n");
+        const fromDisk = await runProgram(
+          () =>
+            new LvmSystem(
+              "lvm",
+              args({ topolvm: { chartVersion: "15.7.1", nodeSets: [south], chartPath: dir } }),
+            ),
+        );
+        const diskInputs = find(fromDisk, CHART, "lvm-topolvm").inputs;
+        expect(diskInputs).toMatchObject({ chart: dir, name: "topolvm", namespace: "lvm-system" });
+        expect(diskInputs).not.toHaveProperty("repositoryOpts");
+
+        const { error, registered } = await runFailingProgram(
+          () =>
+            new LvmSystem(
+              "lvm",
+              args({ topolvm: { chartVersion: "17.1.0", nodeSets: [south], chartPath: dir } }),
+            ),
+        );
+        expect(error).toBeInstanceOf(ValidationError);
+        expect(error.message).toContain(
+          `args.topolvm.chartPath: ${path.join(dir, "Chart.yaml")} is chart version "15.7.1", but chartVersion pins "17.1.0"`,
+        );
+        expect(registered).toBe(0);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    }, 30_000);
 
     test("what the chart cannot do right is refused with its path, all at once, before anything registers", async () => {
       const big = {

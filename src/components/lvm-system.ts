@@ -6,6 +6,7 @@ import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds"
 import { operatorDeployment, operatorRules, type OperatorArgs } from "./operator-workload";
 import { rememberServedNodeSets } from "./served-node-sets";
 import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmArgs } from "./topolvm-args";
+import { topolvmChartSource } from "./topolvm-chart";
 import type { TopolvmPlan } from "./topolvm-values";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 import { DEFAULT_IMAGE } from "../version";
@@ -301,9 +302,7 @@ export class LvmSystem extends pulumi.ComponentResource {
       new k8s.helm.v4.Chart(
         `${name}-topolvm`,
         {
-          chart: "topolvm",
-          version: args.topolvm.chartVersion,
-          repositoryOpts: { repo: args.topolvm.repository ?? TOPOLVM_REPOSITORY },
+          ...topolvmChartSource(args.topolvm),
           name: release,
           namespace: plan.namespace,
           values: topolvm.values,
@@ -337,7 +336,7 @@ export class LvmSystem extends pulumi.ComponentResource {
 export const LVM_SYSTEM_TYPE = "pulumi-lvm:index:LvmSystem";
 export const DEFAULT_NAMESPACE = "lvm-system";
 export const DEFAULT_AGENT_PORT = 8080;
-export const TOPOLVM_REPOSITORY = "https://topolvm.github.io/topolvm";
+export { TOPOLVM_REPOSITORY } from "./topolvm-chart";
 /** The agent's state (operation journal) survives pod restarts here, so an interrupted apply resumes. */
 export const AGENT_STATE_DIR = "/var/lib/pulumi-lvm";
 const TLS_DIR = "/etc/pulumi-lvm/tls";

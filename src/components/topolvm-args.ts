@@ -7,6 +7,7 @@ import {
   type ValidationProblem,
 } from "../api";
 import type { NodeSelectorArgs, TemplateArgs } from "./spec-args";
+import { chartSourceProblems } from "./topolvm-chart";
 import { planTopolvm, type TopolvmPlan } from "./topolvm-values";
 import { namespaceName, objectName } from "./validate-args";
 
@@ -36,8 +37,21 @@ export interface TopolvmArgs {
   readonly nodeSets: TopolvmNodeSetArgs[];
   /** The Helm release name. @default "topolvm" */
   readonly releaseName?: string;
-  /** The chart repository; point it at a mirror on air-gapped sites. @default "https://topolvm.github.io/topolvm" */
+  /**
+   * The chart repository; point it at a mirror on air-gapped sites: an HTTP chart repository, or an
+   * OCI registry path under which the chart is `topolvm`. Not with chartPath.
+   * @default "https://topolvm.github.io/topolvm"
+   * @example "oci://registry.example.com/charts"
+   */
   readonly repository?: string;
+  /**
+   * TopoLVM's chart on local disk instead of a repository (air-gapped sites, tests): a chart
+   * directory, whose Chart.yaml must be TopoLVM's chart at exactly chartVersion, or a packaged
+   * chart (.tgz). Relative paths are relative to the Pulumi program's directory. Not with repository.
+   * @default none (the chart comes from `repository`)
+   * @example "./charts/topolvm"
+   */
+  readonly chartPath?: string;
   /**
    * Extra chart values, e.g. for cert-manager or the scheduler. Where lvmd and topolvm-node run, lvmd's
    * classes and socket, and the chart's StorageClasses are LvmSystem's (a value for one of them is an
@@ -90,10 +104,12 @@ export const topolvmArgsSchema = z.strictObject({
     .optional(),
   releaseName: namespaceName.optional(),
   repository: z.url({ protocol: /^(https?|oci)$/ }).optional(),
+  chartPath: z.string().min(1).optional(),
   values: z.record(z.string(), z.unknown()).optional(),
 });
 
 const plannedArgs = topolvmArgsSchema.pick({ nodeSets: true, values: true });
+const chartSourceArgs = topolvmArgsSchema.pick({ chartVersion: true, repository: true, chartPath: true });
 
 /** Where LvmSystem's agents run: lvmd and topolvm-node follow them. */
 export interface AgentPlacement {
@@ -117,10 +133,16 @@ export interface TopolvmCheck {
  * those from its own schema).
  */
 export function checkTopolvmArgs(topolvm: TopolvmArgs, agents: AgentPlacement): TopolvmCheck {
+  const { chartVersion, repository, chartPath } = topolvm;
+  const source = chartSourceArgs.safeParse({ chartVersion, repository, chartPath });
+  const chartProblems = source.success ? chartSourceProblems(source.data, "args.topolvm") : [];
   const shape = plannedArgs.safeParse({ nodeSets: topolvm.nodeSets, values: topolvm.values });
-  if (!shape.success) return { problems: [] };
+  if (!shape.success) return { problems: chartProblems };
   const nodeSets = shape.data.nodeSets;
-  const problems = nodeSets.flatMap((set, i) => lvmdProblems(set, ["args", "topolvm", "nodeSets", i]));
+  const problems = [
+    ...chartProblems,
+    ...nodeSets.flatMap((set, i) => lvmdProblems(set, ["args", "topolvm", "nodeSets", i])),
+  ];
   if (problems.length) return { problems };
   const plan = planTopolvm(
     {
