@@ -2,6 +2,8 @@
 # Installs what the test tiers need, idempotently (fast when everything is present):
 #   - lvm2 and friends for the host tier (loop devices, lvm metadata),
 #   - etcd + a kube-apiserver built from its Go module (test/env/install.sh),
+#   - the Pulumi CLI and language host (test/pulumi/install.sh) and the Kubernetes provider plugin
+#     built from its source snapshot (test/pulumi/install-kubernetes.sh),
 #   - qemu, a pinned Debian kernel and our initramfs for the real-kernel tier (test/vm/install.sh).
 # Needs root (apt-get, loop devices). Fails loudly; it never skips a tier silently.
 set -euo pipefail
@@ -25,6 +27,11 @@ bash test/env/install.sh
 
 # The Pulumi CLI and its Node.js language host built from their Go modules, for the engine tier (test/pulumi).
 bash test/pulumi/install.sh
+
+# The Kubernetes provider plugin (pulumi-resource-kubernetes, the version @pulumi/kubernetes pins)
+# built from its verified source snapshot, for the engine tier's Kubernetes test
+# (test/pulumi/kubernetes-e2e.test.ts). The longest build here: ~25-40 min cold, cached by version.
+bash test/pulumi/install-kubernetes.sh
 
 # qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
 bash test/vm/install.sh

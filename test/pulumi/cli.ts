@@ -84,7 +84,18 @@ export class PulumiWorkspace {
   constructor(
     readonly stack: string,
     readonly passphrase: string,
-    opts: { binDir?: string; root?: string; programDir?: string; projectFile?: string } = {},
+    opts: {
+      binDir?: string;
+      root?: string;
+      programDir?: string;
+      projectFile?: string;
+      /**
+       * Plugin directories in the engine's plugin-cache layout (`<kind>-<name>-v<version>`, e.g.
+       * kubernetes-plugin.ts's), made available in this workspace's PULUMI_HOME/plugins, where the
+       * engine looks for the exact version a program's SDK asks for (it never downloads here).
+       */
+      plugins?: readonly string[];
+    } = {},
   ) {
     const binDir = opts.binDir ?? pulumiBinDir();
     requirePulumiBinaries(binDir);
@@ -95,6 +106,12 @@ export class PulumiWorkspace {
     this.home = path.join(this.dir, "home");
     this.project = path.join(this.dir, "project");
     for (const d of [this.backend, this.home, this.project]) fs.mkdirSync(d);
+    // A real directory per plugin (the engine skips symlinked entries), its files linked in.
+    for (const plugin of opts.plugins ?? []) {
+      const dest = path.join(this.home, "plugins", path.basename(plugin));
+      fs.mkdirSync(dest, { recursive: true });
+      for (const f of fs.readdirSync(plugin)) fs.symlinkSync(path.join(plugin, f), path.join(dest, f));
+    }
     // The project file: the program's own, or `projectFile` (e.g. the repository root's), its `main`
     // (when it has one) resolved against the file's directory and re-based onto this directory.
     const projectFile = opts.projectFile ?? path.join(opts.programDir ?? PROGRAM_DIR, "Pulumi.yaml");

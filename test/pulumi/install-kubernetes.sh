@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# Builds the real Kubernetes provider plugin, `pulumi-resource-kubernetes`, at exactly the version
+# of @pulumi/kubernetes that package-lock.json pins, for the engine tier that runs Kubernetes
+# resources through the real provider (test/pulumi/kubernetes-e2e.test.ts). Its Go module
+# (github.com/pulumi/pulumi-kubernetes/provider/v4) is refused by the Go module proxy here, so it is
+# built from the verified source snapshot (test/env/sources.sh) with this repository's patch
+# (test/pulumi/kubernetes/pulumi-kubernetes-v<version>.patch: go.mod/go.sum that resolve with
+# today's proxy, pinned; the .NET generator dropped; the generator never downloads). Idempotent:
+# nothing is rebuilt when the stamp names the same snapshot, patch and specs.
+#
+#   bash test/pulumi/install-kubernetes.sh       # build what is missing, print the plugin directory
+#
+# Steps (cold: ~25–40 min on 2 busy cores, most of it compiling the provider's dependencies):
+#   1. unpack the snapshot, copy it to a staging tree, apply the patch;
+#   2. the Kubernetes OpenAPI specs the schema is generated from: api/openapi-spec/swagger.json of
+#      the k8s.io/kubernetes module at the Makefile's KUBE_VERSION and at each legacy version the
+#      generator merges (fetched with `go mod download`, verified by the checksum database), placed
+#      at provider/pkg/gen/openapi-specs/swagger-v<X>.json so the generator downloads nothing;
+#   3. build pulumi-gen-kubernetes and run `pulumi-gen-kubernetes schema` (provider/cmd/
+#      pulumi-resource-kubernetes/schema.json), then the repository's own `go generate` step that
+#      embeds it with the version;
+#   4. build pulumi-resource-kubernetes (-trimpath, -s -w, version 4.32.0 linked in).
+#
+# Layout: the Pulumi plugin-cache layout, so a PULUMI_HOME/plugins that holds this directory makes
+# the engine find the plugin for the exact version the SDK asks for, without downloading:
+#   $PULUMI_LVM_CACHE/pulumi-kubernetes/<version>/plugins/resource-kubernetes-v<version>/pulumi-resource-kubernetes
+#   $PULUMI_LVM_CACHE/go/{build,mod}    GOCACHE / GOMODCACHE, shared with the other Go builds
+set -euo pipefail
+
+start=$(date +%s)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+
+fail() {
+  echo "" >&2
+  echo "############################################################" >&2
+  echo "test/pulumi/install-kubernetes.sh FAILED: $*" >&2
+  echo "############################################################" >&2
+  exit 1
+}
+trap 'fail "command failed (exit $?) at line $LINENO: $BASH_COMMAND"' ERR
+
+# The provider's version: the snapshot's tag, and it must be the @pulumi/kubernetes the package
+# locks (the engine asks for exactly the SDK's version and takes no other).
+version=4.32.0
+snapshot="pulumi-kubernetes-v$version.tar.gz"
+patch_file="$here/kubernetes/pulumi-kubernetes-v$version.patch"
+locked=$(node -p 'require(process.argv[1]).packages["node_modules/@pulumi/kubernetes"]?.version ?? ""' \
+  "$repo/package-lock.json")
+[ "$locked" = "$version" ] ||
+  fail "package-lock.json has @pulumi/kubernetes '$locked', but this script builds the plugin $version (the snapshot's version); pin the package to exactly $version (docs/components.md)"
+
+# The Kubernetes OpenAPI spec the schema is generated from (the Makefile's KUBE_VERSION), and the
+# older specs pulumi-gen-kubernetes merges under it (its main.go lists them) for removed APIs.
+kube_version=v1.36.1
+legacy_versions=(v1.17.0 v1.18.0 v1.19.0 v1.20.0 v1.26.0 v1.28.0 v1.30.0 v1.31.0)
+
+cache="${PULUMI_LVM_CACHE:-$HOME/.cache/pulumi-lvm}"
+root="$cache/pulumi-kubernetes/$version"
+plugin_dir="$root/plugins/resource-kubernetes-v$version"
+plugin="$plugin_dir/pulumi-resource-kubernetes"
+mkdir -p "$root/plugins"
+
+# shellcheck source=../env/sources.sh
+source "$repo/test/env/sources.sh"
+want_stamp="snapshot $(snapshot_sha256 "$snapshot") patch $(sha256sum "$patch_file" | awk '{ print $1 }') kube $kube_version legacy ${legacy_versions[*]}"
+if [ -x "$plugin" ] && [ "$(cat "$plugin_dir/.stamp" 2>/dev/null)" = "$want_stamp" ]; then
+  echo "install-kubernetes.sh: pulumi-resource-kubernetes $version already in $plugin_dir (nothing to build)"
+  echo "$plugin_dir"
+  exit 0
+fi
+
+go_bin=$(command -v go || true)
+[ -n "$go_bin" ] || { [ -x /usr/local/go/bin/go ] && go_bin=/usr/local/go/bin/go; } || true
+[ -n "$go_bin" ] || fail "no Go toolchain found (looked in PATH and /usr/local/go/bin/go)"
+
+export GOCACHE="$cache/go/build"
+export GOMODCACHE="$cache/go/mod"
+export GOTOOLCHAIN=local
+export CGO_ENABLED=0
+# go.sum (from the patch) pins every module; -mod=readonly makes a go.mod or go.sum that does not
+# resolve as pinned an error instead of an edit. The checksum database reachable here has no entry
+# for the pulumi/pulumi modules (as in test/pulumi/install.sh); go.sum pins their hashes.
+export GOFLAGS="-mod=readonly -buildvcs=false"
+export GONOSUMDB=github.com/pulumi/pulumi
+mkdir -p "$GOCACHE" "$GOMODCACHE"
+
+# Everything is built in a staging directory and moved into place only on success, so an
+# interrupted build never leaves a plugin that a re-run would take as done.
+staging=$(mktemp -d "$root/.build.XXXXXX")
+cleanup() {
+  # The scratch module cache of step 2 is read-only as go leaves it.
+  [ -d "$staging" ] && chmod -R u+w "$staging" 2>/dev/null
+  rm -rf "$staging"
+}
+trap cleanup EXIT
+echo "install-kubernetes.sh: building pulumi-resource-kubernetes $version with $("$go_bin" version) in $staging"
+echo "install-kubernetes.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE"
+
+# 1. The patched source tree.
+pristine=$(unpack_snapshot "$snapshot" "$root/snapshot")
+src="$staging/src"
+cp -a "$pristine" "$src"
+git -C "$src" apply --whitespace=nowarn "$patch_file" ||
+  fail "$patch_file does not apply to $pristine"
+grep -q "^KUBE_VERSION *?= *$kube_version\$" "$src/Makefile" ||
+  fail "the snapshot's Makefile does not name KUBE_VERSION $kube_version; update kube_version here"
+
+# 2. The OpenAPI specs, from the k8s.io/kubernetes module zips (cached: they never change).
+specs="$root/openapi-specs"
+mkdir -p "$specs"
+for v in "$kube_version" "${legacy_versions[@]}"; do
+  [ -s "$specs/swagger-$v.json" ] && continue
+  t0=$(date +%s)
+  # A scratch module cache: the k8s.io/kubernetes trees (~250 MB each) are not kept; only the spec is.
+  dir=$(cd "$staging" && GOFLAGS=-modcacherw GOMODCACHE="$staging/specmod" GONOSUMDB= \
+    "$go_bin" mod download -json "k8s.io/kubernetes@$v" | node -e '
+      let s = ""; process.stdin.on("data", (d) => (s += d)).on("end", () => {
+        const m = JSON.parse(s);
+        if (m.Error || !m.Dir) { console.error(m.Error || "no Dir in go mod download output"); process.exit(1); }
+        process.stdout.write(m.Dir);
+      });') || fail "go mod download k8s.io/kubernetes@$v failed"
+  [ -s "$dir/api/openapi-spec/swagger.json" ] || fail "k8s.io/kubernetes@$v has no api/openapi-spec/swagger.json"
+  cp "$dir/api/openapi-spec/swagger.json" "$specs/.swagger-$v.json.tmp"
+  mv "$specs/.swagger-$v.json.tmp" "$specs/swagger-$v.json"
+  chmod -R u+w "$staging/specmod" && rm -rf "$staging/specmod"
+  echo "install-kubernetes.sh: spec $v from the k8s.io/kubernetes module ($(($(date +%s) - t0)) s)"
+done
+mkdir -p "$src/provider/pkg/gen/openapi-specs"
+cp "$specs"/swagger-v*.json "$src/provider/pkg/gen/openapi-specs/"
+
+ldflags="-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$version"
+build() { # <package> <output>
+  local t0
+  t0=$(date +%s)
+  (cd "$src/provider" && nice -n 10 "$go_bin" build -trimpath -ldflags "$ldflags" -o "$2" "$1") ||
+    fail "go build of $1 failed (see the compiler output above)"
+  echo "install-kubernetes.sh: built $(basename "$2") in $(($(date +%s) - t0)) s"
+}
+
+# 3. The schema, by the repository's own generator (downloads disabled: every spec is in place).
+build ./cmd/pulumi-gen-kubernetes "$staging/pulumi-gen-kubernetes"
+PULUMI_LVM_NO_DOWNLOAD=1 "$staging/pulumi-gen-kubernetes" schema \
+  "$src/provider/pkg/gen/openapi-specs/swagger-$kube_version.json" "$src" ||
+  fail "pulumi-gen-kubernetes schema failed"
+schema="$src/provider/cmd/pulumi-resource-kubernetes/schema.json"
+echo "install-kubernetes.sh: schema.json $(wc -c <"$schema") bytes, git blob $(git hash-object "$schema")"
+(cd "$src/provider/cmd/pulumi-resource-kubernetes" && VERSION="$version" nice -n 10 "$go_bin" run ./generate.go) ||
+  fail "embedding the schema (provider/cmd/pulumi-resource-kubernetes/generate.go) failed"
+
+# 4. The provider.
+build ./cmd/pulumi-resource-kubernetes "$staging/pulumi-resource-kubernetes"
+
+rm -rf "$plugin_dir"
+mkdir -p "$staging/plugin"
+mv "$staging/pulumi-resource-kubernetes" "$staging/plugin/"
+echo "$want_stamp" >"$staging/plugin/.stamp"
+mv "$staging/plugin" "$plugin_dir"
+echo "install-kubernetes.sh: pulumi-resource-kubernetes $version, $(du -m "$plugin" | awk '{ print $1 }') MB, done in $(($(date +%s) - start)) s"
+echo "$plugin_dir"

@@ -1,0 +1,100 @@
+/**
+ * The Pulumi program of the Kubernetes engine test (test/pulumi/kubernetes-e2e.test.ts): an
+ * LvmSystem (CRDs, RBAC, agent DaemonSet, operator, TopoLVM from a chart on disk) and a NodeSet in
+ * cluster mode, through the real Kubernetes provider (pulumi-resource-kubernetes built by
+ * test/pulumi/install-kubernetes.sh) against a real kube-apiserver. From the stack's config:
+ *
+ *   kubeconfig         the cluster (a secret)                 pulumi config set --secret kubeconfig ...
+ *   topolvmChartPath   TopoLVM's chart directory              pulumi config set topolvmChartPath /tmp/...
+ *   agentImage         the agent image                        pulumi config set agentImage pulumi-lvm:e2e
+ */
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { LvmSystem, NodeSet, type NodeSelectorArgs, type TemplateArgs } from "../../../src";
+
+const config = new pulumi.Config();
+const kubeconfig = config.requireSecret("kubeconfig");
+
+/**
+ * TEST-ONLY TRANSFORMATION, because this tier has no kubelet: no pod ever runs, so the provider's
+ * await of a DaemonSet's or a Deployment's rollout (and of the chart's workloads) could only time
+ * out. It asks the provider not to wait for them (`pulumi.com/skipAwait`, the chart's `skipAwait`);
+ * every object is still created and read back by the test. Never in a user's program.
+ */
+function skipAwaitWithoutKubelet(
+  args: pulumi.ResourceTransformationArgs,
+): pulumi.ResourceTransformationResult | undefined {
+  if (args.type === "kubernetes:helm.sh/v4:Chart")
+    return { props: { ...args.props, skipAwait: true }, opts: args.opts };
+  if (/^kubernetes:apps\/v1:(DaemonSet|Deployment|StatefulSet)$/.test(args.type)) {
+    const metadata = pulumi.output(args.props.metadata as pulumi.Input<Record<string, unknown>>);
+    return {
+      props: {
+        ...args.props,
+        metadata: metadata.apply((m: Record<string, unknown> | undefined) => ({
+          ...m,
+          annotations: {
+            ...((m?.annotations as Record<string, string> | undefined) ?? {}),
+            "pulumi.com/skipAwait": "true",
+          },
+        })),
+      },
+      opts: args.opts,
+    };
+  }
+  return undefined;
+}
+
+const provider = new k8s.Provider("cluster", { kubeconfig });
+
+/** Nodes labelled for this test: none exist on this tier (no kubelet registers one). */
+const nodeSelector: NodeSelectorArgs = {
+  nodeSelectorTerms: [
+    { matchExpressions: [{ key: "pulumi-lvm.test/storage", operator: "In", values: ["true"] }] },
+  ],
+};
+/** A thick class only: the VolumeSnapshotClass of a thin class needs the snapshot CRDs, not on this tier. */
+const template: TemplateArgs = {
+  volumeGroups: [
+    {
+      name: "vg-e2e",
+      deviceSelector: {
+        deviceSelectorTerms: [{ matchExpressions: [{ key: "serial", operator: "In", values: ["E2E-1"] }] }],
+      },
+    },
+  ],
+  deviceClasses: [{ name: "bulk", strategy: "Thick", volumeGroup: "vg-e2e", default: true }],
+};
+
+const system = new LvmSystem(
+  "lvm",
+  {
+    agentImage: config.get("agentImage") ?? "pulumi-lvm:e2e",
+    agentImagePullPolicy: "Never",
+    topolvm: {
+      chartVersion: "17.1.0",
+      chartPath: config.require("topolvmChartPath"),
+      nodeSets: [{ name: "e2e", nodeSelector, template }],
+      // No cert-manager on this tier: the webhook's TLS secret is named instead.
+      values: { webhook: { certManager: false, secretName: "topolvm-webhook-tls" } },
+    },
+  },
+  { providers: [provider], transformations: [skipAwaitWithoutKubelet] },
+);
+
+const nodeSet = new NodeSet(
+  "e2e",
+  {
+    nodeSelector,
+    template,
+    cluster: { kubeconfig, serviceAccountName: system.provisionerServiceAccountName },
+  },
+  { system, providers: [provider], transformations: [skipAwaitWithoutKubelet] },
+);
+
+export const namespace = system.namespace;
+export const crdNames = system.crdNames;
+export const agentDaemonSet = system.agentDaemonSetName;
+export const operatorDeployment = system.operatorDeploymentName;
+export const storageClasses = nodeSet.storageClassNames;
+export const nodes = nodeSet.nodes;
