@@ -144,7 +144,12 @@ PULUMI_LVM_NO_DOWNLOAD=1 "$staging/pulumi-gen-kubernetes" schema \
   "$src/provider/pkg/gen/openapi-specs/swagger-$kube_version.json" "$src" ||
   fail "pulumi-gen-kubernetes schema failed"
 schema="$src/provider/cmd/pulumi-resource-kubernetes/schema.json"
-echo "install-kubernetes.sh: schema.json $(wc -c <"$schema") bytes, git blob $(git hash-object "$schema")"
+# Upstream's schema.json at v4.32.0 (its git tree entry): generated here, it must be byte-identical.
+schema_blob=9c927da9e707c7d50af9adc020d66c245cddf94e
+got_blob=$(git hash-object "$schema")
+[ "$got_blob" = "$schema_blob" ] ||
+  fail "the generated schema.json (git blob $got_blob) differs from upstream's v$version schema.json ($schema_blob)"
+echo "install-kubernetes.sh: schema.json $(wc -c <"$schema") bytes, identical to upstream's (git blob $schema_blob)"
 (cd "$src/provider/cmd/pulumi-resource-kubernetes" && VERSION="$version" nice -n 10 "$go_bin" run ./generate.go) ||
   fail "embedding the schema (provider/cmd/pulumi-resource-kubernetes/generate.go) failed"
 
