@@ -101,7 +101,8 @@ echo "install-kubernetes.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE"
 pristine=$(unpack_snapshot "$snapshot" "$root/snapshot")
 src="$staging/src"
 cp -a "$pristine" "$src"
-git -C "$src" apply --whitespace=nowarn "$patch_file" ||
+# GIT_CEILING_DIRECTORIES: plain-patch mode even if the cache lies inside some git work tree.
+(cd "$src" && GIT_CEILING_DIRECTORIES="$staging" git apply --whitespace=nowarn "$patch_file") ||
   fail "$patch_file does not apply to $pristine"
 grep -q "^KUBE_VERSION *?= *$kube_version\$" "$src/Makefile" ||
   fail "the snapshot's Makefile does not name KUBE_VERSION $kube_version; update kube_version here"
