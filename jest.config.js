@@ -16,8 +16,13 @@ module.exports = {
       transform,
       roots: ["<rootDir>/test"],
       testMatch: ["**/*.test.ts"],
-      // The real-cluster tier has its own command (npm run test:cluster, jest.cluster.config.js).
-      testPathIgnorePatterns: ["/node_modules/", "<rootDir>/test/cluster/"],
+      // Tiers whose binaries test/setup.sh does not build yet have their own commands:
+      // npm run test:cluster (jest.cluster.config.js) and npm run test:kubernetes (jest.kubernetes.config.js).
+      testPathIgnorePatterns: [
+        "/node_modules/",
+        "<rootDir>/test/cluster/",
+        "<rootDir>/test/pulumi/kubernetes-e2e.test.ts",
+      ],
     },
   ],
 };

@@ -2,8 +2,7 @@
 # Installs what the test tiers need, idempotently (fast when everything is present):
 #   - lvm2 and friends for the host tier (loop devices, lvm metadata),
 #   - etcd + a kube-apiserver built from its Go module (test/env/install.sh),
-#   - the Pulumi CLI and language host (test/pulumi/install.sh) and the Kubernetes provider plugin
-#     built from its source snapshot (test/pulumi/install-kubernetes.sh),
+#   - the Pulumi CLI and language hosts (test/pulumi/install.sh),
 #   - qemu, a pinned Debian kernel and our initramfs for the real-kernel tier (test/vm/install.sh).
 # Needs root (apt-get, loop devices). Fails loudly; it never skips a tier silently.
 set -euo pipefail
@@ -28,10 +27,9 @@ bash test/env/install.sh
 # The Pulumi CLI and its Node.js language host built from their Go modules, for the engine tier (test/pulumi).
 bash test/pulumi/install.sh
 
-# The Kubernetes provider plugin (pulumi-resource-kubernetes, the version @pulumi/kubernetes pins)
-# built from its verified source snapshot, for the engine tier's Kubernetes test
-# (test/pulumi/kubernetes-e2e.test.ts). The longest build here: ~25-40 min cold, cached by version.
-bash test/pulumi/install-kubernetes.sh
+# Not here yet: the Kubernetes provider plugin (test/pulumi/install-kubernetes.sh, ~30+ min cold) and
+# the kubelet cluster tier (test/cluster/install.sh). Their tests have not run green yet, so they
+# have their own commands (npm run test:kubernetes, npm run test:cluster) until they do.
 
 # qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
 bash test/vm/install.sh
