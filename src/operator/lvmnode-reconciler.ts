@@ -5,8 +5,9 @@ import { jsonEqual } from "./json-equal";
 import type { KubeClient } from "./kube/client";
 import { LVM_NODES } from "./kube/resources";
 import { lvmNodeStatus, type NodeFinding } from "./lvmnode-status";
+import { mandateOf, type Mandate } from "./ownership";
 import { splitKey, type ReconcileResult } from "./reconciler";
-import type { LVMNodeObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject } from "./types";
 
 /** The finalizer on every LVMNode: its deletionPolicy is carried out on the node before it goes. */
 export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";
@@ -16,6 +17,10 @@ export interface LVMNodeReconcilerOptions {
   readonly agents: NodeAgentDriver;
   /** Whether the Node still exists (the node informer's cache): a deleted Node has nothing to tear down. */
   readonly nodeExists: (name: string) => boolean;
+  /** Every LVMNodeSet the operator reconciles (its cache): only their LVMNodes are driven. */
+  readonly sets: () => readonly LVMNodeSetObject[];
+  /** Every LVMNode the operator watches (its cache), to find overlapping sets. */
+  readonly lvmNodes: () => readonly LVMNodeObject[];
   readonly clock: Clock;
   /** One structured log entry. */
   readonly log: (entry: Record<string, unknown>) => void;
@@ -33,7 +38,10 @@ export class ReconcileStoppedError extends Error {
 
 /**
  * Reconciles one LVMNode with its node's agent, in the fixed order: get (from the API server);
- * ignore not-found; ensure the finalizer, or carry out the deletionPolicy of one being deleted;
+ * ignore not-found; refuse an LVMNode the operator has no mandate for (not controlled by a set it
+ * reconciles, or its node kept by an older overlapping set: ownership.ts mandateOf), which is never
+ * sent to an agent and whose deletion tears nothing down; ensure the finalizer, or carry out the
+ * deletionPolicy of one being deleted;
  * act (validate; plan, apply when there are steps and nothing is blocked, read the agent's status);
  * patch status, only when it changed. Throws after writing the status when the node is not in sync
  * (agent unavailable, failed, busy, teardown refused), so the queue retries with backoff. `stop`
@@ -47,16 +55,33 @@ export class LVMNodeReconciler {
     const [namespace, name] = splitKey(key);
     let node = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
     if (!node) return "not_found";
-    if (node.metadata.deletionTimestamp) return this.finalize(node, stop);
+    const mandate = mandateOf(node, this.o.sets(), this.o.lvmNodes());
+    if (node.metadata.deletionTimestamp) return this.finalize(node, mandate, stop);
+    if (!mandate.ok) {
+      const wrote = await this.patchStatus(node, {
+        kind: "notDriven",
+        reason: mandate.reason,
+        message: mandate.message,
+      });
+      if (wrote)
+        this.o.log({ msg: "not driven", lvmNode: key, reason: mandate.reason, message: mandate.message });
+      return wrote ? "changed" : "in_sync";
+    }
     let wrote = false;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) {
       node = await this.setFinalizers(node, [...(node.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
       wrote = true;
     }
     const spec = checkSpec(node);
-    const outcome = spec.ok ? await this.o.agents.sync(name, spec.value, stop) : spec.finding;
+    const outcome = spec.ok
+      ? await this.o.agents.sync({ node: name, namespace }, spec.value, stop)
+      : spec.finding;
     if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
-    if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
+    if (outcome.kind === "busy") {
+      // The previous outcome is no longer true: say that the agent is busy instead of keeping it.
+      await this.patchStatus(node, outcome);
+      throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
+    }
     if (outcome.kind === "synced" && outcome.applied > 0) {
       this.o.log({ msg: "applied", lvmNode: key, pod: outcome.pod, steps: outcome.applied });
       wrote = true;
@@ -68,14 +93,24 @@ export class LVMNodeReconciler {
   }
 
   /** Retain, or a Node that is gone: remove the finalizer. Delete: tear down (never forced), then remove it. */
-  private async finalize(node: LVMNodeObject, stop?: AbortSignal): Promise<ReconcileResult> {
+  private async finalize(
+    node: LVMNodeObject,
+    mandate: Mandate,
+    stop?: AbortSignal,
+  ): Promise<ReconcileResult> {
     const key = `${node.metadata.namespace}/${node.metadata.name}`;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) return "in_sync";
     const policy = deletionPolicyOf(node.spec);
-    if (policy === "Delete" && this.o.nodeExists(node.metadata.name)) {
+    if (policy === "Delete" && !mandate.ok)
+      this.o.log({ msg: "not torn down", lvmNode: key, reason: mandate.reason, message: mandate.message });
+    if (policy === "Delete" && mandate.ok && this.o.nodeExists(node.metadata.name)) {
       const spec = checkSpec(node);
       if (!spec.ok) return (await this.patchStatus(node, spec.finding)) ? "changed" : "in_sync";
-      const outcome = await this.o.agents.teardown(node.metadata.name, spec.value, stop);
+      const outcome = await this.o.agents.teardown(
+        { node: node.metadata.name, namespace: node.metadata.namespace ?? "" },
+        spec.value,
+        stop,
+      );
       if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
       if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
       if (outcome.kind !== "tornDown") {

@@ -6,7 +6,12 @@ import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from ".
 import { Informer, objectKey, type RestartReason } from "./informer";
 import type { KubeClient, KubeObject } from "./kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "./kube/resources";
-import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./lvmnode-events";
+import {
+  keysForAgentPodChange,
+  keysForNodeDeleted,
+  keysForOwnLVMNodeChange,
+  keysForRivalLVMNodes,
+} from "./lvmnode-events";
 import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode-reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
@@ -73,10 +78,21 @@ export class Operator {
     const nodeQueue = o.agents ? new WorkQueue({ clock: o.clock, ...backoff }) : undefined;
     const enqueue = (keys: readonly string[]) => keys.forEach((k) => this.queue.add(k));
     const enqueueNodes = (keys: readonly string[]) => keys.forEach((k) => nodeQueue?.add(k));
-    this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => enqueue(keysForNodeSetChange(c)));
+    this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => {
+      enqueue(keysForNodeSetChange(c));
+      // A set that appears or goes gives or takes the mandate of the LVMNodes it controls.
+      if (c.type !== "updated")
+        enqueueNodes(
+          this.lvmNodes
+            .list()
+            .filter((n) => n.metadata.namespace === c.object.metadata.namespace)
+            .map((n) => objectKey(n)),
+        );
+    });
     this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) => {
       enqueue(keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name)));
       enqueueNodes(keysForOwnLVMNodeChange(c));
+      enqueueNodes(keysForRivalLVMNodes(c, this.lvmNodes.list()));
     });
     this.nodes = this.informer(NODES, undefined, (c) => {
       enqueue(keysForNodeChange(c, this.sets.list()));
@@ -93,6 +109,8 @@ export class Operator {
         clock: o.clock,
         log: o.log,
         nodeExists: (name) => this.nodes.get(name) !== undefined,
+        sets: () => this.sets.list(),
+        lvmNodes: () => this.lvmNodes.list(),
         agents: new AgentDriver({
           ...o.agents,
           pods: () => pods.list(),
@@ -107,6 +125,7 @@ export class Operator {
       log: o.log,
       nodes: () => this.nodes.list(),
       lvmNodes: () => this.lvmNodes.list(),
+      sets: () => this.sets.list(),
     });
   }
 

@@ -18,6 +18,8 @@ export interface NodeSetReconcilerOptions {
   readonly nodes: () => readonly NodeObject[];
   /** Every LVMNode the operator watches, in all namespaces it watches (the LVMNode informer's cache). */
   readonly lvmNodes: () => readonly LVMNodeObject[];
+  /** Every LVMNodeSet (the set informer's cache), for the tie-break of overlapping sets. @default none: any other set's LVMNode keeps its node */
+  readonly sets?: () => readonly LVMNodeSetObject[];
   readonly clock: Clock;
   /** One structured log entry (an action, a conflict, a failure). */
   readonly log: (entry: Record<string, unknown>) => void;
@@ -62,7 +64,7 @@ export class NodeSetReconciler {
     }
 
     const lvmNodes = this.o.lvmNodes();
-    const plan = planNodeSet(set, this.o.nodes(), lvmNodes);
+    const plan = planNodeSet(set, this.o.nodes(), lvmNodes, this.o.sets?.());
     const own = new Map(
       lvmNodes
         .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
