@@ -259,6 +259,9 @@ export const httpTransport: Transport = (request) =>
       );
       res.on("error", reject);
     });
+    // TCP keepalive: a node that lost power (no FIN, no RST) ends a long apply in minutes, not at
+    // the 25 h idle timeout (probes after 30 s idle, then the kernel's interval and count).
+    req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
     req.on("timeout", () =>
       req.destroy(new Error(`no answer within ${Math.round(request.timeoutMs / 1000)} s`)),
     );

@@ -51,12 +51,13 @@ export class ReconcileStoppedError extends Error {
 export class LVMNodeReconciler {
   constructor(private readonly o: LVMNodeReconcilerOptions) {}
 
-  async reconcile(key: string, stop?: AbortSignal): Promise<ReconcileResult> {
+  /** `release`: called before an apply or teardown is sent (it may take hours): the queue frees the worker. */
+  async reconcile(key: string, stop?: AbortSignal, release?: () => void): Promise<ReconcileResult> {
     const [namespace, name] = splitKey(key);
     let node = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
     if (!node) return "not_found";
     const mandate = mandateOf(node, this.o.sets(), this.o.lvmNodes());
-    if (node.metadata.deletionTimestamp) return this.finalize(node, mandate, stop);
+    if (node.metadata.deletionTimestamp) return this.finalize(node, mandate, stop, release);
     if (!mandate.ok) {
       const wrote = await this.patchStatus(node, {
         kind: "notDriven",
@@ -74,7 +75,7 @@ export class LVMNodeReconciler {
     }
     const spec = checkSpec(node);
     const outcome = spec.ok
-      ? await this.o.agents.sync({ node: name, namespace }, spec.value, stop)
+      ? await this.o.agents.sync({ node: name, namespace }, spec.value, stop, release)
       : spec.finding;
     if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
     if (outcome.kind === "busy") {
@@ -97,6 +98,7 @@ export class LVMNodeReconciler {
     node: LVMNodeObject,
     mandate: Mandate,
     stop?: AbortSignal,
+    release?: () => void,
   ): Promise<ReconcileResult> {
     const key = `${node.metadata.namespace}/${node.metadata.name}`;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) return "in_sync";
@@ -110,6 +112,7 @@ export class LVMNodeReconciler {
         { node: node.metadata.name, namespace: node.metadata.namespace ?? "" },
         spec.value,
         stop,
+        release,
       );
       if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
       if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);

@@ -164,7 +164,13 @@ export class Operator {
     await Promise.all([
       this.queue.run(workers, async (key) => (await this.reconcileOne(key), {}), signal),
       ...(this.nodeQueue
-        ? [this.nodeQueue.run(workers, async (key) => (await this.reconcileLVMNode(key, signal), {}), signal)]
+        ? [
+            this.nodeQueue.run(
+              workers,
+              async (key, release) => (await this.reconcileLVMNode(key, signal, release), {}),
+              signal,
+            ),
+          ]
         : []),
       ...watching,
     ]);
@@ -195,13 +201,14 @@ export class Operator {
   /**
    * Reconciles the LVMNode `key` with its agent (for tests and the queue): the result, with metrics
    * and logs. `stop` aborts its agent plan and status calls; an apply already sent is waited for.
+   * `release` gives the queue worker's slot to another before an apply or teardown is sent.
    */
-  async reconcileLVMNode(key: string, stop?: AbortSignal): Promise<ReconcileResult> {
+  async reconcileLVMNode(key: string, stop?: AbortSignal, release?: () => void): Promise<ReconcileResult> {
     const reconciler = this.nodeReconciler;
     if (!reconciler) throw new Error("the operator was started without agent options");
     let result: ReconcileResult = "error";
     try {
-      result = await reconciler.reconcile(key, stop);
+      result = await reconciler.reconcile(key, stop, release);
       return result;
     } catch (e) {
       this.o.log({

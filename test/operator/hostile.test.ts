@@ -8,7 +8,7 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Json } from "../env/cluster";
-import { commandLog, isWrite, membersOf } from "../agent/harness";
+import { commandLog, isWrite, lvm, membersOf } from "../agent/harness";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
 import { eventually, lvmNodesPath, must, setsPath, sleep } from "./env";
 
@@ -24,6 +24,9 @@ let c: AgentCluster;
 const standIn = { mode: "wrongStatus" as StandInMode, requests: [] as string[] };
 type StandInMode = "wrongStatus" | "failing" | "busy" | "html";
 let standInServer: http.Server;
+/** Stand-in agents of h1 and h2: they plan one step, and never answer /v1/apply. */
+const hanging: http.Server[] = [];
+const applies: string[] = [];
 
 beforeAll(async () => {
   c = await startAgentCluster({ nodes: ["n1", "n2"], namespaces: [NS, TENANT, OTHER], resyncMs: RESYNC_MS });
@@ -60,6 +63,10 @@ beforeAll(async () => {
 }, 240_000);
 
 afterAll(async () => {
+  for (const h of hanging) {
+    h.closeAllConnections();
+    h.close();
+  }
   standInServer?.close();
   await c?.stop();
 });
@@ -255,5 +262,48 @@ describe("item 6: a status that would lie (stand-in agent on n3)", () => {
       "AgentFailed",
       'a body that is not JSON (starts "<html><body>Welcome to nginx!</body></html>")',
     );
+  });
+});
+
+describe("item 4: agents that never answer an apply", () => {
+  test("two hung applies do not stop the operator from serving the other nodes", async () => {
+    for (const node of ["h1", "h2"]) {
+      const server = http.createServer((req, res) => {
+        req.resume();
+        req.on("end", () => {
+          if (req.url?.endsWith("/v1/apply")) return void applies.push(node); // never answered
+          res.writeHead(200, { "content-type": "application/json" });
+          res.end(
+            JSON.stringify({
+              node,
+              selected: true,
+              volumeGroups: [],
+              actions: [{ op: "vgcreate", argv: ["vgcreate", VG, "/dev/sdz"], reason: "stand-in" }],
+              blocked: [],
+              lvmd: { "device-classes": [] },
+              hash: "stand-in",
+            }),
+          );
+        });
+      });
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      hanging.push(server);
+      await c.cp.createNode(node, { role: "hung" });
+      await c.agentPod(node, (server.address() as AddressInfo).port);
+    }
+    await must(c.cp, "POST", setsPath(NS), nodeSet(NS, "hung", "hung"));
+    await eventually("both applies in flight", async () => applies.length >= 2, 30_000, 100);
+    // n1 drifts: the resync must still get to it and repair it.
+    const [, second] = devices("n1");
+    lvm(devices("n1"), ["vgreduce", VG, second!]);
+    const t0 = Date.now();
+    await eventually(
+      "n1 repaired while h1 and h2 hang",
+      async () => membersOf(devices("n1"), VG).length === 2,
+      6 * RESYNC_MS,
+      200,
+    );
+    console.log(`n1 repaired in ${Date.now() - t0} ms with 2 applies hung (2 workers)`);
+    expect(applies.sort()).toEqual(["h1", "h2"]); // each hung apply sent once, never a second time
   });
 });

@@ -17,9 +17,19 @@ export interface NodeAgentDriver {
    * blocked, read the status. `node`: the node, or the node with the namespace of its LVMNode (sent
    * to the agent, which refuses a call for another node or namespace).
    */
-  sync(node: string | CallTarget, spec: LVMNodeSpec, stop?: AbortSignal): Promise<SyncOutcome>;
-  /** Tear down `spec`'s volume groups on the node, never forced. */
-  teardown(node: string | CallTarget, spec: LVMNodeSpec, stop?: AbortSignal): Promise<TeardownOutcome>;
+  sync(
+    node: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    release?: () => void,
+  ): Promise<SyncOutcome>;
+  /** Tear down `spec`'s volume groups on the node, never forced. `release`: called just before the call is sent. */
+  teardown(
+    node: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    release?: () => void,
+  ): Promise<TeardownOutcome>;
 }
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
@@ -52,7 +62,12 @@ type Target = { ok: true; pod: string; endpoint: AgentEndpoint } | { ok: false; 
 export class AgentDriver implements NodeAgentDriver {
   constructor(private readonly o: AgentDriverOptions) {}
 
-  async sync(to: string | CallTarget, spec: LVMNodeSpec, stop?: AbortSignal): Promise<SyncOutcome> {
+  async sync(
+    to: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    release?: () => void,
+  ): Promise<SyncOutcome> {
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
@@ -75,6 +90,8 @@ export class AgentDriver implements NodeAgentDriver {
           );
         call = "apply";
         // Never aborted: the agent would finish it anyway, and its answer is what the status reports.
+        // It may take hours (or hang on a node that lost power): the worker goes on with other nodes.
+        release?.();
         const result = await this.timed(call, () => this.o.client.apply(endpoint, spec, plan.hash));
         applied = result.steps.filter((s) => s.outcome === "done").length;
       }
@@ -93,12 +110,18 @@ export class AgentDriver implements NodeAgentDriver {
     }
   }
 
-  async teardown(to: string | CallTarget, spec: LVMNodeSpec, stop?: AbortSignal): Promise<TeardownOutcome> {
+  async teardown(
+    to: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    release?: () => void,
+  ): Promise<TeardownOutcome> {
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
     if (stop?.aborted) return stopped(`node ${node}: teardown not started (agent pod ${target.pod})`);
     try {
+      release?.();
       const result = await this.timed("teardown", () => this.o.client.teardown(target.endpoint, spec));
       if (result.node !== node)
         return {
