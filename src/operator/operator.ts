@@ -111,6 +111,7 @@ export class Operator {
         nodeExists: (name) => this.nodes.get(name) !== undefined,
         sets: () => this.sets.list(),
         lvmNodes: () => this.lvmNodes.list(),
+        read: (key) => this.lvmNodes.get(key),
         agents: new AgentDriver({
           ...o.agents,
           pods: () => pods.list(),

@@ -21,16 +21,22 @@ export interface NodeAgentDriver {
     node: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
-    release?: () => void,
+    beforeChange?: BeforeChange,
   ): Promise<SyncOutcome>;
-  /** Tear down `spec`'s volume groups on the node, never forced. `release`: called just before the call is sent. */
+  /** Tear down `spec`'s volume groups on the node, never forced. */
   teardown(
     node: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
-    release?: () => void,
+    beforeChange?: BeforeChange,
   ): Promise<TeardownOutcome>;
 }
+
+/**
+ * Called just before an apply or teardown is sent (it may take hours): the caller frees its worker
+ * and checks that what it read is still current. A reason: nothing is sent (outcome busy, retried).
+ */
+export type BeforeChange = () => Promise<string | undefined>;
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
 /** ok; conflict (409); error (another answer); unreachable (no answer); aborted (the operator is stopping). */
@@ -66,7 +72,7 @@ export class AgentDriver implements NodeAgentDriver {
     to: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
-    release?: () => void,
+    beforeChange?: BeforeChange,
   ): Promise<SyncOutcome> {
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
@@ -91,7 +97,12 @@ export class AgentDriver implements NodeAgentDriver {
         call = "apply";
         // Never aborted: the agent would finish it anyway, and its answer is what the status reports.
         // It may take hours (or hang on a node that lost power): the worker goes on with other nodes.
-        release?.();
+        const notNow = await beforeChange?.();
+        if (notNow)
+          return {
+            kind: "busy",
+            message: `node ${node}: ${plan.actions.length} planned step(s) not applied (agent pod ${pod}): ${notNow}`,
+          };
         const result = await this.timed(call, () => this.o.client.apply(endpoint, spec, plan.hash));
         applied = result.steps.filter((s) => s.outcome === "done").length;
       }
@@ -114,14 +125,19 @@ export class AgentDriver implements NodeAgentDriver {
     to: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
-    release?: () => void,
+    beforeChange?: BeforeChange,
   ): Promise<TeardownOutcome> {
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
     if (stop?.aborted) return stopped(`node ${node}: teardown not started (agent pod ${target.pod})`);
     try {
-      release?.();
+      const notNow = await beforeChange?.();
+      if (notNow)
+        return {
+          kind: "busy",
+          message: `node ${node}: teardown not started (agent pod ${target.pod}): ${notNow}`,
+        };
       const result = await this.timed("teardown", () => this.o.client.teardown(target.endpoint, spec));
       if (result.node !== node)
         return {
