@@ -46,6 +46,11 @@ export interface OperatorOptions {
    * reconciler's own tests run so).
    */
   readonly agents?: OperatorAgentOptions;
+  /**
+   * How long a node must stay out of a set's selector before its LVMNode is deleted (a flapping
+   * label must not start a teardown). @default 60000
+   */
+  readonly deselectionGraceMs?: number;
   /** Reconcile every set and LVMNode this often even without a change (drift on the nodes). @default 300000 (5 minutes) */
   readonly resyncMs?: number;
   /** Retry delays of a failing set. @default { baseMs: 1000, capMs: 300000 } */
@@ -127,6 +132,8 @@ export class Operator {
       nodes: () => this.nodes.list(),
       lvmNodes: () => this.lvmNodes.list(),
       sets: () => this.sets.list(),
+      requeue: (key, ms) => this.queue.addAfter(key, ms),
+      ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
     });
   }
 
