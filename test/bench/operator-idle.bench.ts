@@ -67,6 +67,9 @@ async function measure(
   const nodes = Array.from({ length: count }, (_, i) => `bench-${count}-${String(i).padStart(4, "0")}`);
   const agents = await standInAgents(nodes);
   const role = `bench-${count}`;
+  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
+    metadata: { name: "pulumi-lvm-agent" },
+  });
   for (const node of nodes) {
     await cp.createNode(node, { role });
     const name = `agent-${node}`;
@@ -74,6 +77,8 @@ async function measure(
       metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
       spec: {
         nodeName: node,
+        serviceAccountName: "pulumi-lvm-agent",
+        automountServiceAccountToken: false,
         containers: [
           {
             name: "agent",

@@ -112,7 +112,18 @@ describe("item 1: an LVMNode the operator did not make", () => {
       90_000,
       200,
     );
+    await eventually(
+      "storage/n1 and n2 in sync",
+      async () => {
+        for (const n of ["n1", "n2"])
+          if (reconciled(await getLVMNode(NS, n))?.reason !== "InSync") return false;
+        return true;
+      },
+      60_000,
+      200,
+    );
     const own = await getLVMNode(NS, "n1");
+    const teardowns = () => c.agents.n1!.logs.filter((e) => e.msg === "request" && e.path === "/v1/teardown");
     const writesBefore = agentWrites("n1").length;
     // A tenant with rights on lvmnodes in its own namespace only copies n1's spec, asks for Delete.
     await must(c.cp, "POST", lvmNodesPath(TENANT), {
@@ -147,7 +158,12 @@ describe("item 1: an LVMNode the operator did not make", () => {
     );
     await sleep(2 * RESYNC_MS);
     expect(membersOf(devices("n1"), VG)).toHaveLength(2);
-    expect(agentWrites("n1").slice(writesBefore)).toEqual([]);
+    expect(teardowns()).toEqual([]);
+    expect(
+      agentWrites("n1")
+        .slice(writesBefore)
+        .map((w) => w.requested.join(" ")),
+    ).toEqual([]);
     expect(reconciled(await getLVMNode(NS, "n1"))).toMatchObject({ status: "True" });
   });
 });
