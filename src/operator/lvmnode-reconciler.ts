@@ -78,7 +78,11 @@ export class LVMNodeReconciler {
     }
     let wrote = false;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) {
-      node = await this.setFinalizers(node, [...(node.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
+      const current = this.o.read ? await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name) : node;
+      if (!current) return "not_found";
+      node = (current.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)
+        ? current
+        : await this.setFinalizers(current, [...(current.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
       wrote = true;
     }
     const spec = checkSpec(node);
@@ -173,9 +177,22 @@ export class LVMNodeReconciler {
   }
 
   /** Writes the status for `finding` when it differs from the LVMNode's; true when it wrote. */
-  private async patchStatus(node: LVMNodeObject, finding: NodeFinding): Promise<boolean> {
-    const status = lvmNodeStatus(node, finding, this.o.clock.now());
+  private async patchStatus(cached: LVMNodeObject, finding: NodeFinding): Promise<boolean> {
+    let node = cached;
+    let status = lvmNodeStatus(node, finding, this.o.clock.now());
     if (jsonEqual(status, node.status)) return false;
+    if (this.o.read) {
+      // Read from the cache, which may be behind our own last write: compute from the API server's copy.
+      const fresh = await this.o.kube.get<LVMNodeObject>(
+        LVM_NODES,
+        node.metadata.namespace ?? "",
+        node.metadata.name,
+      );
+      if (!fresh) return false;
+      node = fresh;
+      status = lvmNodeStatus(node, finding, this.o.clock.now());
+      if (jsonEqual(status, node.status)) return false;
+    }
     const { namespace = "", name, resourceVersion } = node.metadata;
     await this.o.kube.patch(LVM_NODES, namespace, name, { metadata: { resourceVersion }, status }, "status");
     const was = node.status?.conditions?.find((c) => c.type === "Reconciled");

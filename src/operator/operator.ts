@@ -84,7 +84,7 @@ export class Operator {
     const enqueue = (keys: readonly string[]) => keys.forEach((k) => this.queue.add(k));
     const enqueueNodes = (keys: readonly string[]) => keys.forEach((k) => nodeQueue?.add(k));
     this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => {
-      enqueue(keysForNodeSetChange(c));
+      enqueue(keysForNodeSetChange(c, (key) => this.reconciler?.lastStatus(key)));
       // A set that appears or goes gives or takes the mandate of the LVMNodes it controls.
       if (c.type !== "updated")
         enqueueNodes(

@@ -49,6 +49,14 @@ export class StaleCacheError extends Error {
 export class NodeSetReconciler {
   /** Set key -> LVMNode uid -> when its node was first seen deselected (in memory: a restart waits again). */
   private readonly deselected = new Map<string, Map<string, number>>();
+  /** Set key -> the status this operator last wrote (a status changed by someone else is put right). */
+  private readonly written = new Map<string, unknown>();
+
+  /** The status this operator last wrote for the set `key`, if any. */
+  lastStatus(key: string): unknown {
+    return this.written.get(key);
+  }
+
   /** Set key -> when its status was last written. */
   private readonly statusWritten = new Map<string, number>();
 
@@ -227,6 +235,7 @@ export class NodeSetReconciler {
       return false;
     }
     this.statusWritten.set(key, t);
+    this.written.set(key, status);
     await this.o.kube.patch(
       LVM_NODE_SETS,
       namespace,
