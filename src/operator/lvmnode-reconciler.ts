@@ -161,11 +161,17 @@ export class LVMNodeReconciler {
     return async () => {
       release?.();
       if (!this.o.read) return undefined;
-      const { namespace = "", name, resourceVersion } = node.metadata;
+      const { namespace = "", name, generation, uid } = node.metadata;
       const fresh = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
-      return fresh?.metadata.resourceVersion === resourceVersion
+      // The spec (generation), identity and deletion are what an apply or teardown acts on; our own
+      // status writes (which the cache may not have yet) do not matter.
+      const same =
+        fresh?.metadata.uid === uid &&
+        fresh?.metadata.generation === generation &&
+        !!fresh?.metadata.deletionTimestamp === !!node.metadata.deletionTimestamp;
+      return same
         ? undefined
-        : `LVMNode ${namespace}/${name} changed since it was read (resourceVersion ${resourceVersion}, now ${fresh?.metadata.resourceVersion ?? "deleted"}); planning again`;
+        : `LVMNode ${namespace}/${name} changed since it was read (generation ${generation}, now ${fresh?.metadata.generation ?? "deleted"}); planning again`;
     };
   }
 
