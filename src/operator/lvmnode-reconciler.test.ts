@@ -98,7 +98,9 @@ function setup(opts: {
     opts.teardown,
   );
   const logs: Array<Record<string, unknown>> = [];
+  const requeued: Array<[string, number]> = [];
   const reconciler = new LVMNodeReconciler({
+    requeue: (key, ms) => requeued.push([key, ms]),
     kube,
     agents: agents.driver,
     nodeExists: () => opts.nodeExists ?? true,
@@ -109,7 +111,16 @@ function setup(opts: {
   });
   const stored = () => kube.peek<LVMNodeObject>(LVM_NODES, "storage", "n1");
   const reconciled = () => stored()?.status?.conditions?.find((c) => c.type === RECONCILED);
-  return { kube, agents: agents.calls, signals: agents.signals, reconciler, stored, reconciled, logs };
+  return {
+    kube,
+    agents: agents.calls,
+    signals: agents.signals,
+    reconciler,
+    stored,
+    reconciled,
+    logs,
+    requeued,
+  };
 }
 
 const DELETING = { deletionTimestamp: "2044-10-22T16:00:00Z", finalizers: [LVMNODE_FINALIZER] };
@@ -165,6 +176,15 @@ describe("LVMNodeReconciler: the order get → not found → finalizer → act �
       message: expect.stringContaining("applied 3 step(s)"),
     });
     expect(t.logs).toContainEqual({ msg: "applied", lvmNode: KEY, pod: POD, steps: 3 });
+    // checked again at once, so Applied turns InSync right after the apply, not a resync later
+    expect(t.requeued).toEqual([[KEY, 0]]);
+  });
+
+  test("nothing applied: not queued again", async () => {
+    const t = setup({});
+    await t.reconciler.reconcile(KEY);
+    await t.reconciler.reconcile(KEY);
+    expect(t.requeued).toEqual([]);
   });
 
   test("an existing finalizer is kept and not written again", async () => {

@@ -27,6 +27,13 @@ export interface LVMNodeReconcilerOptions {
   readonly read?: (key: string) => LVMNodeObject | undefined;
   /** Every LVMNode the operator watches (its cache), to find overlapping sets. */
   readonly lvmNodes: () => readonly LVMNodeObject[];
+  /**
+   * Queues `key` again after `ms` (the LVMNode work queue). After an apply the LVMNode is checked
+   * again at once: its status says Applied until a plan with nothing to do turns it to InSync, and
+   * that write must follow the apply, not land one resync later in what looks like a quiet period.
+   * @default no requeue (the next resync checks it)
+   */
+  readonly requeue?: (key: string, ms: number) => void;
   readonly clock: Clock;
   /** One structured log entry. */
   readonly log: (entry: Record<string, unknown>) => void;
@@ -103,6 +110,7 @@ export class LVMNodeReconciler {
     if (outcome.kind === "synced" && outcome.applied > 0) {
       this.o.log({ msg: "applied", lvmNode: key, pod: outcome.pod, steps: outcome.applied });
       wrote = true;
+      this.o.requeue?.(key, 0);
     }
     if (await this.patchStatus(node, outcome)) wrote = true;
     if (outcome.kind === "unavailable" || outcome.kind === "failed")

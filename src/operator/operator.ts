@@ -117,6 +117,7 @@ export class Operator {
         sets: () => this.sets.list(),
         lvmNodes: () => this.lvmNodes.list(),
         read: (key) => this.lvmNodes.get(key),
+        requeue: (key, ms) => nodeQueue.addAfter(key, ms),
         agents: new AgentDriver({
           ...o.agents,
           pods: () => pods.list(),
