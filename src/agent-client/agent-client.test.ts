@@ -35,6 +35,7 @@ describe("agentClient through the API server's pod proxy", () => {
     expect(seen[0]!.headers).toEqual({
       authorization: "Bearer user-token",
       "x-pulumi-lvm-authorization": "Bearer agent-token",
+      "x-pulumi-lvm-target": "node-a",
       accept: "application/json",
     });
     expect(seen[0]!.tls).toEqual({ ca: "CA" });
@@ -132,5 +133,60 @@ describe("agentClient: cancelling read-only calls", () => {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));
     }
+  });
+});
+
+describe("agentClient: an answer must be about the node asked for (issue 12)", () => {
+  const ep: AgentEndpoint = { node: "n3", namespace: "storage", url: "http://10.0.0.7:8080", token: "t" };
+  const answering =
+    (status: number, body: string): Transport =>
+    async () => ({ status, body });
+
+  test("the call names its target: X-Pulumi-Lvm-Target <namespace>/<node>", async () => {
+    const seen: Parameters<Transport>[0][] = [];
+    await agentClient(async (request) => {
+      seen.push(request);
+      return { status: 200, body: JSON.stringify({ node: "n3", status: { conditions: [] } }) };
+    }).status(ep);
+    expect(seen[0]!.headers["x-pulumi-lvm-target"]).toBe("storage/n3");
+  });
+
+  test.each([
+    ["plan", (c: AgentClient) => c.plan(ep, {} as never), "POST /v1/plan"],
+    ["status", (c: AgentClient) => c.status(ep), "GET /v1/status"],
+  ])("%s answered for n1: WrongNode, naming both nodes", async (_name, call, what) => {
+    const body = JSON.stringify({
+      node: "n1",
+      status: { state: "Ready", conditions: [] },
+      selected: true,
+      volumeGroups: [],
+      actions: [],
+      blocked: [],
+      lvmd: { "device-classes": [] },
+      hash: "h",
+    });
+    await expect(call(agentClient(answering(200, body)))).rejects.toMatchObject({
+      code: "WrongNode",
+      message: `node n3: ${what} was answered by the agent of node n1, not of LVMNode storage/n3 (http://10.0.0.7:8080); its answer is not used`,
+    });
+  });
+
+  test("a body that is not JSON: said so, with its start", async () => {
+    await expect(
+      agentClient(answering(200, "<html><body>Welcome to nginx!</body></html>")).status(ep),
+    ).rejects.toMatchObject({
+      code: "BadResponse",
+      message:
+        'node n3: GET /v1/status answered HTTP 200 with a body that is not JSON (starts "<html><body>Welcome to nginx!</body></html>"); is http://10.0.0.7:8080 the agent?',
+    });
+  });
+
+  test("JSON of the wrong shape: the field path and what is wrong", async () => {
+    await expect(
+      agentClient(answering(200, JSON.stringify({ node: "n3" }))).status(ep),
+    ).rejects.toMatchObject({
+      code: "BadResponse",
+      message: expect.stringMatching(/^node n3: GET \/v1\/status answered with an unexpected body: status: /),
+    });
   });
 });

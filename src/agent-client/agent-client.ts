@@ -10,11 +10,17 @@ import {
   operationResultSchema,
   statusResponseSchema,
 } from "../agent/schemas";
+import { describeTarget, formatTarget, TARGET_HEADER } from "../agent-api/target";
 import { apiServerCredentials, kubeStatusMessage } from "./api-server";
 
 /** One node's agent as the provider reaches it. */
 export interface AgentEndpoint {
   readonly node: string;
+  /**
+   * The namespace of the LVMNode the call is for (the operator), sent with the node in
+   * X-Pulumi-Lvm-Target; the agent refuses a call for another node or namespace. @default the node only
+   */
+  readonly namespace?: string;
   /**
    * Base URL: the agent's own ("http://127.0.0.1:9443"), or its pod's proxy on the API server
    * ("https://api:6443/api/v1/namespaces/lvm-system/pods/http:lvm-agent-x7k2p:8080/proxy/").
@@ -76,7 +82,7 @@ export class AgentCallError extends Error {
     readonly node: string,
     /** HTTP status, or 0 when the agent was not reached. */
     readonly status: number,
-    /** The agent's error code (PlanChanged, VolumeGroupInUse, CommandFailed, ...), or "Unreachable", "Aborted", "BadResponse". */
+    /** The agent's error code (PlanChanged, VolumeGroupInUse, CommandFailed, WrongNode, ...), or "Unreachable", "Aborted", "BadResponse", "WrongNode" (an answer for another node). */
     readonly code: string,
     message: string,
     readonly details: Readonly<Record<string, unknown>> = {},
@@ -112,6 +118,7 @@ export function agentClient(transport: Transport = httpTransport) {
         headers: {
           ...credentials.headers,
           [ep.proxy ? PROXY_AUTHORIZATION_HEADER : "authorization"]: `Bearer ${ep.token}`,
+          [TARGET_HEADER]: formatTarget(ep),
           accept: "application/json",
           ...(body === undefined ? {} : { "content-type": "application/json" }),
         },
@@ -134,13 +141,31 @@ export function agentClient(transport: Transport = httpTransport) {
     }
     const json = parseJson(response.body);
     if (response.status < 200 || response.status > 299) throw errorFrom(ep.node, response.status, json, what);
-    const parsed = schema.safeParse(json);
-    if (!parsed.success)
+    if (json === undefined)
       throw new AgentCallError(
         ep.node,
         response.status,
         "BadResponse",
-        `node ${ep.node}: ${what} answered with an unexpected body: ${parsed.error.issues[0]?.message ?? "?"}`,
+        `node ${ep.node}: ${what} answered HTTP ${response.status} with a body that is not JSON (${describeBody(response.body)}); is ${url.origin} the agent?`,
+      );
+    const parsed = schema.safeParse(json);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      throw new AgentCallError(
+        ep.node,
+        response.status,
+        "BadResponse",
+        `node ${ep.node}: ${what} answered with an unexpected body: ${issue ? `${issue.path.join(".") || "(the body)"}: ${issue.message}` : "?"}`,
+      );
+    }
+    // Every answer names the node it is about: one for another node is refused, whatever it says.
+    const answered = (parsed.data as { node?: unknown }).node;
+    if (answered !== ep.node)
+      throw new AgentCallError(
+        ep.node,
+        response.status,
+        "WrongNode",
+        `node ${ep.node}: ${what} was answered by the agent of node ${String(answered)}, not of ${describeTarget(ep)} (${ep.proxy ? `pod ${ep.proxy.namespace}/${ep.proxy.pod}` : url.origin}); its answer is not used`,
       );
     return parsed.data;
   }
@@ -197,6 +222,13 @@ function indent(text: string | undefined): string[] {
     .map((l) => `    ${l}`);
 }
 
+/** The start of a body that is not JSON, for an error message. */
+function describeBody(body: string): string {
+  if (!body.trim()) return "empty";
+  const start = body.trim().slice(0, 80).replace(/\s+/g, " ");
+  return `starts ${JSON.stringify(start)}${body.trim().length > 80 ? "..." : ""}`;
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -227,6 +259,9 @@ export const httpTransport: Transport = (request) =>
       );
       res.on("error", reject);
     });
+    // TCP keepalive: a node that lost power (no FIN, no RST) ends a long apply in minutes, not at
+    // the 25 h idle timeout (probes after 30 s idle, then the kernel's interval and count).
+    req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
     req.on("timeout", () =>
       req.destroy(new Error(`no answer within ${Math.round(request.timeoutMs / 1000)} s`)),
     );

@@ -2,6 +2,7 @@ import * as http from "node:http";
 import * as https from "node:https";
 import type { AuthOutcome } from "./auth/authorizer";
 import { requestCredentials } from "./auth/request-credentials";
+import { parseTarget, TARGET_HEADER, targetMismatch } from "../agent-api/target";
 import { AgentError, errorBody } from "./errors";
 import { DEFAULT_BODY_LIMIT, readJsonBody } from "./http/body";
 import type { AgentMetrics } from "./metrics";
@@ -15,6 +16,12 @@ export interface AgentServerOptions {
    */
   readonly authorize: (authorization: string | undefined) => Promise<AuthOutcome>;
   readonly metrics: AgentMetrics;
+  /**
+   * The node this agent serves and the namespace of its LVMNodes ("" = any): a /v1 call whose
+   * X-Pulumi-Lvm-Target names another node or namespace is refused (403) before anything else
+   * (src/agent-api/target.ts). @default no check
+   */
+  readonly serves?: { readonly node: string; readonly namespace: string };
   /** Largest request body accepted. @default 1 MiB */
   readonly bodyLimitBytes?: number;
   /** PEM certificate and key: serve HTTPS. @default plain HTTP */
@@ -126,6 +133,15 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
       );
 
     void (async () => {
+      if (r.authenticated && options.serves) {
+        const target = parseTarget(req.headers[TARGET_HEADER]);
+        if (target && "error" in target) throw new AgentError(400, "InvalidTarget", target.error);
+        const mismatch = target && targetMismatch(target, options.serves.node, options.serves.namespace);
+        if (mismatch) {
+          options.metrics.errors.inc({ kind: "auth" });
+          throw new AgentError(403, "WrongNode", mismatch);
+        }
+      }
       if (r.authenticated) {
         const outcome = await options.authorize(requestCredentials(req.headers));
         if (!outcome.ok) {

@@ -134,6 +134,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         ...v1Routes(service),
       ],
       authorize,
+      serves: { node: config.node, namespace: config.namespace },
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
       ...(config.tls

@@ -19,6 +19,20 @@ const node = (name: string, role: string, extra: Partial<NodeObject["metadata"]>
 const sets = [set("fast", "storage"), set("gpu", "gpu", "team-b")];
 
 describe("keysForNodeSetChange", () => {
+  test("a status written by someone else (not what the operator last wrote) reconciles the set", () => {
+    const s = {
+      metadata: { name: "fast", namespace: "storage", generation: 1 },
+      spec: {},
+    } as never as LVMNodeSetObject;
+    const ours = { state: "Degraded" };
+    const forged = { ...s, status: { state: "Ready" as const } };
+    const mine = { ...s, status: ours as never };
+    expect(keysForNodeSetChange({ type: "updated", old: mine, object: forged }, () => ours)).toEqual([
+      "storage/fast",
+    ]);
+    expect(keysForNodeSetChange({ type: "updated", old: s, object: mine }, () => ours)).toEqual([]);
+  });
+
   test("status-only updates are ignored; spec, deletion and finalizer changes are not", () => {
     const s = set("fast", "storage");
     expect(keysForNodeSetChange({ type: "added", object: s })).toEqual(["storage/fast"]);

@@ -10,8 +10,15 @@ import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
  * through these and adds the keys to the work queue.
  */
 
-/** A set's own change: new, deleted, or changed in spec (generation), deletion, finalizers. Not its status. */
-export function keysForNodeSetChange(change: Change<LVMNodeSetObject>): string[] {
+/**
+ * A set's own change: new, deleted, or changed in spec (generation), deletion, finalizers; its
+ * status only when someone else wrote it (`ours`: the status the operator last wrote for the key),
+ * so a forged status is put right at once, not at the next resync.
+ */
+export function keysForNodeSetChange(
+  change: Change<LVMNodeSetObject>,
+  ours: (key: string) => unknown = () => undefined,
+): string[] {
   const { object: now, old } = change;
   if (change.type !== "updated" || !old) return [objectKey(now)];
   const m = (o: LVMNodeSetObject) => [
@@ -20,7 +27,12 @@ export function keysForNodeSetChange(change: Change<LVMNodeSetObject>): string[]
     o.metadata.finalizers,
     o.metadata.uid,
   ];
-  return jsonEqual(m(old), m(now)) ? [] : [objectKey(now)];
+  if (!jsonEqual(m(old), m(now))) return [objectKey(now)];
+  const key = objectKey(now);
+  const written = ours(key);
+  const forged =
+    written !== undefined && !jsonEqual(old.status, now.status) && !jsonEqual(now.status, written);
+  return forged ? [key] : [];
 }
 
 /**

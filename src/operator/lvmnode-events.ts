@@ -24,6 +24,23 @@ export function keysForOwnLVMNodeChange(change: Change<LVMNodeObject>): string[]
 }
 
 /**
+ * An LVMNode added or gone (or going): the LVMNodes of the same node in other namespaces, whose
+ * mandate (ownership.ts mandateOf: overlapping sets) may change with it.
+ */
+export function keysForRivalLVMNodes(
+  change: Change<LVMNodeObject>,
+  lvmNodes: readonly LVMNodeObject[],
+): string[] {
+  const { object: now, old } = change;
+  if (change.type === "updated" && !!old?.metadata.deletionTimestamp === !!now.metadata.deletionTimestamp)
+    return [];
+  return lvmNodes
+    .filter((n) => n.metadata.name === now.metadata.name && n.metadata.namespace !== now.metadata.namespace)
+    .map(objectKey)
+    .sort();
+}
+
+/**
  * An agent pod's change that may make its node's agent callable or not (added, deleted, phase,
  * pod IP, Ready): the LVMNodes named after its node, in every namespace watched.
  */

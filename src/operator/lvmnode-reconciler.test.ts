@@ -12,7 +12,8 @@ import {
 import { RECONCILED } from "./lvmnode-status";
 import { FakeKube } from "./testing/fake-kube";
 import { ManualClock } from "./testing/manual-clock";
-import type { LVMNodeObject } from "./types";
+import { controllerReference } from "./ownership";
+import type { LVMNodeObject, LVMNodeSetObject } from "./types";
 
 const KEY = "storage/n1";
 const SPEC = {
@@ -31,6 +32,15 @@ const INVALID_SPEC = {
 };
 const AGENT_STATUS: LVMNodeStatus = { state: "Ready", volumeGroups: [], conditions: [] };
 const POD = "lvm-system/agent-a";
+const FAST = {
+  metadata: {
+    name: "fast",
+    namespace: "storage",
+    uid: "uid-fast",
+    creationTimestamp: "2044-10-22T10:00:00Z",
+  },
+  spec: {},
+} as unknown as LVMNodeSetObject;
 
 /** A fake driver answering with `sync`/`teardown` and recording each call with the API requests made before it. */
 function fakeDriver(
@@ -40,7 +50,13 @@ function fakeDriver(
 ) {
   const calls: Array<{ call: "sync" | "teardown"; node: string; spec: LVMNodeSpec; before: string[] }> = [];
   const signals: Array<AbortSignal | undefined> = [];
-  const record = (call: "sync" | "teardown", node: string, spec: LVMNodeSpec, stop?: AbortSignal) => {
+  const record = (
+    call: "sync" | "teardown",
+    to: string | { node: string },
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+  ) => {
+    const node = typeof to === "string" ? to : to.node;
     calls.push({ call, node, spec, before: kube.calls.map((c) => `${c.verb} ${c.object}`) });
     signals.push(stop);
   };
@@ -57,12 +73,22 @@ function setup(opts: {
   teardown?: TeardownOutcome;
   nodeExists?: boolean;
   absent?: boolean;
+  /** The LVMNodeSets the operator reconciles. @default storage/fast, controlling the LVMNode */
+  sets?: LVMNodeSetObject[];
+  /** Other LVMNodes in the cache (overlap). */
+  others?: LVMNodeObject[];
 }) {
   const kube = new FakeKube();
   const { spec = SPEC, status, ...meta } = opts.node ?? {};
   if (!opts.absent)
     kube.put(LVM_NODES, {
-      metadata: { name: "n1", namespace: "storage", generation: 2, ...meta },
+      metadata: {
+        name: "n1",
+        namespace: "storage",
+        generation: 2,
+        ownerReferences: [controllerReference(FAST)],
+        ...meta,
+      },
       spec,
       ...(status ? { status } : {}),
     } as LVMNodeObject);
@@ -72,16 +98,29 @@ function setup(opts: {
     opts.teardown,
   );
   const logs: Array<Record<string, unknown>> = [];
+  const requeued: Array<[string, number]> = [];
   const reconciler = new LVMNodeReconciler({
+    requeue: (key, ms) => requeued.push([key, ms]),
     kube,
     agents: agents.driver,
     nodeExists: () => opts.nodeExists ?? true,
+    sets: () => opts.sets ?? [FAST],
+    lvmNodes: () => opts.others ?? [],
     clock: new ManualClock(),
     log: (e) => logs.push(e),
   });
   const stored = () => kube.peek<LVMNodeObject>(LVM_NODES, "storage", "n1");
   const reconciled = () => stored()?.status?.conditions?.find((c) => c.type === RECONCILED);
-  return { kube, agents: agents.calls, signals: agents.signals, reconciler, stored, reconciled, logs };
+  return {
+    kube,
+    agents: agents.calls,
+    signals: agents.signals,
+    reconciler,
+    stored,
+    reconciled,
+    logs,
+    requeued,
+  };
 }
 
 const DELETING = { deletionTimestamp: "2044-10-22T16:00:00Z", finalizers: [LVMNODE_FINALIZER] };
@@ -137,6 +176,15 @@ describe("LVMNodeReconciler: the order get → not found → finalizer → act �
       message: expect.stringContaining("applied 3 step(s)"),
     });
     expect(t.logs).toContainEqual({ msg: "applied", lvmNode: KEY, pod: POD, steps: 3 });
+    // checked again at once, so Applied turns InSync right after the apply, not a resync later
+    expect(t.requeued).toEqual([[KEY, 0]]);
+  });
+
+  test("nothing applied: not queued again", async () => {
+    const t = setup({});
+    await t.reconciler.reconcile(KEY);
+    await t.reconciler.reconcile(KEY);
+    expect(t.requeued).toEqual([]);
   });
 
   test("an existing finalizer is kept and not written again", async () => {
@@ -148,9 +196,23 @@ describe("LVMNodeReconciler: the order get → not found → finalizer → act �
 });
 
 describe("LVMNodeReconciler: the agent not in sync → requeue", () => {
-  test("busy (409 PlanChanged / OperationInProgress): thrown for a retry, no status write", async () => {
+  test("busy (409 PlanChanged / OperationInProgress): AgentBusy replaces the last outcome, thrown for a retry; again: no second write", async () => {
     const t = setup({
-      node: { finalizers: [LVMNODE_FINALIZER] },
+      node: {
+        finalizers: [LVMNODE_FINALIZER],
+        status: {
+          state: "Failed",
+          conditions: [
+            {
+              type: "Reconciled",
+              status: "False",
+              reason: "AgentFailed",
+              message: "node n1: CommandFailed: the disk is gone",
+              lastTransitionTime: "2044-10-22T10:00:00Z",
+            },
+          ],
+        },
+      },
       sync: { kind: "busy", message: "node n1: OperationInProgress: an apply is running" },
     });
     const error = await t.reconciler.reconcile(KEY).catch((e: unknown) => e);
@@ -158,7 +220,83 @@ describe("LVMNodeReconciler: the agent not in sync → requeue", () => {
     expect((error as Error).message).toBe(
       "storage/n1: node n1: OperationInProgress: an apply is running; retrying",
     );
-    expect(t.kube.writes).toEqual([]);
+    expect(t.stored()?.status?.state).toBe("Progressing");
+    expect(t.reconciled()).toMatchObject({
+      status: "Unknown",
+      reason: "AgentBusy",
+      message:
+        "the agent is busy with another operation; retrying: node n1: OperationInProgress: an apply is running",
+    });
+    await expect(t.reconciler.reconcile(KEY)).rejects.toThrow(AgentNotSyncedError);
+    expect(t.kube.writes).toHaveLength(1);
+  });
+
+  test("a hand-made LVMNode (no controller): never sent to the agent, no finalizer, NotManaged", async () => {
+    const t = setup({ node: { ownerReferences: [] } });
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    expect(t.agents).toEqual([]);
+    expect(t.stored()?.metadata.finalizers).toBeUndefined();
+    expect(t.stored()?.status?.state).toBe("Failed");
+    expect(t.reconciled()).toMatchObject({
+      status: "False",
+      reason: "NotManaged",
+      message:
+        "LVMNode storage/n1 is not controlled by an LVMNodeSet this operator reconciles (no controller); nothing is sent to node n1's agent, and deleting it tears nothing down",
+    });
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("in_sync");
+  });
+
+  test("controlled by a set re-created under the same name (another uid): NotManaged", async () => {
+    const t = setup({ sets: [{ ...FAST, metadata: { ...FAST.metadata, uid: "uid-new" } }] });
+    await t.reconciler.reconcile(KEY);
+    expect(t.agents).toEqual([]);
+    expect(t.reconciled()?.reason).toBe("NotManaged");
+  });
+
+  test("a hand-made LVMNode being deleted with deletionPolicy Delete: finalizer removed, no teardown", async () => {
+    const t = setup({
+      node: { ...DELETING, ownerReferences: [], spec: { ...SPEC, deletionPolicy: "Delete" } },
+    });
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    expect(t.agents).toEqual([]);
+    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "not torn down", reason: "NotManaged" }));
+  });
+
+  test("overlap: an older set's LVMNode for the same node keeps it; this one is not driven, not torn down", async () => {
+    const older = {
+      metadata: {
+        name: "old",
+        namespace: "other",
+        uid: "uid-old",
+        creationTimestamp: "2044-10-22T09:00:00Z",
+      },
+      spec: {},
+    } as unknown as LVMNodeSetObject;
+    const rival = {
+      metadata: { name: "n1", namespace: "other", ownerReferences: [controllerReference(older)] },
+      spec: SPEC,
+    } as unknown as LVMNodeObject;
+    const t = setup({ sets: [FAST, older], others: [rival] });
+    await t.reconciler.reconcile(KEY);
+    expect(t.agents).toEqual([]);
+    expect(t.reconciled()).toMatchObject({
+      reason: "NodeSetOverlap",
+      message:
+        "node n1 is also selected by LVMNodeSet other/old (LVMNode other/n1), which keeps it (the older set wins); nothing is sent to the node's agent for storage/n1 until the sets no longer overlap",
+    });
+    // The younger rival does not keep it from this one.
+    const younger = { ...older, metadata: { ...older.metadata, creationTimestamp: "2044-10-22T11:00:00Z" } };
+    const t2 = setup({ sets: [FAST, younger], others: [rival] });
+    await t2.reconciler.reconcile(KEY);
+    expect(t2.agents.map((a) => a.call)).toEqual(["sync"]);
+    // Deleting the loser with deletionPolicy Delete tears nothing down.
+    const t3 = setup({
+      node: { ...DELETING, spec: { ...SPEC, deletionPolicy: "Delete" } },
+      sets: [FAST, older],
+      others: [rival],
+    });
+    await expect(t3.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    expect(t3.agents).toEqual([]);
   });
 
   test("unavailable: AgentUnavailable written (Pending: never reported), then thrown; again: no second write", async () => {

@@ -1,12 +1,13 @@
 import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../api";
-import type { NodeAgentDriver } from "./agents/driver";
+import type { BeforeChange, NodeAgentDriver } from "./agents/driver";
 import type { Clock } from "./clock";
 import { jsonEqual } from "./json-equal";
 import type { KubeClient } from "./kube/client";
 import { LVM_NODES } from "./kube/resources";
 import { lvmNodeStatus, type NodeFinding } from "./lvmnode-status";
+import { mandateOf, type Mandate } from "./ownership";
 import { splitKey, type ReconcileResult } from "./reconciler";
-import type { LVMNodeObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject } from "./types";
 
 /** The finalizer on every LVMNode: its deletionPolicy is carried out on the node before it goes. */
 export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";
@@ -16,6 +17,23 @@ export interface LVMNodeReconcilerOptions {
   readonly agents: NodeAgentDriver;
   /** Whether the Node still exists (the node informer's cache): a deleted Node has nothing to tear down. */
   readonly nodeExists: (name: string) => boolean;
+  /** Every LVMNodeSet the operator reconciles (its cache): only their LVMNodes are driven. */
+  readonly sets: () => readonly LVMNodeSetObject[];
+  /**
+   * Reads the LVMNode from the operator's cache instead of the API server: a resync of N LVMNodes
+   * then costs no GET (every write is guarded by the resourceVersion read, so a stale read ends in
+   * a 409 and a retry, never in a lost write). @default a GET from the API server
+   */
+  readonly read?: (key: string) => LVMNodeObject | undefined;
+  /** Every LVMNode the operator watches (its cache), to find overlapping sets. */
+  readonly lvmNodes: () => readonly LVMNodeObject[];
+  /**
+   * Queues `key` again after `ms` (the LVMNode work queue). After an apply the LVMNode is checked
+   * again at once: its status says Applied until a plan with nothing to do turns it to InSync, and
+   * that write must follow the apply, not land one resync later in what looks like a quiet period.
+   * @default no requeue (the next resync checks it)
+   */
+  readonly requeue?: (key: string, ms: number) => void;
   readonly clock: Clock;
   /** One structured log entry. */
   readonly log: (entry: Record<string, unknown>) => void;
@@ -32,8 +50,11 @@ export class ReconcileStoppedError extends Error {
 }
 
 /**
- * Reconciles one LVMNode with its node's agent, in the fixed order: get (from the API server);
- * ignore not-found; ensure the finalizer, or carry out the deletionPolicy of one being deleted;
+ * Reconciles one LVMNode with its node's agent, in the fixed order: get (from the cache with `read`);
+ * ignore not-found; refuse an LVMNode the operator has no mandate for (not controlled by a set it
+ * reconciles, or its node kept by an older overlapping set: ownership.ts mandateOf), which is never
+ * sent to an agent and whose deletion tears nothing down; ensure the finalizer, or carry out the
+ * deletionPolicy of one being deleted;
  * act (validate; plan, apply when there are steps and nothing is blocked, read the agent's status);
  * patch status, only when it changed. Throws after writing the status when the node is not in sync
  * (agent unavailable, failed, busy, teardown refused), so the queue retries with backoff. `stop`
@@ -43,23 +64,53 @@ export class ReconcileStoppedError extends Error {
 export class LVMNodeReconciler {
   constructor(private readonly o: LVMNodeReconcilerOptions) {}
 
-  async reconcile(key: string, stop?: AbortSignal): Promise<ReconcileResult> {
+  /** `release`: called before an apply or teardown is sent (it may take hours): the queue frees the worker. */
+  async reconcile(key: string, stop?: AbortSignal, release?: () => void): Promise<ReconcileResult> {
     const [namespace, name] = splitKey(key);
-    let node = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
+    let node = this.o.read
+      ? this.o.read(key)
+      : await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
     if (!node) return "not_found";
-    if (node.metadata.deletionTimestamp) return this.finalize(node, stop);
+    const mandate = mandateOf(node, this.o.sets(), this.o.lvmNodes());
+    if (node.metadata.deletionTimestamp) return this.finalize(node, mandate, stop, release);
+    if (!mandate.ok) {
+      const wrote = await this.patchStatus(node, {
+        kind: "notDriven",
+        reason: mandate.reason,
+        message: mandate.message,
+      });
+      if (wrote)
+        this.o.log({ msg: "not driven", lvmNode: key, reason: mandate.reason, message: mandate.message });
+      return wrote ? "changed" : "in_sync";
+    }
     let wrote = false;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) {
-      node = await this.setFinalizers(node, [...(node.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
+      const current = this.o.read ? await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name) : node;
+      if (!current) return "not_found";
+      node = (current.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)
+        ? current
+        : await this.setFinalizers(current, [...(current.metadata.finalizers ?? []), LVMNODE_FINALIZER]);
       wrote = true;
     }
     const spec = checkSpec(node);
-    const outcome = spec.ok ? await this.o.agents.sync(name, spec.value, stop) : spec.finding;
+    const outcome = spec.ok
+      ? await this.o.agents.sync(
+          { node: name, namespace },
+          spec.value,
+          stop,
+          this.beforeChange(node, release),
+        )
+      : spec.finding;
     if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
-    if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
+    if (outcome.kind === "busy") {
+      // The previous outcome is no longer true: say that the agent is busy instead of keeping it.
+      await this.patchStatus(node, outcome);
+      throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
+    }
     if (outcome.kind === "synced" && outcome.applied > 0) {
       this.o.log({ msg: "applied", lvmNode: key, pod: outcome.pod, steps: outcome.applied });
       wrote = true;
+      this.o.requeue?.(key, 0);
     }
     if (await this.patchStatus(node, outcome)) wrote = true;
     if (outcome.kind === "unavailable" || outcome.kind === "failed")
@@ -68,14 +119,26 @@ export class LVMNodeReconciler {
   }
 
   /** Retain, or a Node that is gone: remove the finalizer. Delete: tear down (never forced), then remove it. */
-  private async finalize(node: LVMNodeObject, stop?: AbortSignal): Promise<ReconcileResult> {
+  private async finalize(
+    node: LVMNodeObject,
+    mandate: Mandate,
+    stop?: AbortSignal,
+    release?: () => void,
+  ): Promise<ReconcileResult> {
     const key = `${node.metadata.namespace}/${node.metadata.name}`;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) return "in_sync";
     const policy = deletionPolicyOf(node.spec);
-    if (policy === "Delete" && this.o.nodeExists(node.metadata.name)) {
+    if (policy === "Delete" && !mandate.ok)
+      this.o.log({ msg: "not torn down", lvmNode: key, reason: mandate.reason, message: mandate.message });
+    if (policy === "Delete" && mandate.ok && this.o.nodeExists(node.metadata.name)) {
       const spec = checkSpec(node);
       if (!spec.ok) return (await this.patchStatus(node, spec.finding)) ? "changed" : "in_sync";
-      const outcome = await this.o.agents.teardown(node.metadata.name, spec.value, stop);
+      const outcome = await this.o.agents.teardown(
+        { node: node.metadata.name, namespace: node.metadata.namespace ?? "" },
+        spec.value,
+        stop,
+        this.beforeChange(node, release),
+      );
       if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
       if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
       if (outcome.kind !== "tornDown") {
@@ -97,6 +160,29 @@ export class LVMNodeReconciler {
     return "changed";
   }
 
+  /**
+   * Before an apply or teardown: give the worker back (`release`), and when the LVMNode was read
+   * from the cache, make sure it is still the one on the API server: nothing is sent to a node
+   * from a stale read.
+   */
+  private beforeChange(node: LVMNodeObject, release?: () => void): BeforeChange {
+    return async () => {
+      release?.();
+      if (!this.o.read) return undefined;
+      const { namespace = "", name, generation, uid } = node.metadata;
+      const fresh = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
+      // The spec (generation), identity and deletion are what an apply or teardown acts on; our own
+      // status writes (which the cache may not have yet) do not matter.
+      const same =
+        fresh?.metadata.uid === uid &&
+        fresh?.metadata.generation === generation &&
+        !!fresh?.metadata.deletionTimestamp === !!node.metadata.deletionTimestamp;
+      return same
+        ? undefined
+        : `LVMNode ${namespace}/${name} changed since it was read (generation ${generation}, now ${fresh?.metadata.generation ?? "deleted"}); planning again`;
+    };
+  }
+
   private setFinalizers(node: LVMNodeObject, finalizers: string[]): Promise<LVMNodeObject> {
     const { namespace = "", name, resourceVersion } = node.metadata;
     return this.o.kube.patch<LVMNodeObject>(LVM_NODES, namespace, name, {
@@ -105,9 +191,22 @@ export class LVMNodeReconciler {
   }
 
   /** Writes the status for `finding` when it differs from the LVMNode's; true when it wrote. */
-  private async patchStatus(node: LVMNodeObject, finding: NodeFinding): Promise<boolean> {
-    const status = lvmNodeStatus(node, finding, this.o.clock.now());
+  private async patchStatus(cached: LVMNodeObject, finding: NodeFinding): Promise<boolean> {
+    let node = cached;
+    let status = lvmNodeStatus(node, finding, this.o.clock.now());
     if (jsonEqual(status, node.status)) return false;
+    if (this.o.read) {
+      // Read from the cache, which may be behind our own last write: compute from the API server's copy.
+      const fresh = await this.o.kube.get<LVMNodeObject>(
+        LVM_NODES,
+        node.metadata.namespace ?? "",
+        node.metadata.name,
+      );
+      if (!fresh) return false;
+      node = fresh;
+      status = lvmNodeStatus(node, finding, this.o.clock.now());
+      if (jsonEqual(status, node.status)) return false;
+    }
     const { namespace = "", name, resourceVersion } = node.metadata;
     await this.o.kube.patch(LVM_NODES, namespace, name, { metadata: { resourceVersion }, status }, "status");
     const was = node.status?.conditions?.find((c) => c.type === "Reconciled");

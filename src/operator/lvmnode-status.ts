@@ -10,7 +10,13 @@ export const RECONCILED: NodeConditionType = "Reconciled";
 export type NodeFinding =
   /** The spec breaks rules the CRD cannot express: nothing was sent to the agent. */
   | { readonly kind: "invalid"; readonly problems: readonly string[] }
-  | Exclude<SyncOutcome, { kind: "busy" | "stopped" }>
+  | Exclude<SyncOutcome, { kind: "stopped" }>
+  /** The operator has no mandate for this LVMNode (ownership.ts mandateOf): nothing was sent. */
+  | {
+      readonly kind: "notDriven";
+      readonly reason: "NotManaged" | "NodeSetOverlap";
+      readonly message: string;
+    }
   /** The LVMNode is being deleted with deletionPolicy Delete and its teardown is not done. */
   | {
       readonly kind: "teardown";
@@ -61,6 +67,10 @@ function stateOf(finding: NodeFinding, previous: State | undefined, agent: State
   switch (finding.kind) {
     case "invalid":
       return "Failed";
+    case "notDriven":
+      return finding.reason === "NotManaged" ? "Failed" : "Pending";
+    case "busy":
+      return "Progressing";
     case "teardown":
       return "Terminating";
     case "synced":
@@ -107,6 +117,15 @@ function reconciled(finding: NodeFinding): DesiredCondition {
       };
     case "unavailable":
       return { type, status: "False", reason: "AgentUnavailable", message: finding.message };
+    case "notDriven":
+      return { type, status: "False", reason: finding.reason, message: finding.message };
+    case "busy":
+      return {
+        type,
+        status: "Unknown",
+        reason: "AgentBusy",
+        message: `the agent is busy with another operation; retrying: ${finding.message}`,
+      };
     case "failed":
       return { type, status: "False", reason: "AgentFailed", message: finding.message };
     case "teardown": {

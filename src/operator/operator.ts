@@ -6,7 +6,12 @@ import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from ".
 import { Informer, objectKey, type RestartReason } from "./informer";
 import type { KubeClient, KubeObject } from "./kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "./kube/resources";
-import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./lvmnode-events";
+import {
+  keysForAgentPodChange,
+  keysForNodeDeleted,
+  keysForOwnLVMNodeChange,
+  keysForRivalLVMNodes,
+} from "./lvmnode-events";
 import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode-reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
@@ -41,6 +46,11 @@ export interface OperatorOptions {
    * reconciler's own tests run so).
    */
   readonly agents?: OperatorAgentOptions;
+  /**
+   * How long a node must stay out of a set's selector before its LVMNode is deleted (a flapping
+   * label must not start a teardown). @default 60000
+   */
+  readonly deselectionGraceMs?: number;
   /** Reconcile every set and LVMNode this often even without a change (drift on the nodes). @default 300000 (5 minutes) */
   readonly resyncMs?: number;
   /** Retry delays of a failing set. @default { baseMs: 1000, capMs: 300000 } */
@@ -73,10 +83,21 @@ export class Operator {
     const nodeQueue = o.agents ? new WorkQueue({ clock: o.clock, ...backoff }) : undefined;
     const enqueue = (keys: readonly string[]) => keys.forEach((k) => this.queue.add(k));
     const enqueueNodes = (keys: readonly string[]) => keys.forEach((k) => nodeQueue?.add(k));
-    this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => enqueue(keysForNodeSetChange(c)));
+    this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => {
+      enqueue(keysForNodeSetChange(c, (key) => this.reconciler?.lastStatus(key)));
+      // A set that appears or goes gives or takes the mandate of the LVMNodes it controls.
+      if (c.type !== "updated")
+        enqueueNodes(
+          this.lvmNodes
+            .list()
+            .filter((n) => n.metadata.namespace === c.object.metadata.namespace)
+            .map((n) => objectKey(n)),
+        );
+    });
     this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) => {
       enqueue(keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name)));
       enqueueNodes(keysForOwnLVMNodeChange(c));
+      enqueueNodes(keysForRivalLVMNodes(c, this.lvmNodes.list()));
     });
     this.nodes = this.informer(NODES, undefined, (c) => {
       enqueue(keysForNodeChange(c, this.sets.list()));
@@ -93,6 +114,10 @@ export class Operator {
         clock: o.clock,
         log: o.log,
         nodeExists: (name) => this.nodes.get(name) !== undefined,
+        sets: () => this.sets.list(),
+        lvmNodes: () => this.lvmNodes.list(),
+        read: (key) => this.lvmNodes.get(key),
+        requeue: (key, ms) => nodeQueue.addAfter(key, ms),
         agents: new AgentDriver({
           ...o.agents,
           pods: () => pods.list(),
@@ -107,6 +132,9 @@ export class Operator {
       log: o.log,
       nodes: () => this.nodes.list(),
       lvmNodes: () => this.lvmNodes.list(),
+      sets: () => this.sets.list(),
+      requeue: (key, ms) => this.queue.addAfter(key, ms),
+      ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
     });
   }
 
@@ -145,7 +173,13 @@ export class Operator {
     await Promise.all([
       this.queue.run(workers, async (key) => (await this.reconcileOne(key), {}), signal),
       ...(this.nodeQueue
-        ? [this.nodeQueue.run(workers, async (key) => (await this.reconcileLVMNode(key, signal), {}), signal)]
+        ? [
+            this.nodeQueue.run(
+              workers,
+              async (key, release) => (await this.reconcileLVMNode(key, signal, release), {}),
+              signal,
+            ),
+          ]
         : []),
       ...watching,
     ]);
@@ -176,13 +210,14 @@ export class Operator {
   /**
    * Reconciles the LVMNode `key` with its agent (for tests and the queue): the result, with metrics
    * and logs. `stop` aborts its agent plan and status calls; an apply already sent is waited for.
+   * `release` gives the queue worker's slot to another before an apply or teardown is sent.
    */
-  async reconcileLVMNode(key: string, stop?: AbortSignal): Promise<ReconcileResult> {
+  async reconcileLVMNode(key: string, stop?: AbortSignal, release?: () => void): Promise<ReconcileResult> {
     const reconciler = this.nodeReconciler;
     if (!reconciler) throw new Error("the operator was started without agent options");
     let result: ReconcileResult = "error";
     try {
-      result = await reconciler.reconcile(key, stop);
+      result = await reconciler.reconcile(key, stop, release);
       return result;
     } catch (e) {
       this.o.log({

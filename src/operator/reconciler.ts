@@ -18,9 +18,21 @@ export interface NodeSetReconcilerOptions {
   readonly nodes: () => readonly NodeObject[];
   /** Every LVMNode the operator watches, in all namespaces it watches (the LVMNode informer's cache). */
   readonly lvmNodes: () => readonly LVMNodeObject[];
+  /** Every LVMNodeSet (the set informer's cache), for the tie-break of overlapping sets. @default none: any other set's LVMNode keeps its node */
+  readonly sets?: () => readonly LVMNodeSetObject[];
   readonly clock: Clock;
   /** One structured log entry (an action, a conflict, a failure). */
   readonly log: (entry: Record<string, unknown>) => void;
+  /**
+   * How long a node must stay out of the selector before its LVMNode is deleted (a label that
+   * flickers must not start a teardown with deletionPolicy Delete). A Node that is gone: at once.
+   * @default 60000
+   */
+  readonly deselectionGraceMs?: number;
+  /** The least time between two status writes of one set; later ones wait. @default 2000 */
+  readonly statusIntervalMs?: number;
+  /** Reconcile `key` again after `ms` (the operator's queue). @default none: the resync does it */
+  readonly requeue?: (key: string, ms: number) => void;
 }
 
 /** The cache was behind the API server (409 on a write): try again once the watch caught up. */
@@ -35,6 +47,19 @@ export class StaleCacheError extends Error {
  * Throws when a write failed (after writing the failure into the status), so the queue retries.
  */
 export class NodeSetReconciler {
+  /** Set key -> LVMNode uid -> when its node was first seen deselected (in memory: a restart waits again). */
+  private readonly deselected = new Map<string, Map<string, number>>();
+  /** Set key -> the status this operator last wrote (a status changed by someone else is put right). */
+  private readonly written = new Map<string, unknown>();
+
+  /** The status this operator last wrote for the set `key`, if any. */
+  lastStatus(key: string): unknown {
+    return this.written.get(key);
+  }
+
+  /** Set key -> when its status was last written. */
+  private readonly statusWritten = new Map<string, number>();
+
   constructor(private readonly o: NodeSetReconcilerOptions) {}
 
   async reconcile(key: string): Promise<ReconcileResult> {
@@ -62,7 +87,7 @@ export class NodeSetReconciler {
     }
 
     const lvmNodes = this.o.lvmNodes();
-    const plan = planNodeSet(set, this.o.nodes(), lvmNodes);
+    const plan = planNodeSet(set, this.o.nodes(), lvmNodes, this.o.sets?.());
     const own = new Map(
       lvmNodes
         .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
@@ -70,7 +95,8 @@ export class NodeSetReconciler {
     );
     const failures: Conflict[] = [];
     let stale: KubeApiError | undefined;
-    for (const action of plan.actions) {
+    const actions = this.graced(key, plan.actions, new Set(plan.selected));
+    for (const action of actions) {
       try {
         const result = await this.act(set, action);
         wrote = true;
@@ -103,6 +129,38 @@ export class NodeSetReconciler {
     if (failures.length)
       throw new Error(`${key}: ${failures.map((f) => `${f.node}: ${f.message}`).join("; ")}`);
     return wrote ? "changed" : "in_sync";
+  }
+
+  /**
+   * The plan's actions without the deletes of LVMNodes whose node has been deselected for less
+   * than the grace period (the set is reconciled again when it ends); a node selected again is
+   * forgotten. A Node that no longer exists is not waited for.
+   */
+  private graced(key: string, actions: readonly Action[], selected: ReadonlySet<string>): Action[] {
+    const grace = this.o.deselectionGraceMs ?? 60_000;
+    const now = this.o.clock.now();
+    const nodes = new Set(this.o.nodes().map((n) => n.metadata.name));
+    const before = this.deselected.get(key) ?? new Map<string, number>();
+    const waiting = new Map<string, number>();
+    const kept = actions.filter((a) => {
+      if (a.kind !== "delete" || selected.has(a.node) || !nodes.has(a.node) || grace <= 0) return true;
+      const since = before.get(a.uid) ?? now;
+      if (now - since >= grace) return true;
+      waiting.set(a.uid, since);
+      if (since === now)
+        this.o.log({
+          msg: "node deselected; its LVMNode is kept for the grace period",
+          nodeSet: key,
+          node: a.node,
+          graceMs: grace,
+        });
+      this.o.requeue?.(key, since + grace - now);
+      return false;
+    });
+    // Only what still waits is remembered: a node selected again starts over next time.
+    if (waiting.size) this.deselected.set(key, waiting);
+    else this.deselected.delete(key);
+    return kept;
   }
 
   /** Deletes the set's LVMNodes, then removes the finalizer once none is left. */
@@ -167,6 +225,17 @@ export class NodeSetReconciler {
     const status = nodeSetStatus(set, input, this.o.clock.now());
     if (jsonEqual(status, set.status)) return false;
     const { namespace = "", name } = set.metadata;
+    const key = `${namespace}/${name}`;
+    const interval = this.o.statusIntervalMs ?? 2000;
+    const last = this.statusWritten.get(key);
+    const t = this.o.clock.now();
+    if (this.o.requeue && last !== undefined && t - last < interval) {
+      // A status that changes many times a second (a flapping label) is written at most once per interval.
+      this.o.requeue(key, last + interval - t);
+      return false;
+    }
+    this.statusWritten.set(key, t);
+    this.written.set(key, status);
     await this.o.kube.patch(
       LVM_NODE_SETS,
       namespace,

@@ -84,12 +84,25 @@ describe("nodeSetStatus", () => {
     ]);
   });
 
-  test("entries name each selected node with its state and why it is not Ready", () => {
+  test("entries name each selected node that is not Ready, with its state and why; Ready ones are counted", () => {
     const s = nodeSetStatus(set, active([withState("a", "Ready"), withState("b")], { conflicts: ["c"] }), T0);
     expect(s.nodes).toEqual([
-      { name: "a", state: "Ready" },
       { name: "b", state: "Pending", message: "waiting for the node agent to report" },
     ]);
+    expect(s.conditions?.[0]?.message).toBe("c overlaps");
+  });
+
+  test("at 1,000 nodes: at most 100 listed, the condition counts them all; all Ready: none listed", () => {
+    const many = Array.from({ length: 1000 }, (_, i) => withState(`n${String(i).padStart(4, "0")}`));
+    const s = nodeSetStatus(set, active(many), T0);
+    expect(s.nodes).toHaveLength(100);
+    expect(s.nodes?.[99]?.name).toBe("n0099");
+    expect(s.conditions?.[0]?.message).toMatch(
+      /^0 of 1000 LVMNodes are Ready; not yet: .* and 990 more \(status\.nodes lists the first 100\)$/,
+    );
+    const ready = nodeSetStatus(set, active(many.map((n) => withState(n.metadata.name, "Ready"))), T0);
+    expect(ready.nodes).toEqual([]);
+    expect(JSON.stringify(ready).length).toBeLessThan(1000);
   });
 
   test("recomputing an unchanged situation gives the same status (no write), even later", () => {

@@ -142,4 +142,38 @@ describe("WorkQueue", () => {
       { numRuns: 50 },
     );
   });
+
+  test("handlers that release their slot (hung applies) do not stop the other keys; their key is never run twice at once", async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    const hung = deferred();
+    const runs: string[] = [];
+    const stop = new AbortController();
+    const running = q.run(
+      2,
+      async (k, release) => {
+        runs.push(k);
+        if (k.startsWith("hung/")) {
+          release();
+          await hung.promise;
+        }
+        return {};
+      },
+      stop.signal,
+    );
+    q.add("hung/a");
+    q.add("hung/b");
+    await flush();
+    expect(q.released).toBe(2);
+    q.add("ok/c");
+    q.add("hung/a"); // still running: waits for it
+    await flush();
+    expect(runs).toEqual(["hung/a", "hung/b", "ok/c"]);
+    hung.resolve();
+    await flush();
+    expect(runs).toEqual(["hung/a", "hung/b", "ok/c", "hung/a"]);
+    expect(q.released).toBe(0);
+    stop.abort();
+    await running;
+  });
 });

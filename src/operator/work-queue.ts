@@ -27,6 +27,8 @@ export class WorkQueue {
   private readonly delayed = new Map<string, { at: number; cancel: () => void }>();
   private readonly waiting: Array<(key: string | undefined) => void> = [];
   private shuttingDown = false;
+  /** Worker loops running, including those started when a handler released its slot. */
+  private readonly loops = new Set<Promise<void>>();
 
   constructor(private readonly options: WorkQueueOptions) {}
 
@@ -67,23 +69,47 @@ export class WorkQueue {
     return this.failures.get(key) ?? 0;
   }
 
-  /** Runs `handler` on `workers` keys at a time until `signal` aborts and running handlers finish. */
+  /**
+   * Runs `handler` on `workers` keys at a time until `signal` aborts and running handlers finish.
+   * A handler that calls `release()` (before a call that may take hours: an apply) gives its slot
+   * to a new worker at once and keeps its key (never run twice at once) until it returns, so a few
+   * hung calls cannot stop the other keys.
+   */
   async run(
     workers: number,
-    handler: (key: string) => Promise<HandlerResult>,
+    handler: (key: string, release: () => void) => Promise<HandlerResult>,
     signal: AbortSignal,
   ): Promise<void> {
     signal.addEventListener("abort", () => this.shutDown(), { once: true });
     if (signal.aborted) this.shutDown();
-    await Promise.all(Array.from({ length: workers }, () => this.work(handler)));
+    for (let i = 0; i < workers; i++) this.spawn(handler);
+    while (this.loops.size > 0) await Promise.all([...this.loops]);
   }
 
-  private async work(handler: (key: string) => Promise<HandlerResult>): Promise<void> {
+  /** Handlers that released their slot and are still running. */
+  get released(): number {
+    return this.releasedCount;
+  }
+  private releasedCount = 0;
+
+  private spawn(handler: (key: string, release: () => void) => Promise<HandlerResult>): void {
+    const loop = this.work(handler).finally(() => this.loops.delete(loop));
+    this.loops.add(loop);
+  }
+
+  private async work(handler: (key: string, release: () => void) => Promise<HandlerResult>): Promise<void> {
     for (;;) {
       const key = await this.next();
       if (key === undefined) return;
+      let released = false;
+      const release = () => {
+        if (released || this.shuttingDown) return;
+        released = true;
+        this.releasedCount++;
+        this.spawn(handler);
+      };
       try {
-        const result = await handler(key);
+        const result = await handler(key, release);
         this.failures.delete(key);
         if (result.requeueAfterMs !== undefined) this.addAfter(key, result.requeueAfterMs);
       } catch {
@@ -94,6 +120,8 @@ export class WorkQueue {
       } finally {
         this.done(key);
       }
+      // This loop's slot went to another worker: end here.
+      if (released) return void this.releasedCount--;
     }
   }
 

@@ -149,7 +149,9 @@ function nodeSet(name: string, deletionPolicy?: "Delete"): Json {
   };
 }
 
-const devices = (node: Node) => scratch[node].loops;
+// Sorted as the status's knames are compared (`.sort()`): /dev/loop10 sorts before /dev/loop9, and the
+// loop numbers a run gets depend on what other tests on the machine hold.
+const devices = (node: Node) => [...scratch[node].loops].sort();
 const agentWrites = (node: Node) => commandLog(scratch[node].path("commands.jsonl")).filter(isWrite);
 const agentRequests = (node: Node, path: string) =>
   agents[node].logs.filter((e) => e.msg === "request" && e.path === path);

@@ -114,7 +114,13 @@ export interface TestOperator {
 export function startTestOperator(
   cp: ControlPlane,
   server = cp.url,
-  options: { watchTimeoutSeconds?: number; agents?: OperatorAgentOptions; resyncMs?: number } = {},
+  options: {
+    watchTimeoutSeconds?: number;
+    agents?: OperatorAgentOptions;
+    resyncMs?: number;
+    /** @default 0: a deselected node's LVMNode goes at once (the flapping test sets a grace) */
+    deselectionGraceMs?: number;
+  } = {},
 ): TestOperator {
   const requests: RequestRecord[] = [];
   const logs: Array<Record<string, unknown>> = [];
@@ -136,6 +142,7 @@ export function startTestOperator(
     retryBackoff: { baseMs: 200, capMs: 2000 },
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
+    deselectionGraceMs: options.deselectionGraceMs ?? 0,
     watchBackoff: { baseMs: 100, capMs: 1000 },
   });
   const stopping = new AbortController();

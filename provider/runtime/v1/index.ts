@@ -268,7 +268,7 @@ function refreshed(
 
 /**
  * deletionPolicy Retain (the default): nothing happens on any disk. Delete: each applied node's
- * agent tears down the spec's thin pools and volume groups, never forced, so a volume group that
+ * agent (after its status shows it is that node's agent) tears down the spec's thin pools and volume groups, never forced, so a volume group that
  * still holds logical volumes stays and the delete fails naming the node and the volumes.
  */
 async function teardown(client: AgentClient, locate: Locate, inputs: Inputs): Promise<void> {
@@ -284,6 +284,9 @@ async function teardown(client: AgentClient, locate: Locate, inputs: Inputs): Pr
   await Promise.all(
     located.endpoints.map(async (ep) => {
       try {
+        // Read-only first: an agent that answers for another node (a wrong URL or pod) is never
+        // asked to tear anything down (older agents do not check X-Pulumi-Lvm-Target themselves).
+        await client.status(ep);
         await client.teardown(ep, inputs.spec);
       } catch (e) {
         failures.push((e as Error).message);

@@ -1,6 +1,7 @@
 import type { LVMNodeSpec, LVMNodeStatus } from "../../api";
 import { AgentCallError, type AgentClient, type AgentEndpoint } from "../../agent-client/agent-client";
 import { AGENT_POD_LABELS, agentPodOf, podSchema, type Pod } from "../../agent-client/agent-pods";
+import type { CallTarget } from "../../agent-api/target";
 import type { Clock } from "../clock";
 import { decide, describeBlocked, type Stopped, type SyncOutcome, type TeardownOutcome } from "./outcome";
 import type { AgentTokenSource } from "./token-file";
@@ -11,11 +12,31 @@ import type { AgentTokenSource } from "./token-file";
  * one already sent runs to its answer (outcome "stopped" otherwise).
  */
 export interface NodeAgentDriver {
-  /** Plan `spec` on `node` through its agent, apply the plan when it has steps and nothing is blocked, read the status. */
-  sync(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<SyncOutcome>;
-  /** Tear down `spec`'s volume groups on `node`, never forced. */
-  teardown(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<TeardownOutcome>;
+  /**
+   * Plan `spec` on the node through its agent, apply the plan when it has steps and nothing is
+   * blocked, read the status. `node`: the node, or the node with the namespace of its LVMNode (sent
+   * to the agent, which refuses a call for another node or namespace).
+   */
+  sync(
+    node: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    beforeChange?: BeforeChange,
+  ): Promise<SyncOutcome>;
+  /** Tear down `spec`'s volume groups on the node, never forced. */
+  teardown(
+    node: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    beforeChange?: BeforeChange,
+  ): Promise<TeardownOutcome>;
 }
+
+/**
+ * Called just before an apply or teardown is sent (it may take hours): the caller frees its worker
+ * and checks that what it read is still current. A reason: nothing is sent (outcome busy, retried).
+ */
+export type BeforeChange = () => Promise<string | undefined>;
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
 /** ok; conflict (409); error (another answer); unreachable (no answer); aborted (the operator is stopping). */
@@ -47,8 +68,14 @@ type Target = { ok: true; pod: string; endpoint: AgentEndpoint } | { ok: false; 
 export class AgentDriver implements NodeAgentDriver {
   constructor(private readonly o: AgentDriverOptions) {}
 
-  async sync(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<SyncOutcome> {
-    const target = await this.target(node);
+  async sync(
+    to: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    beforeChange?: BeforeChange,
+  ): Promise<SyncOutcome> {
+    const node = typeof to === "string" ? to : to.node;
+    const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
     const { pod, endpoint } = target;
     if (stop?.aborted) return stopped(`node ${node}: not planned`);
@@ -69,6 +96,13 @@ export class AgentDriver implements NodeAgentDriver {
           );
         call = "apply";
         // Never aborted: the agent would finish it anyway, and its answer is what the status reports.
+        // It may take hours (or hang on a node that lost power): the worker goes on with other nodes.
+        const notNow = await beforeChange?.();
+        if (notNow)
+          return {
+            kind: "busy",
+            message: `node ${node}: ${plan.actions.length} planned step(s) not applied (agent pod ${pod}): ${notNow}`,
+          };
         const result = await this.timed(call, () => this.o.client.apply(endpoint, spec, plan.hash));
         applied = result.steps.filter((s) => s.outcome === "done").length;
       }
@@ -87,11 +121,23 @@ export class AgentDriver implements NodeAgentDriver {
     }
   }
 
-  async teardown(node: string, spec: LVMNodeSpec, stop?: AbortSignal): Promise<TeardownOutcome> {
-    const target = await this.target(node);
+  async teardown(
+    to: string | CallTarget,
+    spec: LVMNodeSpec,
+    stop?: AbortSignal,
+    beforeChange?: BeforeChange,
+  ): Promise<TeardownOutcome> {
+    const node = typeof to === "string" ? to : to.node;
+    const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
     if (stop?.aborted) return stopped(`node ${node}: teardown not started (agent pod ${target.pod})`);
     try {
+      const notNow = await beforeChange?.();
+      if (notNow)
+        return {
+          kind: "busy",
+          message: `node ${node}: teardown not started (agent pod ${target.pod}): ${notNow}`,
+        };
       const result = await this.timed("teardown", () => this.o.client.teardown(target.endpoint, spec));
       if (result.node !== node)
         return {
@@ -119,7 +165,7 @@ export class AgentDriver implements NodeAgentDriver {
   }
 
   /** The node's agent pod and how to call it, or why it cannot be called now. */
-  private async target(node: string): Promise<Target> {
+  private async target({ node, namespace }: CallTarget): Promise<Target> {
     const ns = this.o.namespace;
     const pods = this.o.pods().flatMap((p) => {
       const parsed = podSchema.safeParse(p);
@@ -137,6 +183,7 @@ export class AgentDriver implements NodeAgentDriver {
         pod,
         endpoint: {
           node,
+          ...(namespace ? { namespace } : {}),
           url: `${found.pod.scheme}://${host}:${found.pod.port}/`,
           token,
           ...(ca ? { ca } : {}),

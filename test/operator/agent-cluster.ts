@@ -1,0 +1,123 @@
+/**
+ * A real kube-apiserver with REAL node agents (processes on loop devices) and an in-process
+ * operator driving them, as test/operator/agents.test.ts sets it up: the agents authenticate the
+ * operator with TokenReview and authorize it with SubjectAccessReview against that API server; agent
+ * pods are API objects (no kubelet: the test writes their status) at the port each agent listens on.
+ */
+import * as fs from "node:fs";
+import { agentClient, type Transport } from "../../src/agent-client/agent-client";
+import { tokenFromFile } from "../../src/operator/agents/token-file";
+import { ControlPlane, startControlPlane } from "../env/cluster";
+import { reportPodStatus } from "../env/kubelet-stand-in";
+import { requireHostTier, Scratch, startAgent, type AgentProcess } from "../agent/harness";
+import {
+  AGENT_NAMESPACE,
+  eventually,
+  must,
+  prepareCluster,
+  startTestOperator,
+  type TestOperator,
+} from "./env";
+
+export interface AgentCluster {
+  readonly cp: ControlPlane;
+  readonly op: TestOperator;
+  readonly agents: Record<string, AgentProcess>;
+  readonly scratch: Record<string, Scratch>;
+  /** Adds (or replaces) the agent pod of `node`, Ready, at 127.0.0.1:`port`. */
+  agentPod(node: string, port: number): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface AgentClusterOptions {
+  /** Nodes with a real agent on `devices` loop devices each. */
+  readonly nodes: readonly string[];
+  /** Nodes registered without an agent (tests give them stand-ins). @default none */
+  readonly bareNodes?: readonly string[];
+  readonly devices?: number;
+  /** Namespaces to create; the agents serve LVMNodes of the first. */
+  readonly namespaces: readonly string[];
+  readonly resyncMs: number;
+  /** The operator's transport to the agents. @default node:http(s) */
+  readonly transport?: Transport;
+  readonly labels?: Record<string, string>;
+}
+
+export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCluster> {
+  requireHostTier();
+  const cp = await startControlPlane();
+  const agents: Record<string, AgentProcess> = {};
+  const scratch: Record<string, Scratch> = {};
+  await prepareCluster(cp);
+  for (const ns of o.namespaces) await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+  await must(cp, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
+    metadata: { name: "agent-auth-delegator" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
+    subjects: [{ kind: "User", name: cp.identities.agent.username }],
+  });
+  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
+    metadata: { name: "pulumi-lvm-agent" },
+  });
+  const agentPod = async (node: string, port: number) => {
+    const name = `agent-${node}`;
+    await cp.request("DELETE", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods/${name}?gracePeriodSeconds=0`);
+    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
+      metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
+      spec: {
+        nodeName: node,
+        serviceAccountName: "pulumi-lvm-agent",
+        automountServiceAccountToken: false,
+        containers: [
+          { name: "agent", image: "pulumi-lvm-agent:test", ports: [{ name: "http", containerPort: port }] },
+        ],
+      },
+    });
+    await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
+  };
+  for (const node of o.bareNodes ?? []) await cp.createNode(node, o.labels ?? { role: "storage" });
+  for (const node of o.nodes) {
+    await cp.createNode(node, o.labels ?? { role: "storage" });
+    const s = (scratch[node] = new Scratch(`operator-${node}`));
+    for (let i = 0; i < (o.devices ?? 2); i++) s.loop();
+    agents[node] = await startAgent({
+      node,
+      devices: s.loops,
+      ...s.agentFiles(),
+      auth: { kubeconfig: cp.kubeconfigFor("agent") },
+      extraArgs: ["--namespace", o.namespaces[0]!],
+    });
+    await agentPod(node, Number(new URL(agents[node].url).port));
+  }
+  const [, , saNs, sa] = cp.identities.operator.username.split(":");
+  await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: saNs } });
+  await must(cp, "POST", `/api/v1/namespaces/${saNs}/serviceaccounts`, { metadata: { name: sa } });
+  const tr = await must(cp, "POST", `/api/v1/namespaces/${saNs}/serviceaccounts/${sa}/token`, {
+    spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: 3600 },
+  });
+  const tokenDir = new Scratch("operator-token");
+  const tokenFile = tokenDir.path("agent-token");
+  fs.writeFileSync(tokenFile, tr.status.token, { mode: 0o600 });
+  const op = startTestOperator(cp, cp.url, {
+    agents: {
+      namespace: AGENT_NAMESPACE,
+      client: agentClient(o.transport),
+      token: tokenFromFile(tokenFile),
+    },
+    resyncMs: o.resyncMs,
+  });
+  await eventually("caches synced", async () => op.operator.ready);
+  return {
+    cp,
+    op,
+    agents,
+    scratch,
+    agentPod,
+    stop: async () => {
+      await op.stop();
+      for (const a of Object.values(agents)) await a.stop();
+      await cp.stop();
+      for (const s of Object.values(scratch)) s.cleanup();
+      tokenDir.cleanup();
+    },
+  };
+}
