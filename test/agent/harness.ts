@@ -176,7 +176,26 @@ export interface AgentOptions {
   readonly auth: { tokenFile: string } | { kubeconfig: string };
   readonly extraArgs?: readonly string[];
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * A stand-in for a machine of its own, for tests that play several nodes on one host: the agent
+   * runs in a mount namespace whose /dev holds only its own devices (and null, zero, urandom...),
+   * so what lvm sees unconfined — e.g. the volume group names on "this machine" — is its node's
+   * alone, as on separate machines.
+   * @default false
+   */
+  readonly ownMachine?: boolean;
 }
+
+/**
+ * Runs the rest of argv in a private mount namespace whose /dev has only the basic character
+ * devices and the devices named in $OWN_DEVICES (see AgentOptions.ownMachine). `exec` keeps the pid.
+ */
+const OWN_MACHINE_SCRIPT = `set -eu
+d=$(mktemp -d /tmp/pulumi-lvm-dev.XXXXXX)
+for n in null zero full random urandom tty; do cp -a "/dev/$n" "$d/"; done
+for dev in $OWN_DEVICES; do cp -a "$dev" "$d/"; done
+mount --bind "$d" /dev
+exec "$@"`;
 
 export interface AgentProcess {
   readonly url: string;
@@ -221,15 +240,20 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
     ...("tokenFile" in o.auth ? ["--token-file", o.auth.tokenFile] : ["--kubeconfig", o.auth.kubeconfig]),
     ...(o.extraArgs ?? []),
   ];
-  const child = spawn(
-    "setpriv",
-    ["--pdeathsig", "SIGKILL", "--", process.execPath, "--import", "tsx", AGENT, ...args],
-    {
-      cwd: REPO,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...o.env },
-      stdio: ["ignore", "pipe", "pipe"],
+  const agentArgv = [process.execPath, "--import", "tsx", AGENT, ...args];
+  const ownMachine = o.ownMachine
+    ? ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", OWN_MACHINE_SCRIPT, "sh"]
+    : [];
+  const child = spawn("setpriv", ["--pdeathsig", "SIGKILL", "--", ...ownMachine, ...agentArgv], {
+    cwd: REPO,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      ...(o.ownMachine ? { OWN_DEVICES: o.devices.join(" ") } : {}),
+      ...o.env,
     },
-  );
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   running.add(child);
   const logs: Array<Record<string, unknown>> = [];
   const waiters: Array<() => void> = [];

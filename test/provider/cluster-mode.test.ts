@@ -172,6 +172,7 @@ beforeAll(async () => {
       ...s.agentFiles(),
       auth: { kubeconfig: cp.kubeconfigFor("agent") },
       extraArgs: ["--namespace", NS],
+      ownMachine: true, // the nodes have a group of one name, as on separate machines
     });
     network.route(NODES[node], POD_PORT, Number(new URL(agents[node].url).port));
     await createAgentPod(node);

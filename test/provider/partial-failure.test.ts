@@ -62,6 +62,7 @@ beforeAll(async () => {
       devices: s.loops,
       ...s.agentFiles(),
       auth: { tokenFile: s.path("tokens") },
+      ownMachine: true, // node-a and node-b have a group of one name, as on two machines
     });
   }
   providerText = await serializeProvider();

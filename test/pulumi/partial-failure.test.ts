@@ -62,6 +62,7 @@ beforeAll(async () => {
       devices: s.loops,
       ...s.agentFiles(),
       auth: { tokenFile: s.path("tokens") },
+      ownMachine: true, // the nodes have a group of one name, as on separate machines
     });
   }
   [A1] = scratch["node-a"].loops as [string];
