@@ -65,6 +65,12 @@ describe("Pulumi schema inference", () => {
     });
   });
 
+  test("no type is named …Args: other languages' generators add that suffix themselves (Python: NodeSetTemplateArgs, not TemplateArgsArgs)", () => {
+    const names = Object.keys(result.typeDefinitions);
+    expect(names.filter((n) => n.endsWith("Args"))).toEqual([]);
+    expect(names).toEqual(expect.arrayContaining(["NodeSetTemplate", "VolumeGroupSpec", "DeviceClassSpec"]));
+  });
+
   test("every description is text (a {@link} in a doc comment would come out as [object Object])", () => {
     expect(JSON.stringify(result)).not.toContain("[object Object]");
   });
