@@ -28,6 +28,7 @@ import {
 } from "../agent/harness";
 import { pulumiBinDir, PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
 import { installPackedPackage, pythonWheelsDir, requireFreshBuild } from "./component-package";
+import { FIXTURE_NAME, writeDisksFixture } from "./disks-fixture";
 
 jest.setTimeout(900_000);
 
@@ -40,8 +41,6 @@ const STACK = "py";
 const ROOT = "/var/tmp/pulumi-python-tests";
 const COMPONENTS = ["LvmSystem", "NodeSet", "VolumeGroup", "DeviceClass"];
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
-/** The Kubernetes provider plugin is not built here (docs/languages.md): runs target the node set's disks. */
-const DISKS_TARGET = `**${DISKS_TYPE}::**`;
 
 let scratch: Scratch | undefined;
 let agent: AgentProcess | undefined;
@@ -101,6 +100,7 @@ beforeAll(async () => {
       { stdio: "inherit" },
     );
   });
+  writeDisksFixture(path.join(ws.project, "disks-fixture"));
   ws.init();
   ws.ok(["config", "set", "node", NODE]);
   ws.ok(["config", "set", "agentUrl", agent.url]);
@@ -147,9 +147,57 @@ interface Prop {
   additionalProperties?: Prop;
 }
 
+// First, before `pulumi package add` installs pulumi-lvm's own dependencies inside its directory:
+// the fixture then shares one @pulumi/pulumi with it, as one npm install would give.
+describe("NodeSetDisks registered from a component provider's process, from Python (the SandboxDisks fixture)", () => {
+  beforeAll(() => {
+    ws!.ok(["package", "add", "./disks-fixture"]);
+    ws!.ok(["config", "set", "fixture", "true"]);
+  });
+
+  it("preview shows the node's plan; nothing is written", () => {
+    const before = logLength();
+    const { output } = timed("preview (Python, SandboxDisks)", () => ws!.ok(["preview", "--diff"]));
+    expect(output).toContain(`+ ${DISKS_TYPE}: (create)`);
+    expect(output).toContain(`${NODE}: {`);
+    expect(output).toContain(`${L1} → ${VG} (new volume group)`);
+    expect(output).toContain(`${L2} → ${VG} (new volume group)`);
+    expect(output).toMatch(new RegExp(`${L3}: .*ext4`));
+    expect(writesSince(before)).toEqual([]);
+    expect(vgs(devices)).toEqual([]);
+  });
+
+  it("up builds the volume group on the claimed devices; the token is stored only encrypted", () => {
+    timed("up (Python, SandboxDisks)", () => ws!.ok(["up", "--yes"]));
+    expect(vgs(devices)).toEqual([
+      expect.objectContaining({ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }),
+    ]);
+    expect(membersOf(devices, VG)).toEqual([L1, L2].sort());
+    const state = resources();
+    // The dynamic resource is the component's child: registered from the provider's process.
+    const disksRes = state.find((r) => r.type === DISKS_TYPE);
+    expect(disksRes?.urn).toContain(`${FIXTURE_NAME}:index:SandboxDisks$${DISKS_TYPE}::e2e-disks`);
+    expect((disksRes!.outputs!.nodes as Record<string, { stepsDone: number }>)[NODE]).toMatchObject({
+      stepsDone: 6,
+    });
+    expect(ws!.exportState().text).not.toContain(token);
+  });
+
+  it("destroy with deletionPolicy Retain leaves the volume group on disk and writes nothing", () => {
+    const before = { log: logLength(), disks: disks() };
+    ws!.ok(["destroy", "--yes"]);
+    expect(resources().filter((r) => r.type === DISKS_TYPE)).toEqual([]);
+    expect(writesSince(before.log)).toEqual([]);
+    expect(disks()).toEqual(before.disks);
+  });
+});
+
 describe("pulumi package get-schema", () => {
   let schema: Schema;
   beforeAll(() => {
+    // The first run installs the plugin's dependencies in its directory (npm install, the prepare
+    // script's build); the second is the schema inference alone, plus starting the plugin.
+    timed("get-schema, first run", () => ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"]));
     const out = timed("get-schema", () =>
       ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"]),
     ).stdout;
@@ -238,44 +286,32 @@ describe("pulumi package add (Python)", () => {
   });
 });
 
-describe("a NodeSet in sandbox mode from Python", () => {
-  it("preview shows the node's plan from the component provider's NodeSetDisks; nothing is written", () => {
-    const before = logLength();
-    const { output } = timed("preview (Python)", () =>
-      ws!.ok(["preview", "--diff", "--target", DISKS_TARGET]),
+describe("a NodeSet in sandbox mode from Python, as far as the Kubernetes provider allows", () => {
+  beforeAll(() => ws!.ok(["config", "set", "fixture", "false"]));
+
+  it("the provider runs the NodeSet; the engine stops at its first Kubernetes child, for want of the plugin", () => {
+    const r = timed("preview (Python, NodeSet)", () => ws!.run(["preview", "--json"]));
+    expect(r.code).not.toBe(0);
+    const preview = JSON.parse(r.stdout) as {
+      steps?: Array<{ urn: string }>;
+      diagnostics?: Array<{ urn?: string; message: string; severity: string }>;
+    };
+    const urns = (preview.steps ?? []).map((s) => s.urn);
+    expect(urns).toEqual(expect.arrayContaining([expect.stringMatching(/pulumi-lvm:index:NodeSet::e2e$/)]));
+    const errors = (preview.diagnostics ?? []).filter((d) => d.severity === "error");
+    expect(errors.map((e) => e.message).join("\n")).toMatch(
+      /no resource plugin 'pulumi-resource-kubernetes' found/,
     );
-    expect(output).toContain(`+ ${DISKS_TYPE}: (create)`);
-    expect(output).toContain(`${NODE}: {`);
-    expect(output).toContain(`${L1} → ${VG} (new volume group)`);
-    expect(output).toContain(`${L2} → ${VG} (new volume group)`);
-    expect(output).toMatch(new RegExp(`${L3}: .*ext4`));
-    expect(writesSince(before)).toEqual([]);
-    expect(vgs(devices)).toEqual([]);
   });
 
-  it("up builds the volume group on the claimed devices", () => {
-    timed("up (Python)", () => ws!.ok(["up", "--yes", "--target", DISKS_TARGET]));
-    expect(vgs(devices)).toEqual([
-      expect.objectContaining({ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }),
-    ]);
-    expect(membersOf(devices, VG)).toEqual([L1, L2].sort());
-    const state = resources();
-    // The dynamic resource is the NodeSet component's child: registered from the provider's process.
-    const nodeSet = state.find((r) => r.type === "pulumi-lvm:index:NodeSet");
-    const disksRes = state.find((r) => r.type === DISKS_TYPE);
-    expect(nodeSet).toBeDefined();
-    expect(disksRes?.urn).toContain("pulumi-lvm:index:NodeSet$" + DISKS_TYPE);
-    expect((disksRes!.outputs!.nodes as Record<string, { stepsDone: number }>)[NODE]).toMatchObject({
-      stepsDone: 6,
-    });
-    expect(ws!.exportState().text).not.toContain(token);
-  });
-
-  it("destroy with deletionPolicy Retain leaves the volume group on disk and writes nothing", () => {
-    const before = { log: logLength(), disks: disks() };
-    ws!.ok(["destroy", "--yes"]);
-    expect(resources().filter((r) => r.type === DISKS_TYPE)).toEqual([]);
-    expect(writesSince(before.log)).toEqual([]);
-    expect(disks()).toEqual(before.disks);
+  it("bad input is refused by the component, naming the field, before anything registers", () => {
+    ws!.ok(["config", "set", "agentUrl", "ftp://example.invalid"]);
+    try {
+      const r = ws!.run(["preview"]);
+      expect(r.code).not.toBe(0);
+      expect(r.output).toMatch(/args\.agents\.node-py\.url.*must be an http:\/\/ or https:\/\/ URL/s);
+    } finally {
+      ws!.ok(["config", "set", "agentUrl", agent!.url]);
+    }
   });
 });
