@@ -151,7 +151,7 @@ interface Prop {
 // the fixture then shares one @pulumi/pulumi with it, as one npm install would give.
 describe("NodeSetDisks registered from a component provider's process, from Python (the SandboxDisks fixture)", () => {
   beforeAll(() => {
-    ws!.ok(["package", "add", "./disks-fixture"]);
+    ws!.ok(["package", "add", "./disks-fixture"], { timeoutMs: 900_000 });
     ws!.ok(["config", "set", "fixture", "true"]);
   });
 
@@ -197,9 +197,11 @@ describe("pulumi package get-schema", () => {
   beforeAll(() => {
     // The first run installs the plugin's dependencies in its directory (npm install, the prepare
     // script's build); the second is the schema inference alone, plus starting the plugin.
-    timed("get-schema, first run", () => ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"]));
+    timed("get-schema, first run", () =>
+      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"], { timeoutMs: 900_000 }),
+    );
     const out = timed("get-schema", () =>
-      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"]),
+      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"], { timeoutMs: 900_000 }),
     ).stdout;
     schema = JSON.parse(out) as Schema;
   });
@@ -257,7 +259,9 @@ describe("pulumi package get-schema", () => {
 
 describe("pulumi package add (Python)", () => {
   it("generates a Python SDK with the clean names and installs it into the program's virtualenv", () => {
-    timed("package add (Python SDK)", () => ws!.ok(["package", "add", "./node_modules/pulumi-lvm"]));
+    timed("package add (Python SDK)", () =>
+      ws!.ok(["package", "add", "./node_modules/pulumi-lvm"], { timeoutMs: 900_000 }),
+    );
     const project = YAML.parse(fs.readFileSync(path.join(ws!.project, "Pulumi.yaml"), "utf8")) as {
       packages?: Record<string, unknown>;
     };

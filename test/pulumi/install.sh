@@ -105,15 +105,19 @@ done
 # The Python SDK of the CLI's release (pulumi==<version> from PyPI, with what it needs, and the
 # build backend pip needs to install a generated SDK), as wheels: the Python tests make their own
 # virtualenv from them offline (PIP_NO_INDEX, PIP_FIND_LINKS), so no test run reaches PyPI.
+# parver: every SDK that `pulumi package add` generates for Python requires it (measured: pip
+# failed with "No matching distribution found for parver>=0.2.1" without it).
+wheel_reqs="pulumi==${cli_version#v} parver setuptools wheel"
 wheels="$cache/pulumi/$cli_version/python-wheels"
-if [ ! -f "$wheels/.complete" ]; then
+if [ ! -f "$wheels/.complete" ] || [ "$(cat "$wheels/.requirements" 2>/dev/null)" != "$wheel_reqs" ]; then
   command -v python3 >/dev/null || fail "no python3 on PATH (the Python tier needs it; apt-get install python3 python3-venv)"
   python3 -c 'import venv, ensurepip' 2>/dev/null || fail "python3 has no venv/ensurepip (apt-get install python3-venv)"
   rm -rf "$wheels.tmp"
   t0=$(date +%s)
-  python3 -m pip download --quiet --disable-pip-version-check -d "$wheels.tmp" \
-    "pulumi==${cli_version#v}" setuptools wheel ||
-    fail "pip download of pulumi==${cli_version#v} failed"
+  # shellcheck disable=SC2086 # the requirements are words
+  python3 -m pip download --quiet --disable-pip-version-check -d "$wheels.tmp" $wheel_reqs ||
+    fail "pip download of $wheel_reqs failed"
+  echo "$wheel_reqs" >"$wheels.tmp/.requirements"
   ls "$wheels.tmp" >"$wheels.tmp/.complete"
   rm -rf "$wheels"
   mv "$wheels.tmp" "$wheels"
