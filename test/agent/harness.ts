@@ -66,6 +66,24 @@ export class Scratch {
     };
   }
 
+  /**
+   * The stand-in for a machine of its own, for tests that run several "nodes" on this one: an lvm
+   * system directory (the agent's --lvm-system-dir) whose lvm.conf shows lvm only this scratch's
+   * loop devices. Without it, an agent's one unconfined command (the machine's volume group names)
+   * sees the other nodes' groups, and a group name shared between the nodes is refused
+   * (VolumeGroupNameTaken), as it must be on one real machine. Call after the last loop().
+   */
+  machineLvmDir(): string {
+    const dir = this.path("lvm");
+    fs.mkdirSync(dir, { recursive: true });
+    const accept = this.loops.map((d) => `"a|^${d}$|"`);
+    fs.writeFileSync(
+      path.join(dir, "lvm.conf"),
+      `devices {\n  use_devicesfile = 0\n  global_filter = [ ${[...accept, '"r|.*|"'].join(", ")} ]\n}\n`,
+    );
+    return dir;
+  }
+
   /** Removes our volume groups, PV labels and loop devices, and the scratch directory. */
   cleanup(): void {
     if (this.loops.length) {

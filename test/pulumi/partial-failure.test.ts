@@ -33,9 +33,9 @@ const NODES = ["node-a", "node-b"] as const;
 type Node = (typeof NODES)[number];
 /**
  * The same volume group name on both nodes. The two "nodes" share this machine, so each agent gets
- * its own LVM_SYSTEM_DIR whose lvm.conf filters to its own devices (machineConf): the stand-in for
- * two machines. Without it, node-b's agent (rightly) refuses the name once node-a's group exists
- * (VolumeGroupNameTaken: its one unconfined command, the machine's volume group names, sees it).
+ * its own LVM_SYSTEM_DIR whose lvm.conf filters to its own devices (Scratch.machineLvmDir): the
+ * stand-in for two machines. Without it, node-b's agent (rightly) refuses the name once node-a's
+ * group exists (VolumeGroupNameTaken: its one unconfined command, the machine's VG names, sees it).
  */
 const VG = `ppf-${randomBytes(3).toString("hex")}`;
 const RESOURCE_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
@@ -67,7 +67,7 @@ beforeAll(async () => {
       devices: s.loops,
       ...s.agentFiles(),
       auth: { tokenFile: s.path("tokens") },
-      extraArgs: ["--lvm-system-dir", machineConf(s)],
+      extraArgs: ["--lvm-system-dir", s.machineLvmDir()],
     });
   }
   [A1] = scratch["node-a"].loops as [string];
@@ -83,18 +83,6 @@ beforeAll(async () => {
     ws.ok(["config", "set", "--secret", "--path", `agentTokens.${node}`], { input: tokens[node] });
   }
 });
-
-/** An lvm system directory whose lvm.conf shows lvm only this node's devices, as on its own machine. */
-function machineConf(s: Scratch): string {
-  const dir = s.path("lvm");
-  fs.mkdirSync(dir, { recursive: true });
-  const accept = s.loops.map((d) => `"a|^${d}$|"`);
-  fs.writeFileSync(
-    `${dir}/lvm.conf`,
-    `devices {\n  use_devicesfile = 0\n  global_filter = [ ${[...accept, '"r|.*|"'].join(", ")} ]\n}\n`,
-  );
-  return dir;
-}
 
 afterAll(async () => {
   if (held !== undefined) fs.closeSync(held);
