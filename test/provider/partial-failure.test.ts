@@ -62,6 +62,8 @@ beforeAll(async () => {
       devices: s.loops,
       ...s.agentFiles(),
       auth: { tokenFile: s.path("tokens") },
+      // Two machines' worth of lvm on one: see Scratch.machineLvmDir.
+      extraArgs: ["--lvm-system-dir", s.machineLvmDir()],
     });
   }
   providerText = await serializeProvider();

@@ -45,6 +45,18 @@ export function installPackedPackage(repo: string, projectDir: string): void {
     fs.mkdirSync(path.dirname(link), { recursive: true });
     if (!fs.existsSync(link)) fs.symlinkSync(dir, link, "dir");
   }
+  // The peer dependencies (@pulumi/pulumi, @pulumi/kubernetes), which `npm install pulumi-lvm`
+  // installs beside it (npm >= 7) and `npm ls --omit=dev` leaves out here, where they are dev
+  // dependencies too. Top level is enough: a symlinked package resolves its own dependencies
+  // from its real path.
+  const pkg = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as {
+    peerDependencies?: Record<string, string>;
+  };
+  for (const name of Object.keys(pkg.peerDependencies ?? {})) {
+    const link = path.join(projectDir, "node_modules", name);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    if (!fs.existsSync(link)) fs.symlinkSync(path.join(modules, name), link, "dir");
+  }
 }
 
 /** Throws unless every compiled module in dist/ is at least as new as its TypeScript source. */
