@@ -22,6 +22,7 @@ module.exports = {
         "/node_modules/",
         "<rootDir>/test/cluster/",
         "<rootDir>/test/pulumi/kubernetes-e2e.test.ts",
+        "<rootDir>/test/pulumi/component-provider.test.ts",
       ],
     },
   ],

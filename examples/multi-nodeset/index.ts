@@ -4,9 +4,9 @@ import {
   DeviceClass,
   LvmSystem,
   NodeSet,
-  type DeviceClassSpecArgs,
-  type DeviceSelectorTermArgs,
-  type TopolvmNodeSetArgs,
+  type DeviceClassSpec,
+  type DeviceSelectorTerm,
+  type TopolvmNodeSet,
 } from "../../src";
 
 const config = new pulumi.Config();
@@ -16,7 +16,7 @@ const config = new pulumi.Config();
  * Workloads ask for "lvms-fast" or "lvms-bulk" wherever they run; TopoLVM places each volume on a
  * node of the pod's zone that has the class.
  */
-const fast = (volumeGroup: string): DeviceClassSpecArgs => ({
+const fast = (volumeGroup: string): DeviceClassSpec => ({
   name: "fast",
   strategy: "Thin",
   volumeGroup,
@@ -24,7 +24,7 @@ const fast = (volumeGroup: string): DeviceClassSpecArgs => ({
   thin: { poolName: "pool0", sizePercent: 70, overprovisionRatio: 5 },
   snapshotClass: { deletionPolicy: "Delete" },
 });
-const bulk = (volumeGroup: string): DeviceClassSpecArgs => ({
+const bulk = (volumeGroup: string): DeviceClassSpec => ({
   name: "bulk",
   strategy: "Thick",
   volumeGroup,
@@ -36,8 +36,8 @@ const bulk = (volumeGroup: string): DeviceClassSpecArgs => ({
 const zones: Array<{
   zone: string;
   volumeGroup: string;
-  disks: DeviceSelectorTermArgs[];
-  classes: Array<(volumeGroup: string) => DeviceClassSpecArgs>;
+  disks: DeviceSelectorTerm[];
+  classes: Array<(volumeGroup: string) => DeviceClassSpec>;
 }> = [
   {
     zone: "edge-north",
@@ -67,7 +67,7 @@ const zones: Array<{
  * StorageClasses are cluster-wide and created once, below, so the node sets only name the classes
  * (creationPolicy Never): no two node sets manage the same object.
  */
-const nodeSets: TopolvmNodeSetArgs[] = zones.map(({ zone, volumeGroup, disks, classes }) => ({
+const nodeSets: TopolvmNodeSet[] = zones.map(({ zone, volumeGroup, disks, classes }) => ({
   name: zone,
   nodeSelector: {
     nodeSelectorTerms: [
@@ -97,7 +97,7 @@ const system = new LvmSystem("lvm", {
 
 // One StorageClass (and, for Thin, VolumeSnapshotClass) per device class, from the first zone that
 // offers it: a StorageClass names the device class, not the volume group behind it.
-const offered = new Map<string, DeviceClassSpecArgs>();
+const offered = new Map<string, DeviceClassSpec>();
 for (const { volumeGroup, classes } of zones)
   for (const dc of classes.map((onGroup) => onGroup(volumeGroup)))
     if (!offered.has(dc.name)) offered.set(dc.name, dc);

@@ -4,11 +4,11 @@ import {
   checkLVMNodeSetSpec,
   NodeSet,
   ValidationError,
-  type DeviceClassSpecArgs,
+  type DeviceClassSpec,
   type LvmSystem,
-  type NodeSelectorArgs,
-  type TemplateArgs,
-  type TopolvmNodeSetArgs,
+  type NodeSelectorSpec,
+  type NodeSetTemplate,
+  type TopolvmNodeSet,
   type ValidationProblem,
 } from "../../src";
 
@@ -17,9 +17,9 @@ export interface AcmeEdgeStorageArgs {
   /** The site code; names the node set and selects the site's nodes. @example "ber-01" */
   readonly site: string;
   /** Volume groups and device classes, as in pulumi-lvm, within Acme's rules. */
-  readonly template: TemplateArgs;
+  readonly template: NodeSetTemplate;
   /** Narrows the site's nodes further. @default every node of the site */
-  readonly nodeSelector?: NodeSelectorArgs;
+  readonly nodeSelector?: NodeSelectorSpec;
 }
 
 /** Options of an AcmeEdgeStorage: Pulumi's, and the LvmSystem that serves the site (passed on to its NodeSet). */
@@ -60,11 +60,11 @@ export const ACME_PREFIX = "acme";
  * The node set an AcmeEdgeStorage with these args creates, as its LvmSystem's topolvm.nodeSets
  * entry: one definition for both, Acme's defaults applied. Throws on what the component would refuse.
  */
-export function acmeNodeSet(args: AcmeEdgeStorageArgs): TopolvmNodeSetArgs {
+export function acmeNodeSet(args: AcmeEdgeStorageArgs): TopolvmNodeSet {
   return checkedNodeSet(`acmeNodeSet("${args.site}")`, args);
 }
 
-function checkedNodeSet(what: string, args: AcmeEdgeStorageArgs): TopolvmNodeSetArgs {
+function checkedNodeSet(what: string, args: AcmeEdgeStorageArgs): TopolvmNodeSet {
   const template = withAcmeDefaults(args.template);
   const problems = [...guardrailProblems(args), ...apiProblems(args, template)];
   if (problems.length) throw new ValidationError(what, problems);
@@ -76,11 +76,11 @@ function checkedNodeSet(what: string, args: AcmeEdgeStorageArgs): TopolvmNodeSet
 }
 
 /** Acme's defaults, under what the caller set. */
-export function withAcmeDefaults(template: TemplateArgs): TemplateArgs {
+export function withAcmeDefaults(template: NodeSetTemplate): NodeSetTemplate {
   return {
     ...template,
     deletionPolicy: template.deletionPolicy ?? "Retain",
-    deviceClasses: (template.deviceClasses ?? []).map((dc): DeviceClassSpecArgs => ({
+    deviceClasses: (template.deviceClasses ?? []).map((dc): DeviceClassSpec => ({
       ...dc,
       fsType: dc.fsType ?? "xfs",
       storageClass: { ...acmeNaming(dc.storageClass), reclaimPolicy: "Retain", ...dc.storageClass },
@@ -138,7 +138,7 @@ export function guardrailProblems(args: AcmeEdgeStorageArgs): ValidationProblem[
 }
 
 /** pulumi-lvm's own validation of the node set this component will create, with the same paths. */
-function apiProblems(args: AcmeEdgeStorageArgs, template: TemplateArgs): ValidationProblem[] {
+function apiProblems(args: AcmeEdgeStorageArgs, template: NodeSetTemplate): ValidationProblem[] {
   const checked = checkLVMNodeSetSpec(
     { template, ...(args.nodeSelector ? { nodeSelector: args.nodeSelector } : {}) },
     ["args"],
@@ -146,7 +146,7 @@ function apiProblems(args: AcmeEdgeStorageArgs, template: TemplateArgs): Validat
   return checked.ok ? [] : checked.problems;
 }
 
-function siteSelector(site: string): NodeSelectorArgs {
+function siteSelector(site: string): NodeSelectorSpec {
   return {
     nodeSelectorTerms: [{ matchExpressions: [{ key: "acme.com/site", operator: "In", values: [site] }] }],
   };

@@ -1,24 +1,24 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own program: import { LvmSystem, NodeSet, type TemplateArgs } from "pulumi-lvm";
+// In your own program: import { LvmSystem, NodeSet, type NodeSetTemplate } from "pulumi-lvm";
 import {
   LvmSystem,
   NodeSet,
-  type AgentEndpointArgs,
-  type NodeSelectorArgs,
-  type TemplateArgs,
+  type AgentEndpoint,
+  type NodeSelectorSpec,
+  type NodeSetTemplate,
 } from "../../src";
 
 const config = new pulumi.Config();
 
 /** The nodes labelled node-role.kubernetes.io/storage=true. */
-const nodeSelector: NodeSelectorArgs = {
+const nodeSelector: NodeSelectorSpec = {
   nodeSelectorTerms: [
     { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
   ],
 };
 
 /** One volume group from two disks picked by serial, and one thin device class on it. */
-const template: TemplateArgs = {
+const template: NodeSetTemplate = {
   volumeGroups: [
     {
       name: "vg-data",
@@ -77,7 +77,7 @@ const system = new LvmSystem("lvm", {
 // Sandbox mode: set `agentUrl` (and the secret `agentToken`) to let Pulumi plan and apply through a
 // node agent directly; `pulumi preview` then shows the node's plan.
 const agentUrl = config.get("agentUrl");
-const agents: Record<string, AgentEndpointArgs> | undefined = agentUrl
+const agents: Record<string, AgentEndpoint> | undefined = agentUrl
   ? { [config.get("node") ?? "node-1"]: { url: agentUrl, token: config.requireSecret("agentToken") } }
   : undefined;
 

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { DeviceClass as DeviceClassSpec } from "../api";
+import type { DeviceClass as ApiDeviceClass } from "../api";
 import { DeviceClass, snapshotClassManifest, storageClassManifest } from "./device-class";
-import type { DeviceClassSpecArgs } from "./spec-args";
+import type { DeviceClassSpec } from "./spec-args";
 import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
 
 const SC = "kubernetes:storage.k8s.io/v1:StorageClass";
@@ -9,13 +9,13 @@ const VSC = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass";
 
 beforeAll(installMocks);
 
-const thin: DeviceClassSpecArgs = {
+const thin: DeviceClassSpec = {
   name: "fast",
   strategy: "Thin",
   volumeGroup: "vg-data",
   thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 },
 };
-const thick: DeviceClassSpecArgs = { name: "bulk", strategy: "Thick", volumeGroup: "vg-data" };
+const thick: DeviceClassSpec = { name: "bulk", strategy: "Thick", volumeGroup: "vg-data" };
 
 function outputOf<T>(o: pulumi.Output<T> | undefined): Promise<T | undefined> {
   return o ? new Promise((resolve) => o.apply(resolve)) : Promise.resolve(undefined);
@@ -75,7 +75,7 @@ describe("DeviceClass", () => {
   });
 
   test("settings: naming, policies, fstype, expansion, extra parameters (ours win), labels", async () => {
-    const dc: DeviceClassSpecArgs = {
+    const dc: DeviceClassSpec = {
       ...thin,
       fsType: "ext4",
       storageClass: {
@@ -163,8 +163,8 @@ describe("DeviceClass", () => {
 describe("manifests", () => {
   test("storageClassManifest is undefined for creationPolicy Never; snapshotClassManifest for Thick", () => {
     expect(
-      storageClassManifest({ ...(thin as DeviceClassSpec), storageClass: { creationPolicy: "Never" } }, {}),
+      storageClassManifest({ ...(thin as ApiDeviceClass), storageClass: { creationPolicy: "Never" } }, {}),
     ).toBeUndefined();
-    expect(snapshotClassManifest(thick as DeviceClassSpec, {})).toBeUndefined();
+    expect(snapshotClassManifest(thick as ApiDeviceClass, {})).toBeUndefined();
   });
 });

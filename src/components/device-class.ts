@@ -1,8 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { classObjectName, DEFAULTS, deviceClassSchema, type DeviceClass as DeviceClassSpec } from "../api";
-import type { DeviceClassSpecArgs } from "./spec-args";
+import { classObjectName, DEFAULTS, deviceClassSchema, type DeviceClass as ApiDeviceClass } from "../api";
+import type { DeviceClassSpec } from "./spec-args";
 import { argsProblems, labels, throwIfInvalid } from "./validate-args";
 
 /** Arguments of a DeviceClass. */
@@ -11,7 +11,7 @@ export interface DeviceClassArgs {
    * The device class, exactly as in a node set template.
    * @example { name: "fast", strategy: "Thin", volumeGroup: "vg-data", thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 } }
    */
-  readonly deviceClass: DeviceClassSpecArgs;
+  readonly deviceClass: DeviceClassSpec;
   /** Labels added to the StorageClass and VolumeSnapshotClass. @default {} @example { team: "platform" } */
   readonly labels?: Record<string, string>;
 }
@@ -72,13 +72,13 @@ export const STORAGE_CLASS_IMMUTABLE_FIELDS = [
 
 const argsSchema = z.strictObject({ deviceClass: deviceClassSchema, labels: labels.optional() });
 
-function validate(name: string, args: DeviceClassArgs): DeviceClassSpec {
+function validate(name: string, args: DeviceClassArgs): ApiDeviceClass {
   throwIfInvalid("DeviceClass", name, argsProblems(argsSchema, args));
-  return args.deviceClass as DeviceClassSpec;
+  return args.deviceClass as ApiDeviceClass;
 }
 
 /** The StorageClass for a device class, or undefined when its creationPolicy is Never. */
-export function storageClassManifest(dc: DeviceClassSpec, extraLabels: Record<string, string>) {
+export function storageClassManifest(dc: ApiDeviceClass, extraLabels: Record<string, string>) {
   const name = classObjectName(dc, dc.storageClass);
   if (name === undefined) return undefined;
   const settings = dc.storageClass ?? {};
@@ -97,7 +97,7 @@ export function storageClassManifest(dc: DeviceClassSpec, extraLabels: Record<st
 }
 
 /** The VolumeSnapshotClass for a Thin device class, or undefined (Thick, or creationPolicy Never). */
-export function snapshotClassManifest(dc: DeviceClassSpec, extraLabels: Record<string, string>) {
+export function snapshotClassManifest(dc: ApiDeviceClass, extraLabels: Record<string, string>) {
   if (dc.strategy !== "Thin") return undefined;
   const name = classObjectName(dc, dc.snapshotClass);
   if (name === undefined) return undefined;
@@ -112,6 +112,6 @@ export function snapshotClassManifest(dc: DeviceClassSpec, extraLabels: Record<s
   };
 }
 
-function classLabels(dc: DeviceClassSpec, extra: Record<string, string>): Record<string, string> {
+function classLabels(dc: ApiDeviceClass, extra: Record<string, string>): Record<string, string> {
   return { ...extra, "app.kubernetes.io/part-of": "pulumi-lvm", "lvm.topolvm.io/device-class": dc.name };
 }

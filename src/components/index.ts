@@ -5,3 +5,4 @@ export * from "./spec-args";
 export * from "./volume-group";
 export { loadCrdManifests, defaultCrdDirectory } from "./crds";
 export { lvmdDeviceClasses, topolvmValues } from "./topolvm-values";
+export * from "./renamed-args";

@@ -3,16 +3,16 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { API_GROUP, dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
 import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
-import { operatorDeployment, operatorRules, type OperatorArgs } from "./operator-workload";
+import { operatorDeployment, operatorRules, type OperatorSettings } from "./operator-workload";
 import { rememberServedNodeSets } from "./served-node-sets";
-import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmArgs } from "./topolvm-args";
+import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmSettings } from "./topolvm-args";
 import { topolvmChartSource } from "./topolvm-chart";
 import type { TopolvmPlan } from "./topolvm-values";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 import { DEFAULT_IMAGE } from "../version";
 
 /** A toleration of the agent pods (core/v1 Toleration). */
-export interface TolerationArgs {
+export interface Toleration {
   /** The taint key; empty with operator Exists matches every taint. @example "node-role.kubernetes.io/edge" */
   readonly key?: string;
   /** Exists or Equal. @default "Equal" */
@@ -26,18 +26,18 @@ export interface TolerationArgs {
 }
 
 /** Compute resources of the agent container (core/v1 ResourceRequirements). */
-export interface ResourceRequirementsArgs {
+export interface ResourceRequirements {
   /** @example { cpu: "20m", memory: "64Mi" } */
   readonly requests?: Record<string, string>;
   /** @example { memory: "256Mi" } */
   readonly limits?: Record<string, string>;
 }
 
-export type { OperatorArgs } from "./operator-workload";
-export type { TopolvmArgs, TopolvmNodeSetArgs } from "./topolvm-args";
+export type { OperatorSettings } from "./operator-workload";
+export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
 
 /** Who a role is bound to (rbac.authorization.k8s.io/v1 Subject). */
-export interface SubjectArgs {
+export interface Subject {
   /** User, Group or ServiceAccount. @example "Group" */
   readonly kind: string;
   /** @example "platform-deployers" */
@@ -77,9 +77,9 @@ export interface LvmSystemArgs {
   /** Nodes the agents run on. @default { "kubernetes.io/os": "linux" } */
   readonly nodeSelector?: Record<string, string>;
   /** Taints the agents tolerate; storage nodes at the edge are often tainted. @default [] @example [{ operator: "Exists" }] */
-  readonly tolerations?: TolerationArgs[];
+  readonly tolerations?: Toleration[];
   /** @default { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } } */
-  readonly agentResources?: ResourceRequirementsArgs;
+  readonly agentResources?: ResourceRequirements;
   /** @default none @example "system-node-critical" */
   readonly priorityClassName?: string;
   /**
@@ -90,7 +90,7 @@ export interface LvmSystemArgs {
    * @default []
    * @example [{ kind: "Group", name: "platform-deployers" }]
    */
-  readonly clusterModeSubjects?: SubjectArgs[];
+  readonly clusterModeSubjects?: Subject[];
   /** Where the CRD YAML is read from at construction. @default this package's deploy/crds */
   readonly crdDirectory?: string;
   /**
@@ -100,14 +100,14 @@ export interface LvmSystemArgs {
    */
   readonly retainCrdsOnDelete?: boolean;
   /** Install TopoLVM from its Helm chart. @default not installed */
-  readonly topolvm?: TopolvmArgs;
+  readonly topolvm?: TopolvmSettings;
   /**
    * The operator: turns the namespace's LVMNodeSets into LVMNodes, applies them through the agents
    * and keeps their status (docs/operator.md).
    * @default deployed, from the agent's image
    * @example { resources: { limits: { memory: "512Mi" } } }
    */
-  readonly operator?: OperatorArgs;
+  readonly operator?: OperatorSettings;
 }
 
 /**

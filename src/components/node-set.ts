@@ -11,13 +11,13 @@ import {
 import { NodeSetDisks, type NodeResult } from "../../provider";
 import { DeviceClass } from "./device-class";
 import { DEFAULT_NAMESPACE, type LvmSystem } from "./lvm-system";
-import type { NodeSelectorArgs, TemplateArgs } from "./spec-args";
+import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
 import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 import { VolumeGroup } from "./volume-group";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
-export interface AgentEndpointArgs {
+export interface AgentEndpoint {
   /** The agent's base URL. @example "http://127.0.0.1:9443" */
   readonly url: string;
   /** A bearer token the agent accepts for this node; stored in state only as a secret. @example config.requireSecret("agentToken") */
@@ -27,7 +27,7 @@ export interface AgentEndpointArgs {
 }
 
 /** How Pulumi reaches the agents inside a cluster (see NodeSetArgs.cluster). */
-export interface ClusterModeArgs {
+export interface ClusterMode {
   /**
    * A kubeconfig (its text) for the cluster's API server. Its user lists the nodes and the agent
    * pods, calls the agents through the API server's pod proxy and requests a short-lived token for
@@ -63,9 +63,9 @@ export interface NodeSetArgs {
    * @default every node
    * @example { nodeSelectorTerms: [{ matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["edge-1"] }] }] }
    */
-  readonly nodeSelector?: NodeSelectorArgs;
+  readonly nodeSelector?: NodeSelectorSpec;
   /** The volume groups and device classes every selected node gets. */
-  readonly template: TemplateArgs;
+  readonly template: NodeSetTemplate;
   /**
    * Sandbox mode: node name → its agent. When set, Pulumi itself plans and applies the template on
    * exactly these nodes through their agents (POST /v1/plan at preview, /v1/apply at update), and
@@ -75,7 +75,7 @@ export interface NodeSetArgs {
    * @default {}
    * @example { "node-a": { url: "http://127.0.0.1:9443", token: config.requireSecret("agentToken") } }
    */
-  readonly agents?: Record<string, AgentEndpointArgs>;
+  readonly agents?: Record<string, AgentEndpoint>;
   /**
    * Cluster mode: Pulumi plans and applies the template on every node the nodeSelector picks, through
    * the agent DaemonSet's pods (in `namespace`), reached through the Kubernetes API server. Preview
@@ -83,7 +83,7 @@ export interface NodeSetArgs {
    * @default not set
    * @example { kubeconfig: config.requireSecret("kubeconfig"), serviceAccountName: system.provisionerServiceAccountName }
    */
-  readonly cluster?: ClusterModeArgs;
+  readonly cluster?: ClusterMode;
 }
 
 /**

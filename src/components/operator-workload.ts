@@ -2,10 +2,10 @@ import { posix } from "node:path";
 import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
-import type { ResourceRequirementsArgs } from "./lvm-system";
+import type { ResourceRequirements } from "./lvm-system";
 
 /** The operator (docs/operator.md), as LvmSystem deploys it. */
-export interface OperatorArgs {
+export interface OperatorSettings {
   /**
    * Deploy the operator. Without it nothing turns LVMNodeSets into LVMNodes or applies them, and only
    * NodeSets with `agents` or `cluster` (Pulumi applying through the agents) change disks.
@@ -19,7 +19,7 @@ export interface OperatorArgs {
   /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
   readonly args?: string[];
   /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
-  readonly resources?: ResourceRequirementsArgs;
+  readonly resources?: ResourceRequirements;
 }
 
 /** What operatorDeployment needs to know about the system it runs in. */
@@ -79,7 +79,7 @@ export function operatorRules() {
  * service-account token (audience pulumi-lvm-agent, rotated by the kubelet). It needs no privilege:
  * non-root, read-only root filesystem, no capabilities, RuntimeDefault seccomp.
  */
-export function operatorDeployment(at: OperatorPlacement, args: OperatorArgs = {}) {
+export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings = {}) {
   const labels = operatorLabels(at.name);
   return {
     metadata: { name: at.name, namespace: at.namespace, labels },

@@ -36,7 +36,7 @@ describe("Pulumi schema inference", () => {
       "cluster",
     ]);
     expect(result.components.NodeSet!.inputs.cluster).toMatchObject({
-      $ref: "#/types/pulumi-lvm:index:ClusterModeArgs",
+      $ref: "#/types/pulumi-lvm:index:ClusterMode",
       optional: true,
     });
     expect(Object.keys(result.components.NodeSet!.outputs)).toEqual([
@@ -47,22 +47,28 @@ describe("Pulumi schema inference", () => {
       "nodes",
     ]);
     expect(result.components.NodeSet!.inputs.template).toMatchObject({
-      $ref: "#/types/pulumi-lvm:index:TemplateArgs",
+      $ref: "#/types/pulumi-lvm:index:NodeSetTemplate",
       plain: true,
     });
     expect(result.components.LvmSystem!.inputs.agentImage).toMatchObject({ type: "string", plain: true });
     expect(result.components.LvmSystem!.inputs.topolvm).toMatchObject({
-      $ref: "#/types/pulumi-lvm:index:TopolvmArgs",
+      $ref: "#/types/pulumi-lvm:index:TopolvmSettings",
       optional: true,
     });
     expect(result.components.DeviceClass!.outputs.storageClassName).toMatchObject({
       type: "string",
       optional: true,
     });
-    expect(result.typeDefinitions.ThinPoolArgs!.properties!.sizePercent).toMatchObject({
+    expect(result.typeDefinitions.ThinPoolSpec!.properties!.sizePercent).toMatchObject({
       type: "number",
       plain: true,
     });
+  });
+
+  test("no type is named …Args: other languages' generators add that suffix themselves (Python: NodeSetTemplateArgs, not TemplateArgsArgs)", () => {
+    const names = Object.keys(result.typeDefinitions);
+    expect(names.filter((n) => n.endsWith("Args"))).toEqual([]);
+    expect(names).toEqual(expect.arrayContaining(["NodeSetTemplate", "VolumeGroupSpec", "DeviceClassSpec"]));
   });
 
   test("every description is text (a {@link} in a doc comment would come out as [object Object])", () => {

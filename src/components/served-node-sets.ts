@@ -1,5 +1,5 @@
 import { checkLVMNodeSetSpec, type LVMNodeSetSpec, type ValidationProblem } from "../api";
-import type { TopolvmArgs } from "./topolvm-args";
+import type { TopolvmSettings } from "./topolvm-args";
 import { isPlainObject } from "./validate-args";
 
 /*
@@ -21,7 +21,7 @@ export interface ServedNodeSets {
 const servedBySystem = new WeakMap<object, ServedNodeSets>();
 
 /** Records the node sets an LvmSystem's TopoLVM serves, for NodeSets that name it as their system. */
-export function rememberServedNodeSets(system: object, name: string, topolvm: TopolvmArgs): void {
+export function rememberServedNodeSets(system: object, name: string, topolvm: TopolvmSettings): void {
   servedBySystem.set(system, {
     system: name,
     nodeSets: topolvm.nodeSets.map((set) => {

@@ -9,24 +9,24 @@
  */
 
 /** core/v1 NodeSelector: which nodes a node set applies to. */
-export interface NodeSelectorArgs {
+export interface NodeSelectorSpec {
   /**
    * Terms ORed: a node is selected when any term matches.
    * @example [{ matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["edge-1"] }] }]
    */
-  readonly nodeSelectorTerms: NodeSelectorTermArgs[];
+  readonly nodeSelectorTerms: NodeSelectorTerm[];
 }
 
 /** Requirements ANDed; a node matches the term when all of them hold. */
-export interface NodeSelectorTermArgs {
+export interface NodeSelectorTerm {
   /** Node label requirements. @default [] */
-  readonly matchExpressions?: NodeSelectorRequirementArgs[];
+  readonly matchExpressions?: NodeSelectorRequirement[];
   /** Node field requirements; only `metadata.name` is supported. @default [] */
-  readonly matchFields?: NodeSelectorRequirementArgs[];
+  readonly matchFields?: NodeSelectorRequirement[];
 }
 
 /** One requirement on a node label or field, as core/v1 NodeSelectorRequirement. */
-export interface NodeSelectorRequirementArgs {
+export interface NodeSelectorRequirement {
   /** The label key (or `metadata.name` in matchFields). @example "topology.kubernetes.io/zone" */
   readonly key: string;
   /** One of In, NotIn, Exists, DoesNotExist, Gt, Lt. @example "In" */
@@ -36,22 +36,22 @@ export interface NodeSelectorRequirementArgs {
 }
 
 /** Which block devices of a node belong to a volume group. */
-export interface DeviceSelectorArgs {
+export interface DeviceSelector {
   /**
    * Terms ORed: a device is selected when any term matches.
    * @example [{ matchExpressions: [{ key: "path", operator: "In", values: ["/dev/disk/by-id/nvme-eui.0025388b91b2c3d4"] }] }]
    */
-  readonly deviceSelectorTerms: DeviceSelectorTermArgs[];
+  readonly deviceSelectorTerms: DeviceSelectorTerm[];
 }
 
 /** Requirements ANDed: a device matches the term when all hold. */
-export interface DeviceSelectorTermArgs {
+export interface DeviceSelectorTerm {
   /** At least one requirement (an empty term would match every disk). */
-  readonly matchExpressions: DeviceSelectorRequirementArgs[];
+  readonly matchExpressions: DeviceSelectorRequirement[];
 }
 
 /** One requirement on a device attribute. */
-export interface DeviceSelectorRequirementArgs {
+export interface DeviceSelectorRequirement {
   /**
    * One of kname, path, symlink, serial, wwn, model, vendor, size, rotational, type, partlabel.
    * @example "serial"
@@ -64,11 +64,11 @@ export interface DeviceSelectorRequirementArgs {
 }
 
 /** A volume group built on every selected node from the devices its selector picks. */
-export interface VolumeGroupSpecArgs {
+export interface VolumeGroupSpec {
   /** The LVM volume group name on every node (a DNS-1123 label). @example "vg-data" */
   readonly name: string;
   /** Which devices of each node join the group. */
-  readonly deviceSelector: DeviceSelectorArgs;
+  readonly deviceSelector: DeviceSelector;
   /** Devices smaller than this are excluded. @default "1Gi" @example "100Gi" */
   readonly minDeviceSize?: string;
   /**
@@ -80,7 +80,7 @@ export interface VolumeGroupSpecArgs {
 }
 
 /** Thin pool settings of a device class with strategy Thin. */
-export interface ThinPoolArgs {
+export interface ThinPoolSpec {
   /** The thin pool logical volume's name (must not start with "snapshot" or "pvmove"). @example "pool0" */
   readonly poolName: string;
   /** Percent of the volume group the pool's data takes, 1 to 100. @example 90 */
@@ -94,7 +94,7 @@ export interface ThinPoolArgs {
 }
 
 /** The StorageClass of a device class. */
-export interface StorageClassSettingsArgs {
+export interface StorageClassOptions {
   /** CreateIfNotExists (the component creates and owns it) or Never (no StorageClass). @default "CreateIfNotExists" */
   readonly creationPolicy?: string;
   /** Prefixed: "<prefix>-<deviceClass>"; Explicit: `name`. @default "Prefixed" */
@@ -114,7 +114,7 @@ export interface StorageClassSettingsArgs {
 }
 
 /** The VolumeSnapshotClass of a Thin device class. */
-export interface SnapshotClassSettingsArgs {
+export interface SnapshotClassOptions {
   /** CreateIfNotExists (the component creates and owns it) or Never (no VolumeSnapshotClass). @default "CreateIfNotExists" */
   readonly creationPolicy?: string;
   /** Prefixed: "<prefix>-<deviceClass>"; Explicit: `name`. @default "Prefixed" */
@@ -130,7 +130,7 @@ export interface SnapshotClassSettingsArgs {
 }
 
 /** A TopoLVM device class on one volume group, with its StorageClass and VolumeSnapshotClass. */
-export interface DeviceClassSpecArgs {
+export interface DeviceClassSpec {
   /** The TopoLVM device class name (a DNS-1123 label). @example "fast" */
   readonly name: string;
   /** Thin (volumes in a thin pool, snapshots possible) or Thick (linear volumes). @example "Thin" */
@@ -142,19 +142,19 @@ export interface DeviceClassSpecArgs {
   /** xfs, ext4 or btrfs. @default "xfs" */
   readonly fsType?: string;
   /** Required for strategy Thin, forbidden for Thick. */
-  readonly thin?: ThinPoolArgs;
+  readonly thin?: ThinPoolSpec;
   /** @default a StorageClass named "lvms-<name>" */
-  readonly storageClass?: StorageClassSettingsArgs;
+  readonly storageClass?: StorageClassOptions;
   /** Thin only. @default for Thin, a VolumeSnapshotClass named "lvms-<name>" */
-  readonly snapshotClass?: SnapshotClassSettingsArgs;
+  readonly snapshotClass?: SnapshotClassOptions;
 }
 
 /** What every selected node gets. */
-export interface TemplateArgs {
+export interface NodeSetTemplate {
   /** 1 to 32 volume groups. */
-  readonly volumeGroups: VolumeGroupSpecArgs[];
+  readonly volumeGroups: VolumeGroupSpec[];
   /** Up to 32 device classes over those volume groups. @default [] */
-  readonly deviceClasses?: DeviceClassSpecArgs[];
+  readonly deviceClasses?: DeviceClassSpec[];
   /**
    * What happens on the nodes when the node set is deleted: Retain (volume groups and pools stay)
    * or Delete (pools and volume groups that hold no other volumes are removed).

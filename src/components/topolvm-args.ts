@@ -6,13 +6,13 @@ import {
   type Template,
   type ValidationProblem,
 } from "../api";
-import type { NodeSelectorArgs, TemplateArgs } from "./spec-args";
+import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
 import { chartSourceProblems } from "./topolvm-chart";
 import { planTopolvm, type TopolvmPlan } from "./topolvm-values";
 import { namespaceName, objectName } from "./validate-args";
 
 /** A node set whose device classes TopoLVM's lvmd serves: what its NodeSet gets, minus the rest. */
-export interface TopolvmNodeSetArgs {
+export interface TopolvmNodeSet {
   /** metadata.name of the LVMNodeSet: the NodeSet's nodeSetName (by default its component name). @example "edge-north" */
   readonly name: string;
   /**
@@ -20,13 +20,13 @@ export interface TopolvmNodeSetArgs {
    * @default every node
    * @example { nodeSelectorTerms: [{ matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: ["edge-north"] }] }] }
    */
-  readonly nodeSelector?: NodeSelectorArgs;
+  readonly nodeSelector?: NodeSelectorSpec;
   /** The NodeSet's template, as given to it; lvmd gets its device classes. */
-  readonly template: TemplateArgs;
+  readonly template: NodeSetTemplate;
 }
 
 /** TopoLVM, installed from its official Helm chart. */
-export interface TopolvmArgs {
+export interface TopolvmSettings {
   /** The chart version, pinned (upgrades are deliberate); 11.5.0 or later. @example "15.7.1" */
   readonly chartVersion: string;
   /**
@@ -34,7 +34,7 @@ export interface TopolvmArgs {
    * chart) with exactly its device classes, on exactly the nodes it selects and no other node set
    * selects; a node that several select gets none, as the agents leave such a node alone.
    */
-  readonly nodeSets: TopolvmNodeSetArgs[];
+  readonly nodeSets: TopolvmNodeSet[];
   /** The Helm release name. @default "topolvm" */
   readonly releaseName?: string;
   /**
@@ -132,7 +132,7 @@ export interface TopolvmCheck {
  * other problems. Nothing when nodeSets or values do not pass topolvmArgsSchema (LvmSystem reports
  * those from its own schema).
  */
-export function checkTopolvmArgs(topolvm: TopolvmArgs, agents: AgentPlacement): TopolvmCheck {
+export function checkTopolvmArgs(topolvm: TopolvmSettings, agents: AgentPlacement): TopolvmCheck {
   const { chartVersion, repository, chartPath } = topolvm;
   const source = chartSourceArgs.safeParse({ chartVersion, repository, chartPath });
   const chartProblems = source.success ? chartSourceProblems(source.data, "args.topolvm") : [];

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { DEFAULTS, isWildcardSelector, volumeGroupSchema, type VolumeGroup as VolumeGroupSpec } from "../api";
-import type { VolumeGroupSpecArgs } from "./spec-args";
+import { DEFAULTS, isWildcardSelector, volumeGroupSchema, type VolumeGroup as ApiVolumeGroup } from "../api";
+import type { VolumeGroupSpec } from "./spec-args";
 import { argsProblems, throwIfInvalid } from "./validate-args";
 
 /** Arguments of a VolumeGroup. */
@@ -10,7 +10,7 @@ export interface VolumeGroupArgs {
    * The volume group, exactly as in a node set template.
    * @example { name: "vg-data", deviceSelector: { deviceSelectorTerms: [{ matchExpressions: [{ key: "serial", operator: "In", values: ["S4EWNX0R123456"] }] }] } }
    */
-  readonly volumeGroup: VolumeGroupSpecArgs;
+  readonly volumeGroup: VolumeGroupSpec;
 }
 
 /**
@@ -48,7 +48,7 @@ export const VOLUME_GROUP_TYPE = "pulumi-lvm:index:VolumeGroup";
 
 const argsSchema = z.strictObject({ volumeGroup: volumeGroupSchema });
 
-function validate(name: string, args: VolumeGroupArgs): VolumeGroupSpec {
+function validate(name: string, args: VolumeGroupArgs): ApiVolumeGroup {
   throwIfInvalid("VolumeGroup", name, argsProblems(argsSchema, args));
-  return args.volumeGroup as VolumeGroupSpec;
+  return args.volumeGroup as ApiVolumeGroup;
 }

@@ -11,10 +11,20 @@ import * as YAML from "yaml";
  * guard.
  */
 const repo = path.resolve(__dirname, "../..");
+/** The Node.js examples (examples/python-quickstart is a Python program: docs/languages.md). */
 const examples = fs
   .readdirSync(path.join(repo, "examples"), { withFileTypes: true })
-  .filter((e) => e.isDirectory() && fs.existsSync(path.join(repo, "examples", e.name, "Pulumi.yaml")))
+  .filter(
+    (e) => e.isDirectory() && runtimeOf(path.join(repo, "examples", e.name, "Pulumi.yaml")) === "nodejs",
+  )
   .map((e) => path.join("examples", e.name));
+
+function runtimeOf(projectFile: string): string | undefined {
+  if (!fs.existsSync(projectFile)) return undefined;
+  const runtime = (YAML.parse(fs.readFileSync(projectFile, "utf8")) as { runtime: string | { name: string } })
+    .runtime;
+  return typeof runtime === "string" ? runtime : runtime.name;
+}
 
 /** The directory of the nearest package.json at or above `dir` (what @pulumi/pulumi's run step uses). */
 function packageRoot(dir: string): string {
@@ -34,6 +44,7 @@ it("finds the examples", () => {
   expect(examples).toEqual(
     expect.arrayContaining(["examples/quickstart", "examples/multi-nodeset", "examples/org-component"]),
   );
+  expect(examples).not.toContain("examples/python-quickstart");
 });
 
 describe.each(examples)("%s", (dir) => {

@@ -13,7 +13,13 @@ const HERE = __dirname;
 export const INSTALL_SCRIPT = path.join(HERE, "install.sh");
 /** The program the tests run (its own package root: see its package.json). */
 export const PROGRAM_DIR = path.join(HERE, "program");
-export const BINARIES = ["pulumi", "pulumi-language-nodejs", "pulumi-resource-pulumi-nodejs"] as const;
+export const BINARIES = [
+  "pulumi",
+  "pulumi-language-nodejs",
+  "pulumi-language-python",
+  "pulumi-language-python-exec",
+  "pulumi-resource-pulumi-nodejs",
+] as const;
 
 /** The CLI version test/pulumi/go/cli/go.mod builds (the cache is keyed by it). */
 export function pulumiVersion(): string {
@@ -49,7 +55,7 @@ export function requirePulumiBinaries(dir = pulumiBinDir()): void {
       `Pulumi engine binaries are missing: ${missing.join(", ")}`,
       `  looked in: ${dir}`,
       `  run:       bash ${rel}`,
-      "  (builds the Pulumi CLI and its Node.js language host from source with Go;",
+      "  (builds the Pulumi CLI and its Node.js and Python language hosts from source with Go;",
       "   a few minutes cold, instant once cached; test/setup.sh runs it)",
       "==================================================================================",
     ].join("\n"),
@@ -95,6 +101,14 @@ export class PulumiWorkspace {
        * engine looks for the exact version a program's SDK asks for (it never downloads here).
        */
       plugins?: readonly string[];
+      /**
+       * Copy the files of the program's directory into the project directory and run them there (the
+       * project file without `main`): for a program whose tooling writes beside it (a Python
+       * program's virtualenv and generated SDKs), so that nothing is written into the repository.
+       */
+      copyProgram?: boolean;
+      /** More environment variables for every command. */
+      env?: Record<string, string>;
     } = {},
   ) {
     const binDir = opts.binDir ?? pulumiBinDir();
@@ -121,10 +135,16 @@ export class PulumiWorkspace {
         ? path.resolve(path.dirname(projectFile), project.main)
         : (opts.programDir ?? path.dirname(projectFile));
     /** The program directory (or file) the engine runs, as the project file names it. */
-    this.main = main;
+    if (opts.copyProgram) {
+      for (const e of fs.readdirSync(main, { withFileTypes: true }))
+        if (e.isFile() && e.name !== "Pulumi.yaml")
+          fs.copyFileSync(path.join(main, e.name), path.join(this.project, e.name));
+      delete project.main;
+    }
+    this.main = opts.copyProgram ? this.project : main;
     fs.writeFileSync(
       path.join(this.project, "Pulumi.yaml"),
-      YAML.stringify({ ...project, main: path.relative(this.project, main) }),
+      YAML.stringify(opts.copyProgram ? project : { ...project, main: path.relative(this.project, main) }),
     );
     this.env = {
       PATH: `${binDir}${path.delimiter}${process.env.PATH ?? ""}`,
@@ -134,6 +154,7 @@ export class PulumiWorkspace {
       PULUMI_SKIP_UPDATE_CHECK: "true",
       PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
       NO_COLOR: "1",
+      ...opts.env,
     };
   }
 

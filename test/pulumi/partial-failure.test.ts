@@ -31,7 +31,12 @@ jest.setTimeout(600_000);
 
 const NODES = ["node-a", "node-b"] as const;
 type Node = (typeof NODES)[number];
-/** The same volume group name on both nodes (each agent, and the test's lvm, sees only its own devices). */
+/**
+ * The same volume group name on both nodes. The two "nodes" share this machine, so each agent gets
+ * a /dev of its own with only its devices (AgentOptions.ownMachine): the stand-in for two
+ * machines. Without it, node-b's agent (rightly) refuses the name once node-a's
+ * group exists (VolumeGroupNameTaken: its one unconfined command, the machine's VG names, sees it).
+ */
 const VG = `ppf-${randomBytes(3).toString("hex")}`;
 const RESOURCE_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
 const ROOT = "/var/tmp/pulumi-e2e-tests";

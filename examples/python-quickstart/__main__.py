@@ -1,0 +1,95 @@
+"""pulumi-lvm's quickstart (examples/quickstart/index.ts) in Python.
+
+The components are the TypeScript ones, run by pulumi-lvm's component provider; `pulumi package add`
+generated the `pulumi_lvm` module this imports (README.md).
+"""
+
+import pulumi
+import pulumi_lvm as lvm
+
+config = pulumi.Config()
+
+# The nodes labelled node-role.kubernetes.io/storage=true.
+node_selector = lvm.NodeSelectorSpecArgs(
+    node_selector_terms=[
+        lvm.NodeSelectorTermArgs(
+            match_expressions=[
+                lvm.NodeSelectorRequirementArgs(
+                    key="node-role.kubernetes.io/storage", operator="In", values=["true"]
+                )
+            ]
+        )
+    ]
+)
+
+# One volume group from two disks picked by serial, and one thin device class on it.
+template = lvm.NodeSetTemplateArgs(
+    volume_groups=[
+        lvm.VolumeGroupSpecArgs(
+            name="vg-data",
+            device_selector=lvm.DeviceSelectorArgs(
+                device_selector_terms=[
+                    lvm.DeviceSelectorTermArgs(
+                        match_expressions=[
+                            lvm.DeviceSelectorRequirementArgs(
+                                key="serial",
+                                operator="In",
+                                values=config.get_object("diskSerials") or ["SN-AAA111", "SN-BBB222"],
+                            )
+                        ]
+                    )
+                ]
+            ),
+        )
+    ],
+    device_classes=[
+        lvm.DeviceClassSpecArgs(
+            name="thin",
+            strategy="Thin",
+            volume_group="vg-data",
+            default=True,
+            thin=lvm.ThinPoolSpecArgs(pool_name="pool0", size_percent=90, overprovision_ratio=10),
+            # StorageClass and VolumeSnapshotClass "lvms-thin" (the API's default naming).
+        )
+    ],
+)
+
+system = lvm.LvmSystem(
+    "lvm",
+    agent_image=config.get("agentImage") or "ghcr.io/pulumi-lvm/agent:0.1.0",
+    tolerations=[
+        lvm.TolerationArgs(key="node-role.kubernetes.io/storage", operator="Exists", effect="NoSchedule")
+    ],
+    topolvm=lvm.TopolvmSettingsArgs(
+        chart_version=config.get("topolvmChartVersion") or "15.7.1",
+        # TopoLVM's lvmd serves the node set's device classes on its nodes: the same values as the NodeSet's.
+        node_sets=[lvm.TopolvmNodeSetArgs(name="quickstart", node_selector=node_selector, template=template)],
+    ),
+)
+
+# Sandbox mode: set `agentUrl` (and the secret `agentToken`) to let Pulumi plan and apply through a
+# node agent directly; `pulumi preview` then shows the node's plan.
+agent_url = config.get("agentUrl")
+agents = (
+    {
+        config.get("node")
+        or "node-1": lvm.AgentEndpointArgs(url=agent_url, token=config.require_secret("agentToken"))
+    }
+    if agent_url
+    else None
+)
+
+# TypeScript passes `{ system }` (a NodeSet option that also checks the node set against
+# topolvm.nodeSets); an option is not part of the schema, so here it is only a dependency.
+node_set = lvm.NodeSet(
+    "quickstart",
+    node_selector=node_selector,
+    template=template,
+    agents=agents,
+    opts=pulumi.ResourceOptions(depends_on=[system]),
+)
+
+pulumi.export("namespace", system.namespace)
+pulumi.export("storageClass", node_set.storage_class_names.apply(lambda names: names.get("thin")))
+pulumi.export("snapshotClass", node_set.snapshot_class_names.apply(lambda names: names.get("thin")))
+pulumi.export("nodes", node_set.nodes)

@@ -1,0 +1,88 @@
+/**
+ * The package as a consumer in another language gets it (test/pulumi/component-provider.test.ts):
+ * what `npm pack` publishes, installed into a project's node_modules with its production
+ * dependencies, as `npm install pulumi-lvm` lays them out; and the Python wheels install.sh keeps.
+ */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+
+/**
+ * `npm pack` of the checkout (without its prepare script: dist/ must be current, see
+ * requireFreshBuild) unpacked to `<projectDir>/node_modules/pulumi-lvm`, and each production
+ * dependency of the package (the hoisted closure `npm ls --omit=dev` lists) linked beside it from
+ * the checkout's node_modules. Development dependencies (tsx, typescript, jest) are not there, as
+ * in a real install.
+ */
+export function installPackedPackage(repo: string, projectDir: string): void {
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-pack-"));
+  try {
+    const packed = JSON.parse(
+      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", tmp], {
+        cwd: repo,
+        encoding: "utf8",
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    ) as Array<{ filename: string }>;
+    const target = path.join(projectDir, "node_modules", "pulumi-lvm");
+    fs.mkdirSync(target, { recursive: true });
+    execFileSync("tar", ["-xzf", path.join(tmp, packed[0]!.filename), "-C", target, "--strip-components=1"]);
+  } finally {
+    fs.rmSync(tmp, { recursive: true, force: true });
+  }
+  const modules = path.join(repo, "node_modules");
+  const listed = execFileSync("npm", ["ls", "--omit=dev", "--all", "--parseable"], {
+    cwd: repo,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  for (const dir of listed.split("\n")) {
+    const rel = path.relative(modules, dir);
+    // Top-level entries only (name or @scope/name): nested ones come along inside them.
+    if (!rel || rel.startsWith("..") || rel.split(path.sep).length > (rel.startsWith("@") ? 2 : 1)) continue;
+    const link = path.join(projectDir, "node_modules", rel);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    if (!fs.existsSync(link)) fs.symlinkSync(dir, link, "dir");
+  }
+  // The peer dependencies (@pulumi/pulumi, @pulumi/kubernetes), which `npm install pulumi-lvm`
+  // installs beside it (npm >= 7) and `npm ls --omit=dev` leaves out here, where they are dev
+  // dependencies too. Top level is enough: a symlinked package resolves its own dependencies
+  // from its real path.
+  const pkg = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as {
+    peerDependencies?: Record<string, string>;
+  };
+  for (const name of Object.keys(pkg.peerDependencies ?? {})) {
+    const link = path.join(projectDir, "node_modules", name);
+    fs.mkdirSync(path.dirname(link), { recursive: true });
+    if (!fs.existsSync(link)) fs.symlinkSync(path.join(modules, name), link, "dir");
+  }
+}
+
+/** Throws unless every compiled module in dist/ is at least as new as its TypeScript source. */
+export function requireFreshBuild(repo: string): void {
+  const stale: string[] = [];
+  for (const top of ["src", "provider"]) {
+    for (const e of fs.readdirSync(path.join(repo, top), { recursive: true, withFileTypes: true })) {
+      if (!e.isFile() || !e.name.endsWith(".ts") || e.name.endsWith(".test.ts") || e.name.endsWith(".d.ts"))
+        continue;
+      const source = path.join(e.parentPath, e.name);
+      const compiled = path.join(repo, "dist", path.relative(repo, source)).replace(/\.ts$/, ".js");
+      if (!fs.existsSync(compiled) || fs.statSync(compiled).mtimeMs < fs.statSync(source).mtimeMs)
+        stale.push(path.relative(repo, source));
+    }
+  }
+  if (stale.length)
+    throw new Error(
+      `dist/ is older than ${stale.length} source file(s) (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", ..." : ""}): ` +
+        "run `npm run build` (the component provider runs the compiled package, as published)",
+    );
+}
+
+/** The wheels of pulumi==<CLI version> that test/pulumi/install.sh downloads; throws when missing. */
+export function pythonWheelsDir(binDir: string): string {
+  const dir = path.join(binDir, "..", "python-wheels");
+  if (!fs.existsSync(path.join(dir, ".complete")))
+    throw new Error(`the Python wheels are missing (${dir}): run bash test/pulumi/install.sh`);
+  return dir;
+}

@@ -1,0 +1,69 @@
+"""The Python program of test/pulumi/component-provider.test.ts: pulumi-lvm's NodeSet (sandbox mode,
+one node, one volume group) through the generated SDK, so the TypeScript component runs in the
+component provider's process and its NodeSetDisks in the engine's dynamic-provider plugin.
+
+Config (as test/pulumi/program's): node, agentUrl, agentToken (secret), volumeGroup, devices,
+deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem (needs the Kubernetes provider);
+fixture=true declares the test fixture's SandboxDisks (test/pulumi/disks-fixture.ts: NodeSetDisks
+alone, in a component provider) instead of the NodeSet.
+"""
+
+import pulumi
+
+config = pulumi.Config()
+if config.get_bool("fixture"):
+    import pulumi_lvm_disks_fixture as lvm
+else:
+    import pulumi_lvm as lvm
+volume_group = config.require("volumeGroup")
+
+template = lvm.NodeSetTemplateArgs(
+    volume_groups=[
+        lvm.VolumeGroupSpecArgs(
+            name=volume_group,
+            min_device_size="64Mi",
+            device_selector=lvm.DeviceSelectorArgs(
+                device_selector_terms=[
+                    lvm.DeviceSelectorTermArgs(
+                        match_expressions=[
+                            lvm.DeviceSelectorRequirementArgs(
+                                key="path", operator="In", values=config.require_object("devices")
+                            )
+                        ]
+                    )
+                ]
+            ),
+        )
+    ],
+    device_classes=[
+        lvm.DeviceClassSpecArgs(
+            name=f"{volume_group}-thick", strategy="Thick", volume_group=volume_group, default=True
+        )
+    ],
+    deletion_policy=config.get("deletionPolicy") or "Retain",
+)
+
+agents = {
+    config.require("node"): lvm.AgentEndpointArgs(
+        url=config.require("agentUrl"), token=config.require_secret("agentToken")
+    )
+}
+
+if config.get_bool("fixture"):
+    disks = lvm.SandboxDisks("e2e", node_set_name="e2e", template=template, agents=agents)
+    pulumi.export("nodes", disks.nodes)
+else:
+    depends_on = []
+    if config.get_bool("lvmSystem"):
+        system = lvm.LvmSystem("lvm", agent_image="pulumi-lvm-agent:test")
+        depends_on.append(system)
+        pulumi.export("namespace", system.namespace)
+
+    node_set = lvm.NodeSet(
+        "e2e",
+        template=template,
+        agents=agents,
+        opts=pulumi.ResourceOptions(depends_on=depends_on),
+    )
+    pulumi.export("nodes", node_set.nodes)
+    pulumi.export("storageClasses", node_set.storage_class_names)
