@@ -69,10 +69,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
       log: (entry: CommandLogEntry) => {
-        const ok = entry.exitCode === 0;
-        metrics.commands.inc({ tool: entry.tool, result: ok ? "ok" : "error" });
-        metrics.commandSeconds.observe({ tool: entry.tool }, entry.durationMs / 1000);
-        if (!ok) metrics.errors.inc({ kind: "command" });
+        metrics.recordCommand(entry);
         if (commandLog !== undefined && !commandLogClosed)
           fs.writeSync(commandLog, `${JSON.stringify(entry)}\n`);
       },
