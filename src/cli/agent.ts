@@ -135,7 +135,12 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
       ...(config.tls
-        ? { tls: { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) } }
+        ? {
+            tls: {
+              cert: readFlagFile("tls-cert", config.tls.certFile, fs.readFileSync),
+              key: readFlagFile("tls-key", config.tls.keyFile, fs.readFileSync),
+            },
+          }
         : {}),
       log,
     });
@@ -192,11 +197,26 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
 function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthClient {
   switch (config.auth.mode) {
     case "token-file":
-      return createTokenFileClient(config.auth.file);
+      return readFlagFile("token-file", config.auth.file, createTokenFileClient);
     case "kubeconfig":
-      return createKubeAuthClient(connectionFromKubeconfig(config.auth.file));
+      return createKubeAuthClient(readFlagFile("kubeconfig", config.auth.file, connectionFromKubeconfig));
     case "in-cluster":
       return createKubeAuthClient(inClusterConnection(env));
+  }
+}
+
+/**
+ * Reads the file a flag names; a file that cannot be read is a configuration error naming the flag
+ * and the file (exit 2), not a bare "ENOENT: no such file or directory, open ...".
+ */
+function readFlagFile<T>(flag: string, file: string, read: (file: string) => T): T {
+  try {
+    return read(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== "string" || !/^E[A-Z]+$/.test(code)) throw e;
+    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code;
+    throw new AgentConfigError([{ path: `--${flag}`, message: `cannot read ${file}: ${why}` }]);
   }
 }
 
