@@ -68,3 +68,34 @@ describe("AgentMetrics", () => {
     expect(formatLabels({ a: 'x"y\\z\nw' })).toBe('{a="x\\"y\\\\z\\nw"}');
   });
 });
+
+describe("recordCommand: a command's result as the metrics count it", () => {
+  const entry = (tool: string, exitCode: number | null) => ({
+    tool,
+    argv: [tool, "/dev/sdb"],
+    requested: [tool, "/dev/sdb"],
+    startedAt: "2026-01-01T00:00:00.000Z",
+    durationMs: 5,
+    exitCode,
+  });
+  const count = (m: AgentMetrics, line: string) => m.render(undefined, new Set()).includes(line);
+
+  test("blkid's exit 2 (nothing found on a blank device) is its normal answer, not an error", () => {
+    const m = new AgentMetrics();
+    m.recordCommand(entry("blkid", 2));
+    expect(count(m, 'pulumi_lvm_agent_commands_total{tool="blkid",result="ok"} 1')).toBe(true);
+    expect(m.render(undefined, new Set())).not.toMatch(/pulumi_lvm_agent_errors_total\{kind="command"\}/);
+  });
+
+  test.each([
+    ["blkid", 1],
+    ["blkid", null],
+    ["lvm", 2],
+    ["wipefs", 1],
+  ])("%s exiting %s is an error", (tool, code) => {
+    const m = new AgentMetrics();
+    m.recordCommand(entry(tool as string, code as number | null));
+    expect(count(m, `pulumi_lvm_agent_commands_total{tool="${tool}",result="error"} 1`)).toBe(true);
+    expect(count(m, 'pulumi_lvm_agent_errors_total{kind="command"} 1')).toBe(true);
+  });
+});

@@ -1,3 +1,5 @@
+import { BLKID_NOTHING_FOUND } from "../inventory/blkid";
+import type { CommandLogEntry } from "./lvm-runner";
 import type { NodeInventory } from "../inventory/types";
 
 /** Labels of one time series. */
@@ -35,6 +37,18 @@ export class AgentMetrics {
     "pulumi_lvm_agent_errors_total",
     "Errors by kind (command, auth, discovery, internal).",
   );
+
+  /**
+   * Counts one command the runner ran. A tool's documented "nothing found" status is its normal
+   * answer, not an error: blkid exits 2 on every blank device, so counting it would make
+   * errors_total grow with each inventory of a healthy node.
+   */
+  recordCommand(entry: CommandLogEntry): void {
+    const ok = entry.exitCode === 0 || (entry.tool === "blkid" && entry.exitCode === BLKID_NOTHING_FOUND);
+    this.commands.inc({ tool: entry.tool, result: ok ? "ok" : "error" });
+    this.commandSeconds.observe({ tool: entry.tool }, entry.durationMs / 1000);
+    if (!ok) this.errors.inc({ kind: "command" });
+  }
 
   /** The exposition text; `inventory` (when the agent could read one) gives the volume group and thin pool gauges. */
   render(inventory: NodeInventory | undefined, ownVolumeGroups: ReadonlySet<string>): string {

@@ -155,6 +155,16 @@ describe("bad input: a clear 4xx, and no command runs", () => {
     ],
     ["an empty body", () => request("POST", "/v1/plan", { token: GOOD, body: "" }), 400, "InvalidJson"],
     [
+      "a duplicate key (JSON.parse would keep the last one silently)",
+      () =>
+        request("POST", "/v1/plan", {
+          token: GOOD,
+          body: JSON.stringify({ spec }).replace('"volumeGroups":', '"volumeGroups":[],"volumeGroups":'),
+        }),
+      400,
+      /the body names the key spec.volumeGroups twice/,
+    ],
+    [
       "a body that is not JSON by type",
       () =>
         request("POST", "/v1/plan", {

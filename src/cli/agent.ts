@@ -69,10 +69,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
       log: (entry: CommandLogEntry) => {
-        const ok = entry.exitCode === 0;
-        metrics.commands.inc({ tool: entry.tool, result: ok ? "ok" : "error" });
-        metrics.commandSeconds.observe({ tool: entry.tool }, entry.durationMs / 1000);
-        if (!ok) metrics.errors.inc({ kind: "command" });
+        metrics.recordCommand(entry);
         if (commandLog !== undefined && !commandLogClosed)
           fs.writeSync(commandLog, `${JSON.stringify(entry)}\n`);
       },
@@ -138,7 +135,12 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       metrics,
       bodyLimitBytes: config.bodyLimitBytes,
       ...(config.tls
-        ? { tls: { cert: fs.readFileSync(config.tls.certFile), key: fs.readFileSync(config.tls.keyFile) } }
+        ? {
+            tls: {
+              cert: readFlagFile("tls-cert", config.tls.certFile, fs.readFileSync),
+              key: readFlagFile("tls-key", config.tls.keyFile, fs.readFileSync),
+            },
+          }
         : {}),
       log,
     });
@@ -195,11 +197,26 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
 function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthClient {
   switch (config.auth.mode) {
     case "token-file":
-      return createTokenFileClient(config.auth.file);
+      return readFlagFile("token-file", config.auth.file, createTokenFileClient);
     case "kubeconfig":
-      return createKubeAuthClient(connectionFromKubeconfig(config.auth.file));
+      return createKubeAuthClient(readFlagFile("kubeconfig", config.auth.file, connectionFromKubeconfig));
     case "in-cluster":
       return createKubeAuthClient(inClusterConnection(env));
+  }
+}
+
+/**
+ * Reads the file a flag names; a file that cannot be read is a configuration error naming the flag
+ * and the file (exit 2), not a bare "ENOENT: no such file or directory, open ...".
+ */
+function readFlagFile<T>(flag: string, file: string, read: (file: string) => T): T {
+  try {
+    return read(file);
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (typeof code !== "string" || !/^E[A-Z]+$/.test(code)) throw e;
+    const why = code === "ENOENT" ? "no such file" : code === "EACCES" ? "permission denied" : code;
+    throw new AgentConfigError([{ path: `--${flag}`, message: `cannot read ${file}: ${why}` }]);
   }
 }
 

@@ -1,4 +1,4 @@
-import YAML from "yaml";
+import { readManifestDocuments, duplicateNodeSetNames } from "./manifest-documents";
 import { checkLVMNodeSet, GROUP_VERSION, type LVMNodeSet } from "../api";
 import { InventoryParseError, parseNodeInventory } from "../inventory/parse";
 import type { NodeInventory, RawNodeInventory } from "../inventory/types";
@@ -109,22 +109,20 @@ async function readText(file: string, io: CliIO): Promise<string | undefined> {
 async function readNodeSets(file: string, io: CliIO): Promise<LVMNodeSet[] | undefined> {
   const text = await readText(file, io);
   if (text === undefined) return undefined;
-  const docs = YAML.parseAllDocuments(text);
-  const errors = docs.flatMap((d) => d.errors.map((e) => `${file}: ${e.message.split("\n")[0]}\n`));
-  if (errors.length) {
-    io.stderr(errors.join(""));
+  const { documents, problems: unreadable } = readManifestDocuments(file, text);
+  const sets = documents.filter((d) => (d.value as { kind?: unknown } | null)?.kind === "LVMNodeSet");
+  const duplicates = duplicateNodeSetNames(sets);
+  if (unreadable.length || duplicates.length) {
+    io.stderr([...unreadable, ...duplicates].map((l) => `${l}\n`).join(""));
     return undefined;
   }
-  const sets = docs
-    .map((d) => d.toJS() as unknown)
-    .filter((v) => (v as { kind?: unknown } | null)?.kind === "LVMNodeSet");
   if (sets.length === 0) {
     io.stderr(`${file}: no LVMNodeSet document in it\n`);
     return undefined;
   }
   const valid: LVMNodeSet[] = [];
   const problems: string[] = [];
-  for (const input of sets) {
+  for (const { value: input } of sets) {
     const checked = checkLVMNodeSet(input);
     if (checked.ok) {
       valid.push(checked.value);

@@ -1,7 +1,7 @@
-import YAML from "yaml";
 import { GROUP_VERSION } from "../api/lvmnodeset";
 import { checkManifest } from "../api/validate";
 import { USAGE_EXIT, type CliIO } from "./io";
+import { duplicateNodeSetNames, readManifestDocuments } from "./manifest-documents";
 
 /**
  * `pulumi-lvm validate [--verbose] <file.yaml>...`: checks every LVMNodeSet and LVMNode in the files
@@ -31,8 +31,9 @@ export async function run(io: CliIO): Promise<number> {
     return USAGE_EXIT;
   }
   let failed = false;
+  const seen = new Map<string, string>();
   for (const file of args.files) {
-    const problems = await validateFile(file, io, args.verbose);
+    const problems = await validateFile(file, io, args.verbose, seen);
     for (const line of problems) io.stdout(`${line}\n`);
     if (problems.length) failed = true;
   }
@@ -44,6 +45,8 @@ export async function validateFile(
   file: string,
   io: Pick<CliIO, "readFile" | "stderr">,
   verbose: boolean,
+  /** LVMNodeSet names of the files before this one → where (names must be unique across files). */
+  seen: Map<string, string> = new Map(),
 ): Promise<string[]> {
   let text: string;
   try {
@@ -51,32 +54,21 @@ export async function validateFile(
   } catch (error) {
     return [`${file}: cannot read it: ${readError(error)}`];
   }
-  const lines: string[] = [];
+  const { documents, problems } = readManifestDocuments(file, text);
+  const lines: string[] = [...problems];
   let ours = 0;
-  YAML.parseAllDocuments(text).forEach((doc, index) => {
-    const where = `${file}: document ${index + 1}`;
-    if (doc.errors.length) {
-      for (const e of doc.errors) lines.push(`${file}: ${firstLine(e.message)}`);
-      return;
-    }
-    let value: unknown;
-    try {
-      value = doc.toJS();
-    } catch (error) {
-      lines.push(`${where}: ${error instanceof Error ? error.message : String(error)}`);
-      return;
-    }
-    if (value === null || value === undefined) return; // an empty document, e.g. after a trailing ---
+  for (const { where, value } of documents) {
     if (!isOurs(value)) {
       if (verbose) io.stderr(`${where}: skipped (${describeDocument(value)})\n`);
-      return;
+      continue;
     }
     ours++;
     const { name, problems } = checkManifest(value);
     const kind = typeof value.kind === "string" && value.kind ? value.kind : "(no kind)";
     for (const p of problems) lines.push(`${file}: ${kind}/${name}: ${p.path}: ${p.message}`);
     if (verbose && problems.length === 0) io.stderr(`${file}: ${kind}/${name}: valid\n`);
-  });
+  }
+  lines.push(...duplicateNodeSetNames(documents, seen));
   if (ours === 0 && lines.length === 0) lines.push(`${file}: has no LVMNodeSet or LVMNode documents`);
   return lines;
 }
@@ -117,10 +109,6 @@ function readError(error: unknown): string {
   if (code === "EISDIR") return "is a directory";
   if (code === "EACCES") return "permission denied";
   return error instanceof Error ? error.message : String(error);
-}
-
-function firstLine(message: string): string {
-  return message.split("\n")[0]!.replace(/:$/, "");
 }
 
 function describeDocument(value: unknown): string {

@@ -16,13 +16,15 @@ import type { RawNodeInventory } from "./types";
 /**
  * A fake machine that answers like the one host-loop-mixed was recorded on: lsblk --paths, wipefs (one
  * or several devices per call, like wipefs: entries of every device named), blkid per device, lvm
- * fullreport, sysfs files, plus host mounts that are none of the inventory's business.
+ * fullreport, sysfs files, plus mounts that are none of the inventory's business. Its root is an overlay
+ * (as in a container): a `/dev/...` root that lsblk does not list would leave the root disk unknown, and
+ * the planner then refuses every device (docs/device-selection.md).
  */
 function recordedMachine(over: Partial<DiscoveryDeps> = {}) {
   const paths = loadRawFixture("host-loop-mixed-paths");
   const full = loadRawFixture("host-loop-mixed");
   const calls: string[][] = [];
-  const hostMounts = "22 27 0:21 / /proc rw,relatime - proc proc rw\n25 1 254:0 / / rw - ext4 /dev/vda rw\n";
+  const hostMounts = "22 27 0:21 / /proc rw,relatime - proc proc rw\n25 1 0:30 / / rw - overlay overlay rw\n";
   const files: Record<string, string> = {
     "/proc/self/mountinfo": hostMounts + paths.mounts,
     "/proc/swaps": `${paths.swaps}/dev/zram0 partition 8388604 0 100\n`,

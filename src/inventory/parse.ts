@@ -7,7 +7,7 @@ import { parseMounts, parseSwaps } from "./mounts";
 import { formatPath } from "../api/errors";
 import { compact, firstProblem, RawShapeError } from "./raw-shape";
 import { parseSysfs, type SysfsFacts } from "./sysfs";
-import type { BlockDevice, NodeInventory, RawNodeInventory, Signature } from "./types";
+import type { BlockDevice, NodeInventory, RawNodeInventory, Signature, UnresolvedMount } from "./types";
 import { compareSignatures, parseWipefsSignatures } from "./wipefs";
 
 /**
@@ -79,10 +79,18 @@ export function parseNodeInventory(raw: RawNodeInventory): NodeInventory {
   }
 
   const mountpoints = new Multi();
+  const unresolvedRoots: UnresolvedMount[] = [];
+  let rootResolved = lsblk.some((d) => d.mountpoints.includes("/"));
   for (const m of part("mounts", () => parseMounts(r.mounts ?? ""))) {
     const kname = (m.majMin && index.byMajMin(m.majMin)) || index.resolve(m.source);
     if (kname) mountpoints.add(kname, m.mountpoint);
+    if (m.mountpoint !== "/") continue;
+    if (kname) rootResolved = true;
+    // Only a device source can hide a disk: overlay, tmpfs, rootfs, nfs... name none.
+    else if (m.source.startsWith("/dev/"))
+      unresolvedRoots.push(compact({ source: m.source, fstype: m.fstype, majMin: m.majMin }));
   }
+  const unresolvedRootMount = rootResolved ? undefined : unresolvedRoots[0];
   for (const file of part("swaps", () => parseSwaps(r.swaps ?? ""))) {
     const kname = index.resolve(file);
     if (kname) mountpoints.add(kname, "[SWAP]");
@@ -115,6 +123,7 @@ export function parseNodeInventory(raw: RawNodeInventory): NodeInventory {
     pvs: lvm.pvs,
     vgs: lvm.vgs,
     lvs: lvm.lvs,
+    ...(unresolvedRootMount ? { unresolvedRootMount } : {}),
   };
 }
 

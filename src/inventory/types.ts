@@ -108,6 +108,21 @@ export interface NodeInventory {
   readonly pvs: readonly PhysicalVolume[];
   readonly vgs: readonly VolumeGroupInfo[];
   readonly lvs: readonly LogicalVolume[];
+  /**
+   * The mount of `/` when it comes from a device (a `/dev/...` source) that matches no device listed here
+   * (btrfs's anonymous device number such as 0:33 with the source `/dev/root`, a by-uuid link that is
+   * missing) and lsblk shows no device mounted at `/`. The root filesystem may then be on any disk, so
+   * the planner uses none (docs/device-selection.md).
+   */
+  readonly unresolvedRootMount?: UnresolvedMount;
+}
+
+/** A mount whose source could not be matched to a device: as mountinfo or /proc/mounts wrote it. */
+export interface UnresolvedMount {
+  readonly source: string;
+  readonly fstype: string;
+  /** "major:minor" (mountinfo only). */
+  readonly majMin?: string;
 }
 
 /**

@@ -60,6 +60,11 @@ export function eligibility(
   const wipe: string[] = [];
   const wipeSignatures: WipeSignature[] = [];
 
+  const root = index.inventory.unresolvedRootMount;
+  if (root)
+    reasons.push(
+      `${n} may hold the root filesystem: / is mounted from ${root.source} (${[root.fstype, root.majMin].filter(Boolean).join(", ")}), which matches no device in the inventory, so no device is used until it does`,
+    );
   if (device.type === "rom") reasons.push(`${n} is an optical drive (rom) and cannot be used`);
   if (device.type === "lvm")
     reasons.push(`${n} is an LVM logical volume; volume groups are not built on logical volumes`);

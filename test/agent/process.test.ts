@@ -51,6 +51,32 @@ describe("the agent program", () => {
     expect(r.stderr).toContain("usage: pulumi-lvm agent");
   });
 
+  it.each([
+    [
+      "--token-file",
+      ["--token-file", "/nonexistent/tokens"],
+      "--token-file: cannot read /nonexistent/tokens: no such file",
+    ],
+    [
+      "--tls-cert",
+      ["--token-file", "TOKENS", "--tls-cert", "/nonexistent/cert.pem", "--tls-key", "/nonexistent/key.pem"],
+      "--tls-cert: cannot read /nonexistent/cert.pem: no such file",
+    ],
+  ])("a missing %s file is an error naming the flag and the file, exit 2", (_flag, flags, expected) => {
+    const r = runSync([
+      "--node",
+      "node-proc",
+      "--listen",
+      "127.0.0.1:0",
+      "--state-dir",
+      scratch.path(`state-missing-${_flag.slice(2)}`),
+      ...flags.map((f) => (f === "TOKENS" ? scratch.path("tokens") : f)),
+    ]);
+    expect(r.stderr).toContain(expected);
+    expect(r.stderr).not.toContain("ENOENT");
+    expect(r.status).toBe(2);
+  });
+
   it("is ready, keeps other agents off its state directory, and stops gracefully on SIGTERM", async () => {
     const dev = scratch.loop();
     const options = {

@@ -2,6 +2,7 @@ import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
 import { problemsFrom } from "../../api";
 import { AgentError } from "../errors";
+import { duplicateKeyPath } from "./duplicate-keys";
 
 /** @default 1 MiB */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -34,6 +35,13 @@ export async function readJsonBody<T>(
   } catch (e) {
     throw new AgentError(400, "InvalidJson", `the body is not valid JSON: ${(e as Error).message}`);
   }
+  const duplicate = duplicateKeyPath(text);
+  if (duplicate !== undefined)
+    throw new AgentError(
+      400,
+      "InvalidJson",
+      `the body names the key ${duplicate || "(root)"} twice; JSON.parse would silently keep the last`,
+    );
   const r = schema.safeParse(value, { reportInput: true });
   if (!r.success) {
     const problems = problemsFrom(r.error);
