@@ -47,6 +47,15 @@ describe("NodeSet", () => {
     });
   });
 
+  test("no labels: the custom resource declares no empty labels map", async () => {
+    // The API server drops an empty map, so the real Kubernetes provider would show `+ labels: {}`
+    // as a change on every preview (found by test/pulumi/kubernetes-e2e.test.ts).
+    for (const labels of [undefined, {}]) {
+      const cr = find(await runProgram(() => new NodeSet("edge", { ...edgeArgs(), labels })), CR, "edge");
+      expect(cr.inputs.metadata).toEqual({ name: "edge", namespace: "lvm-system" });
+    }
+  });
+
   test("nodeSetName and namespace override the defaults", async () => {
     const recorded = await runProgram(
       () => new NodeSet("edge", { ...edgeArgs(), nodeSetName: "zone-a.edge", namespace: "storage" }),

@@ -133,7 +133,13 @@ export class NodeSet extends pulumi.ComponentResource {
       {
         apiVersion: GROUP_VERSION,
         kind: "LVMNodeSet",
-        metadata: { name: nodeSetName, namespace, labels: args.labels ?? {} },
+        // No empty labels map: the API server drops it, and the provider would then see a change on
+        // every preview.
+        metadata: {
+          name: nodeSetName,
+          namespace,
+          ...(Object.keys(args.labels ?? {}).length ? { labels: args.labels } : {}),
+        },
         spec,
       },
       childOpts,
