@@ -51,7 +51,8 @@ say() { echo "cluster/install.sh: [$(elapsed) s] $*"; }
 # ------------------------------------------------------------------------------ packages ----
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  status=$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null || true) # no pipe into grep -q: SIGPIPE under pipefail
+  [ "$status" = "install ok installed" ] || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || fail "must run as root to apt-get install ${missing[*]}"
