@@ -46,9 +46,7 @@ function options(name: string, devices: string[], extra: Partial<AgentOptions> =
   return {
     node: name,
     devices,
-    stateDir: scratch.path(`${name}-state`),
-    lvmdConfig: scratch.path(`${name}-lvmd.yaml`),
-    commandLog: scratch.path(`${name}-commands.jsonl`),
+    ...scratch.agentFiles(name),
     auth: { tokenFile: scratch.path("tokens") },
     ...extra,
   };

@@ -57,13 +57,13 @@ export class Scratch {
     return path.join(this.dir, name);
   }
 
-  /** Where an agent started on this scratch keeps its journal, lvmd.yaml and command log. */
-  agentFiles(): Pick<AgentOptions, "stateDir" | "lvmdConfig" | "commandLog"> {
-    return {
-      stateDir: this.path("state"),
-      lvmdConfig: this.path("lvmd.yaml"),
-      commandLog: this.path("commands.jsonl"),
-    };
+  /**
+   * Where an agent started on this scratch keeps its journal, lvmd.yaml and command log; with
+   * `node`, files of that node's own (`<node>-state`, ...), for several agents on one scratch.
+   */
+  agentFiles(node?: string): Pick<AgentOptions, "stateDir" | "lvmdConfig" | "commandLog"> {
+    const file = (name: string) => this.path(node ? `${node}-${name}` : name);
+    return { stateDir: file("state"), lvmdConfig: file("lvmd.yaml"), commandLog: file("commands.jsonl") };
   }
 
   /** Removes our volume groups, PV labels and loop devices, and the scratch directory. */

@@ -43,9 +43,7 @@ function options(node: string, devices: string[], extra: Partial<AgentOptions> =
   return {
     node,
     devices,
-    stateDir: scratch.path(`${node}-state`),
-    lvmdConfig: scratch.path(`${node}-lvmd.yaml`),
-    commandLog: scratch.path(`${node}-commands.jsonl`),
+    ...scratch.agentFiles(node),
     auth: { tokenFile: scratch.path("tokens") },
     ...extra,
   };

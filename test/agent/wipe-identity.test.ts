@@ -38,9 +38,7 @@ async function start(node: string, devices: string[]): Promise<AgentProcess> {
   const agent = await startAgent({
     node,
     devices,
-    stateDir: scratch.path(`${node}-state`),
-    lvmdConfig: scratch.path(`${node}-lvmd.yaml`),
-    commandLog: scratch.path(`${node}-commands.jsonl`),
+    ...scratch.agentFiles(node),
     auth: { tokenFile: scratch.path("tokens") },
   });
   agents.push(agent);
