@@ -67,6 +67,21 @@ export class AgentMetrics {
         "Unallocated space in the volume group.",
         vgs.map((vg) => [{ vg: vg.name }, vg.free]),
       );
+      gauge(
+        out,
+        "pulumi_lvm_agent_volume_group_missing_physical_volumes",
+        "Physical volumes of the volume group whose device lvm cannot find (0 when all are present).",
+        vgs.map((vg) => [
+          { vg: vg.name },
+          inventory.pvs.filter((pv) => pv.vgName === vg.name && pv.missing).length,
+        ]),
+      );
+      gauge(
+        out,
+        "pulumi_lvm_agent_missing_devices",
+        "Devices of the agent's --devices list that do not exist on this node.",
+        [[{}, inventory.missingDevices?.length ?? 0]],
+      );
       const pools = inventory.lvs.filter((lv) => ownVolumeGroups.has(lv.vgName) && lv.attr.startsWith("t"));
       gauge(
         out,

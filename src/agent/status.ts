@@ -6,7 +6,7 @@ import {
   type LVMNodeStatus,
   type VolumeGroupStatus,
 } from "../api";
-import type { NodeInventory } from "../inventory/types";
+import type { NodeInventory, PhysicalVolume } from "../inventory/types";
 import type { NodePlan } from "../planner/types";
 import type { OperationSummary } from "./journal";
 import type { LastOperation } from "./schemas";
@@ -113,6 +113,7 @@ function volumeGroupStatus(
     input.plan?.actions.filter((a) => a.volumeGroup === name && a.op !== "write-lvmd-config") ?? [];
   const blocked = input.plan?.blocked.filter((b) => b.volumeGroup === name) ?? [];
   const excluded = planned?.excluded.map((e) => ({ kname: e.kname, reasons: [...e.reasons] })) ?? [];
+  const missingPvs = input.inventory.pvs.filter((pv) => pv.vgName === name && pv.missing);
   const failed = last?.result === "failed" || last?.result === "interrupted";
   const failure =
     failed && last?.error
@@ -129,10 +130,11 @@ function volumeGroupStatus(
       [state, message] = ["Missing", `removed by teardown ${last.operation}`];
     else if (!last) [state, message] = ["Pending", "not applied yet"];
     else [state, message] = ["Missing", `volume group ${name} does not exist on this node`];
-  } else if (pending.length || blocked.length) {
+  } else if (pending.length || blocked.length || missingPvs.length) {
     state = failed ? "Failed" : "Degraded";
     message = [
       failure,
+      missingPvs.length ? missingMessage(name, missingPvs, input.inventory.missingDevices ?? []) : undefined,
       pending.length
         ? `${pending.length} step(s) to do: ${pending.map((a) => a.argv.join(" ") || a.op).join("; ")}`
         : undefined,
@@ -166,6 +168,17 @@ function volumeGroupStatus(
     devices: { included, excluded },
     volumes,
   };
+}
+
+/** "physical volume pv:<uuid> of <vg> is missing (lvm cannot find its device; not found on this node: /dev/loop1)". */
+function missingMessage(
+  vg: string,
+  missing: readonly PhysicalVolume[],
+  missingDevices: readonly string[],
+): string {
+  const pvs = missing.map((pv) => `pv:${pv.uuid}`).join(", ");
+  const gone = missingDevices.length ? `; not found on this node: ${missingDevices.join(", ")}` : "";
+  return `${missing.length === 1 ? "physical volume" : "physical volumes"} ${pvs} of ${vg} ${missing.length === 1 ? "is" : "are"} missing (lvm cannot find ${missing.length === 1 ? "its device" : "their devices"}${gone})`;
 }
 
 function deviceClassStatus(

@@ -143,6 +143,37 @@ describe("discoverNode against a fake of the recording machine", () => {
     expect(raw.swaps).toBe(recorded.swaps);
   });
 
+  it("with an allow-list naming a device that is gone, discovers the rest and names the missing one", async () => {
+    const { deps, calls, recorded } = recordedMachine();
+    const present = recorded.probed![0]!;
+    const gone = "/dev/mapper/pulled-disk";
+    // lsblk as util-linux 2.39 answers: the devices it found, exit 64 when some are missing, 32 when all are.
+    const run: DiscoveryDeps["run"] = async (argv) => {
+      if (argv[0] === "lsblk" && argv.includes(gone)) {
+        const out = await deps.run(argv.filter((a) => a !== gone));
+        const found = argv.length > 6;
+        throw Object.assign(new Error(`lsblk exited ${found ? 64 : 32}`), {
+          exitCode: found ? 64 : 32,
+          stdout: found ? out.stdout : "",
+        });
+      }
+      return deps.run(argv);
+    };
+    const raw = await discoverNode({ ...deps, run }, { node: "n", devices: [present, gone] });
+    expect(raw.missingDevices).toEqual([gone]);
+    expect(raw.probed).toEqual([present]);
+    expect(calls.find((a) => a[0] === "lvm")!.slice(-2)).toEqual(["--devices", present]);
+    expect(parseNodeInventory(raw).missingDevices).toEqual([gone]);
+    // Any other lsblk failure still fails discovery, naming the command.
+    const broken: DiscoveryDeps["run"] = async (argv) => {
+      if (argv[0] === "lsblk") throw Object.assign(new Error("lsblk exited 1: bad usage"), { exitCode: 1 });
+      return deps.run(argv);
+    };
+    await expect(discoverNode({ ...deps, run: broken }, { node: "n", devices: [present, gone] })).rejects.toThrow(
+      "lsblk exited 1",
+    );
+  });
+
   it("records a failed probe instead of failing, and reports that device as not probed", async () => {
     const { deps, recorded } = recordedMachine();
     const busy = recorded.probed![2]!;

@@ -61,7 +61,9 @@ export const DEFAULT_PROBE_CONCURRENCY = 4;
  * reads run side by side. The result does not depend on the order they finish in, and discovery
  * returns or fails only when no command it started is still running.
  * A device whose probe fails is recorded in `probeErrors` (and so comes out `probed: false`); failures
- * of lsblk or lvm fail the discovery with the command named.
+ * of lsblk or lvm fail the discovery with the command named. A device of `devices` that does not exist
+ * (a detached loop device, a removed device-mapper device, a pulled disk) is recorded in `missingDevices`
+ * and the rest are discovered: lvm then reports the physical volume that was on it as missing.
  */
 export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions): Promise<RawNodeInventory> {
   if (options.devices?.length === 0) {
@@ -77,7 +79,7 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
   // handler now: a failure while lsblk still runs is not unhandled; it is reported below.)
   const everyPv = restrict ? undefined : lvmReport(deps, undefined);
   everyPv?.catch(() => undefined);
-  const lsblk = await afterwards(everyPv, () => runJson(deps, lsblkArgv(options.devices)));
+  const { json: lsblk, missing } = await afterwards(everyPv, () => lsblkOf(deps, options.devices));
   const devices = await afterwards(everyPv, async () => parseLsblkOutput(lsblk));
   const targets = devices.filter(isProbeTarget);
   const targetPaths = targets.map((d) => d.path);
@@ -106,6 +108,7 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
     signatures: probes.signatures,
     probed: probes.probed,
     ...(Object.keys(probes.errors).length ? { probeErrors: probes.errors } : {}),
+    ...(missing.length ? { missingDevices: missing } : {}),
     blkid: probes.blkid,
     sysfs,
     links,
@@ -117,6 +120,46 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
 /** Whole devices (nothing under them in lsblk's tree) and partitions: where signatures decide. */
 function isProbeTarget(d: LsblkDevice): boolean {
   return d.parents.length === 0 || d.type === "part";
+}
+
+/** lsblk's exit status when some of the devices it was given were not found, and when none were. */
+export const LSBLK_SOME_NOT_FOUND = 64;
+export const LSBLK_NONE_FOUND = 32;
+
+/**
+ * lsblk's JSON for every device, or for `devices` and what sits on them; a device of `devices` lsblk
+ * cannot find is left out and named in `missing`. lsblk exits 64 when some of the devices it was given
+ * are not found (32 when none are) and says which on stderr only for some of them (a detached loop
+ * device gets no message), so then each device is asked on its own: 32 means that one is missing.
+ * Any other failure fails, naming the command.
+ */
+async function lsblkOf(
+  deps: DiscoveryDeps,
+  devices: readonly string[] | undefined,
+): Promise<{ json: unknown; missing: string[] }> {
+  try {
+    return { json: await runJson(deps, lsblkArgv(devices)), missing: [] };
+  } catch (err) {
+    const status = exitStatus(err);
+    if (!devices || (status !== LSBLK_SOME_NOT_FOUND && status !== LSBLK_NONE_FOUND)) throw err;
+  }
+  const each = await Promise.all(
+    devices.map(async (device) => {
+      try {
+        return { device, json: await runJson(deps, lsblkArgv([device])) };
+      } catch (err) {
+        if (exitStatus(err) === LSBLK_NONE_FOUND) return { device, json: undefined };
+        throw err;
+      }
+    }),
+  );
+  const blockdevices = each.flatMap(({ json }) =>
+    json === undefined ? [] : ((json as { blockdevices?: unknown[] }).blockdevices ?? []),
+  );
+  return {
+    json: { blockdevices },
+    missing: each.filter(({ json }) => json === undefined).map(({ device }) => device),
+  };
 }
 
 function parseLsblkOutput(json: unknown): LsblkDevice[] {

@@ -67,6 +67,8 @@ const pvRow = z.object({
   pv_size: wholeNumber,
   pv_free: wholeNumber,
   pv_tags: tags,
+  pv_attr: optionalText,
+  pv_missing: optionalText,
 });
 
 const vgRow = z.object({
@@ -183,14 +185,19 @@ function rows(json: unknown, name: string, key: string): [unknown, PropertyKey[]
   );
 }
 
+/** lvm's pv_name for a PV whose device it cannot find. */
+export const UNKNOWN_PV_NAME = "[unknown]";
+
 function pvOf(row: z.output<typeof pvRow>, vgName: string): PhysicalVolume {
+  const missing = row.pv_missing === "missing" || row.pv_attr?.[2] === "m" || row.pv_name === UNKNOWN_PV_NAME;
   return {
-    device: devPath(row.pv_name),
+    device: row.pv_name === UNKNOWN_PV_NAME ? UNKNOWN_PV_NAME : devPath(row.pv_name),
     uuid: row.pv_uuid,
     vgName,
     size: row.pv_size,
     free: row.pv_free,
     tags: row.pv_tags,
+    ...(missing ? { missing: true } : {}),
   };
 }
 

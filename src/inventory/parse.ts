@@ -124,6 +124,7 @@ export function parseNodeInventory(raw: RawNodeInventory): NodeInventory {
     vgs: lvm.vgs,
     lvs: lvm.lvs,
     ...(unresolvedRootMount ? { unresolvedRootMount } : {}),
+    ...(r.missingDevices?.length ? { missingDevices: [...r.missingDevices].sort(compareNatural) } : {}),
   };
 }
 
@@ -281,6 +282,7 @@ const rawInventory = z.object({
   signatures: z.array(z.unknown()).optional(),
   probed: z.array(z.string()).optional(),
   probeErrors: z.record(z.string(), z.string()).optional(),
+  missingDevices: z.array(z.string()).optional(),
   blkid: z.record(z.string(), z.string()).optional(),
   sysfs: z.record(z.string(), z.record(z.string(), z.string())).optional(),
   links: z.record(z.string(), z.string()).optional(),

@@ -68,6 +68,11 @@ export interface PhysicalVolume {
   readonly size: number;
   readonly free: number;
   readonly tags: readonly string[];
+  /**
+   * lvm cannot find the PV's device (`pv_missing`, the "m" of pv_attr): `device` is then "[unknown]",
+   * and only `uuid` names it.
+   */
+  readonly missing?: boolean;
 }
 
 export interface VolumeGroupInfo {
@@ -115,6 +120,8 @@ export interface NodeInventory {
    * the planner uses none (docs/device-selection.md).
    */
   readonly unresolvedRootMount?: UnresolvedMount;
+  /** Devices the inventory was restricted to that do not exist (RawNodeInventory.missingDevices), sorted. */
+  readonly missingDevices?: readonly string[];
 }
 
 /** A mount whose source could not be matched to a device: as mountinfo or /proc/mounts wrote it. */
@@ -145,6 +152,12 @@ export interface RawNodeInventory {
   readonly probed?: readonly string[];
   /** Device path → why probing it failed (command and error). */
   readonly probeErrors?: Readonly<Record<string, string>>;
+  /**
+   * Devices discovery was restricted to (DiscoverOptions.devices) that do not exist: a detached loop
+   * device, a removed device-mapper device, a pulled disk. The rest were discovered; a physical volume
+   * that was on one shows up in lvm's report as missing.
+   */
+  readonly missingDevices?: readonly string[];
   /**
    * Device path → `blkid -p -o export <device>` output ("" when blkid found nothing). Gives partition
    * entry names and types (PART_ENTRY_NAME/TYPE) that lsblk leaves empty without udev.
