@@ -24,6 +24,7 @@ describe("parseAgentConfig", () => {
       stateDir: "/var/lib/pulumi-lvm/agent",
       lvmdConfig: "/etc/topolvm/lvmd.yaml",
       commandPrefix: [],
+      mountinfo: "/proc/self/mountinfo",
       bodyLimitBytes: 1024 * 1024,
       commandTimeoutMs: 120_000,
       shutdownGraceMs: 30_000,
@@ -79,12 +80,24 @@ describe("parseAgentConfig", () => {
       authCacheTtlMs: 500,
       devices: ["/dev/loop3", "/dev/loop4"],
       commandPrefix: ["nsenter", "-t", "1", "-m", "-u", "-i", "-n", "-p", "--"],
+      mountinfo: "/proc/1/mountinfo",
       bodyLimitBytes: 65536,
       commandTimeoutMs: 300_000,
       shutdownGraceMs: 1000,
       commandLog: "/log.jsonl",
       lvmSystemDir: "/lvm",
     });
+  });
+
+  it("reads the host's mount table under a command prefix (nsenter), unless --mountinfo says otherwise", () => {
+    const prefix = ["--command-prefix", "nsenter -t 1 -m -u -i -n -p --"];
+    expect(parseAgentConfig([...base, ...prefix], {}).mountinfo).toBe("/proc/1/mountinfo");
+    expect(
+      parseAgentConfig([...base, ...prefix, "--mountinfo", "/host/proc/1/mountinfo"], {}).mountinfo,
+    ).toBe("/host/proc/1/mountinfo");
+    expect(() => parseAgentConfig([...base, "--mountinfo", "proc/mountinfo"], {})).toThrow(
+      "--mountinfo: must be an absolute path",
+    );
   });
 
   it("takes the node name from NODE_NAME and uses in-cluster auth inside a pod", () => {

@@ -8,6 +8,14 @@ import { devicePathProblem } from "./lvm-runner";
 /** Where LVMNodes live unless --namespace says otherwise. */
 export const DEFAULT_NAMESPACE = "lvm-system";
 
+/**
+ * The mount tables discovery reads. Under a --command-prefix such as nsenter into pid 1's namespaces,
+ * lvm sees the host's devices, so the mounts must be the host's too: the container's own table shows
+ * the overlay root and hides which disk holds the host's `/`.
+ */
+export const HOST_MOUNTINFO = "/proc/1/mountinfo";
+export const OWN_MOUNTINFO = "/proc/self/mountinfo";
+
 /** The agent's configuration, from its command line (and NODE_NAME / KUBERNETES_SERVICE_HOST). */
 export interface AgentConfig {
   readonly node: string;
@@ -25,6 +33,8 @@ export interface AgentConfig {
   readonly stateDir: string;
   readonly lvmdConfig: string;
   readonly commandPrefix: readonly string[];
+  /** Where discovery reads the mount table: the host's (pid 1's) when commands run through a prefix. */
+  readonly mountinfo: string;
   readonly lvmSystemDir?: string;
   readonly lvmConfig?: string;
   readonly bodyLimitBytes: number;
@@ -48,6 +58,8 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --state-dir DIR            journal and lock (default /var/lib/pulumi-lvm/agent)
   --lvmd-config FILE         TopoLVM lvmd.yaml to write (default /etc/topolvm/lvmd.yaml)
   --command-prefix "CMD ..." run commands through this, e.g. "nsenter -t 1 -m -u -i -n -p --"
+  --mountinfo FILE           the mount table discovery reads (default /proc/1/mountinfo, the host's,
+                             with --command-prefix; else /proc/self/mountinfo)
   --lvm-system-dir DIR       LVM_SYSTEM_DIR for lvm commands
   --lvm-config STRING        extra lvm --config settings
   --body-limit QUANTITY      largest request body (default 1Mi)
@@ -83,6 +95,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   const c = r.data;
   const devices = c.devices?.split(",").map((d) => d.trim());
   const limit = parseQuantity(c["body-limit"]);
+  const commandPrefix = c["command-prefix"].split(/\s+/).filter(Boolean);
   return {
     node: c.node,
     listen: c.listen,
@@ -98,7 +111,8 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     ...(devices ? { devices } : {}),
     stateDir: c["state-dir"],
     lvmdConfig: c["lvmd-config"],
-    commandPrefix: c["command-prefix"].split(/\s+/).filter(Boolean),
+    commandPrefix,
+    mountinfo: c.mountinfo ?? (commandPrefix.length ? HOST_MOUNTINFO : OWN_MOUNTINFO),
     ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
     ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
     bodyLimitBytes: limit.ok ? limit.bytes : 0,
@@ -124,6 +138,7 @@ const FLAGS = {
   "state-dir": { type: "string" },
   "lvmd-config": { type: "string" },
   "command-prefix": { type: "string" },
+  mountinfo: { type: "string" },
   "lvm-system-dir": { type: "string" },
   "lvm-config": { type: "string" },
   "body-limit": { type: "string" },
@@ -186,6 +201,7 @@ const fieldsSchema = z.object({
   "state-dir": absolutePath.default("/var/lib/pulumi-lvm/agent"),
   "lvmd-config": absolutePath.default("/etc/topolvm/lvmd.yaml"),
   "command-prefix": z.string().default(""),
+  mountinfo: absolutePath.optional(),
   "lvm-system-dir": absolutePath.optional(),
   "lvm-config": z.string().optional(),
   "body-limit": z.string().default("1Mi"),

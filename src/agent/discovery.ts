@@ -10,6 +10,8 @@ export interface DiscoveryArgs {
   readonly run: Runner;
   /** The agent's devices, when restricted. @default every device */
   readonly devices?: readonly string[];
+  /** The mount table to read (AgentConfig.mountinfo). @default "/proc/self/mountinfo" */
+  readonly mountinfo?: string;
 }
 
 /** This node's inventory, fresh each call: src/inventory's discovery through the agent's runner, parsed. */
@@ -17,7 +19,11 @@ export function createDiscovery(args: DiscoveryArgs): () => Promise<NodeInventor
   const deps = hostDiscoveryDeps(args.run);
   return async () =>
     parseNodeInventory(
-      await discoverNode(deps, { node: args.node, ...(args.devices ? { devices: args.devices } : {}) }),
+      await discoverNode(deps, {
+        node: args.node,
+        ...(args.devices ? { devices: args.devices } : {}),
+        ...(args.mountinfo ? { mountinfo: args.mountinfo } : {}),
+      }),
     );
 }
 

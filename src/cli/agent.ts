@@ -88,6 +88,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         node: config.node,
         run,
         ...(config.devices ? { devices: config.devices } : {}),
+        mountinfo: config.mountinfo,
       }),
       planner: args.planner ?? { planNode, planTeardown },
       journal,

@@ -169,9 +169,64 @@ describe("discoverNode against a fake of the recording machine", () => {
       if (argv[0] === "lsblk") throw Object.assign(new Error("lsblk exited 1: bad usage"), { exitCode: 1 });
       return deps.run(argv);
     };
-    await expect(discoverNode({ ...deps, run: broken }, { node: "n", devices: [present, gone] })).rejects.toThrow(
-      "lsblk exited 1",
+    await expect(
+      discoverNode({ ...deps, run: broken }, { node: "n", devices: [present, gone] }),
+    ).rejects.toThrow("lsblk exited 1");
+  });
+
+  it("reads the mount table it is told to (the host's, pid 1's, under nsenter)", async () => {
+    const { deps, recorded } = recordedMachine();
+    const mounted = /\/dev\/loop\d+/.exec(recorded.mounts!)![0];
+    const read: string[] = [];
+    const host = { "/proc/1/mountinfo": recorded.mounts!, "/proc/self/mountinfo": "" } as Record<
+      string,
+      string
+    >;
+    const readFile = async (path: string) => {
+      read.push(path);
+      return host[path] ?? (await deps.readFile(path));
+    };
+    const own = await discoverNode({ ...deps, readFile }, { node: "n", devices: [mounted] });
+    expect(own.mounts).toBe("");
+    const hosts = await discoverNode(
+      { ...deps, readFile },
+      { node: "n", devices: [mounted], mountinfo: "/proc/1/mountinfo" },
     );
+    expect(hosts.mounts).toBe(recorded.mounts);
+    expect(read.filter((p) => p.endsWith("mountinfo"))).toEqual([
+      "/proc/self/mountinfo",
+      "/proc/1/mountinfo",
+    ]);
+  });
+
+  it("with an allow-list, keeps a root mount that names no device, so every candidate stays unsafe", async () => {
+    const { deps, recorded } = recordedMachine();
+    const mine = recorded.probed![0]!;
+    const btrfsRoot = "29 1 0:33 /@ / rw,relatime - btrfs /dev/root rw,ssd,subvol=/@\n";
+    const sda1Root = "29 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n";
+    const withRoot = (root: string, sysDevBlock: Record<string, string>) =>
+      discoverNode(
+        {
+          ...deps,
+          readFile: async (path) => (path === "/proc/self/mountinfo" ? root : deps.readFile(path)),
+          readlink: async (path) => sysDevBlock[path],
+        },
+        { node: "n", devices: [mine] },
+      );
+    // btrfs's anonymous device number names no block device: the root may be on any disk, ours too.
+    const btrfs = await withRoot(btrfsRoot, {});
+    expect(btrfs.mounts).toBe(btrfsRoot);
+    expect(parseNodeInventory(btrfs).unresolvedRootMount).toEqual({
+      source: "/dev/root",
+      fstype: "btrfs",
+      majMin: "0:33",
+    });
+    // A root on a real block device outside the list is not ours: filtered out as before.
+    const other = await withRoot(sda1Root, {
+      "/sys/dev/block/8:1": "../../devices/pci0000:00/block/sda/sda1",
+    });
+    expect(other.mounts).toBe("");
+    expect(parseNodeInventory(other).unresolvedRootMount).toBeUndefined();
   });
 
   it("records a failed probe instead of failing, and reports that device as not probed", async () => {

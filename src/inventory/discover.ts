@@ -3,7 +3,7 @@ import { BLKID_NOTHING_FOUND, blkidArgv } from "./blkid";
 import { devPath, linkTarget } from "./device-path";
 import { lsblkArgv, parseLsblk, type LsblkDevice } from "./lsblk";
 import { fullreportArgv } from "./lvm-report";
-import { mountLinesFor, swapLinesFor } from "./mounts";
+import { mountLinesFor, parseMounts, rootMountLine, swapLinesFor } from "./mounts";
 import { SYSFS_ATTRIBUTES, SYSFS_HOLDERS, SYSFS_VPD_UNIT_SERIAL, SYSFS_VPD_UNIT_SERIAL_HEX } from "./sysfs";
 import type { RawNodeInventory } from "./types";
 import { wipefsArgv, wipefsEntries } from "./wipefs";
@@ -47,6 +47,13 @@ export interface DiscoverOptions {
    * devices; with real disks more probes at once also overlap their I/O: docs/inventory.md)
    */
   readonly probeConcurrency?: number;
+  /**
+   * The mount table to read. When commands run in the host's namespaces (nsenter) this must be the
+   * host's, pid 1's: a container's own table hides which disk holds the host's `/`.
+   * @default "/proc/self/mountinfo"
+   * @example "/proc/1/mountinfo"
+   */
+  readonly mountinfo?: string;
 }
 
 /** Probe commands at a time unless DiscoverOptions.probeConcurrency says otherwise. */
@@ -94,7 +101,7 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
     pvReport,
     sysfsFacts(deps, devices),
     linkMap(deps, restrict ? new Set(devices.flatMap((d) => [d.kname, d.path])) : undefined),
-    deps.readFile("/proc/self/mountinfo").then((text) => text ?? ""),
+    deps.readFile(options.mountinfo ?? "/proc/self/mountinfo").then((text) => text ?? ""),
     deps.readFile("/proc/swaps").then((text) => text ?? ""),
   ]);
   const names = new Set([...devices.flatMap((d) => [d.kname, d.path]), ...Object.keys(links)]);
@@ -112,9 +119,36 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
     blkid: probes.blkid,
     sysfs,
     links,
-    mounts: restrict ? mountLinesFor(mountinfo, majMins, names) : mountinfo,
+    mounts: restrict
+      ? mountLinesFor(mountinfo, majMins, names) + (await unresolvedRootLine(deps, mountinfo, majMins, names))
+      : mountinfo,
     swaps: restrict ? swapLinesFor(swaps, names) : swaps,
   };
+}
+
+/**
+ * The mount line of `/` when discovery is restricted to some devices and `/` is mounted from a
+ * `/dev/...` source that is none of them and names no block device of this machine either (btrfs's
+ * anonymous `0:33`; a /proc/mounts line without a device number): "" otherwise. The restricted mount
+ * table keeps only the lines of the allowed devices, so without this line the planner's backstop (an
+ * unresolved root mount makes every candidate unsafe) would never see such a root. A root on a real
+ * device outside the list (`/sys/dev/block/8:1` exists) is not one of ours and stays filtered out.
+ */
+async function unresolvedRootLine(
+  deps: DiscoveryDeps,
+  mountinfo: string,
+  majMins: ReadonlySet<string>,
+  names: ReadonlySet<string>,
+): Promise<string> {
+  const line = rootMountLine(mountinfo);
+  if (!line) return "";
+  const [root] = parseMounts(line);
+  if (!root || !root.source.startsWith("/dev/")) return "";
+  if (root.majMin !== undefined && majMins.has(root.majMin)) return "";
+  if (names.has(root.source)) return "";
+  if (root.majMin !== undefined && (await deps.readlink(`/sys/dev/block/${root.majMin}`)) !== undefined)
+    return "";
+  return `${line}\n`;
 }
 
 /** Whole devices (nothing under them in lsblk's tree) and partitions: where signatures decide. */

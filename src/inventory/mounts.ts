@@ -53,6 +53,16 @@ export function mountLinesFor(
   });
 }
 
+/** The last mountinfo or /proc/mounts line mounted at `/` (the one in effect), or undefined. */
+export function rootMountLine(text: string): string | undefined {
+  const lines = text.split("\n").filter((line) => {
+    const fields = line.trim().split(/\s+/);
+    const m = mountinfoFields(fields);
+    return m ? m.mountpoint === "/" : fields.length === 6 && fields[1] === "/";
+  });
+  return lines.at(-1)?.trim();
+}
+
 /** /proc/swaps with its header and only the entries for the given device paths. */
 export function swapLinesFor(text: string, paths: ReadonlySet<string>): string {
   return keep(text, (fields) => fields[0] === "Filename" || paths.has(unescapeOctal(fields[0]!)));
