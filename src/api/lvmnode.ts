@@ -17,6 +17,29 @@ export const CLASS_OBJECT_STATES = ["Exists", "Missing", "Failed", "NotManaged"]
 
 export const DEFAULT_LVMD_SOCKET = "/run/topolvm/lvmd.sock";
 
+/** A Unix socket path (sun_path) holds at most 107 bytes and a terminating NUL. */
+export const SOCKET_PATH_MAX_BYTES = 107;
+
+/**
+ * What a socket path's length and pattern checks cannot say: its length in bytes (UTF-8; the
+ * maxLength above counts characters), and no control characters or line/paragraph separators — it
+ * is written into lvmd.yaml and shown in logs and plans, where a newline or U+2028 would forge lines.
+ */
+function checkSocketPath(path: string, ctx: z.RefinementCtx): void {
+  const bad = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u.exec(path);
+  if (bad)
+    ctx.addIssue({
+      code: "custom",
+      message: `must not contain control characters or line/paragraph separators (U+${bad[0].codePointAt(0)!.toString(16).toUpperCase().padStart(4, "0")} at character ${bad.index})`,
+    });
+  const bytes = Buffer.byteLength(path, "utf8");
+  if (bytes > SOCKET_PATH_MAX_BYTES && path.length <= SOCKET_PATH_MAX_BYTES)
+    ctx.addIssue({
+      code: "custom",
+      message: `must be at most ${SOCKET_PATH_MAX_BYTES} bytes (got ${bytes} bytes as UTF-8)`,
+    });
+}
+
 export const lvmNodeSpecSchema = z
   .strictObject({
     ...templateFields,
@@ -24,8 +47,9 @@ export const lvmNodeSpecSchema = z
       .strictObject({
         socketName: z
           .string()
-          .max(107) // a Unix socket path (sun_path) holds at most 107 bytes
+          .max(SOCKET_PATH_MAX_BYTES) // characters here (and maxLength in the CRD); bytes below
           .regex(/^\/[^\0]*$/, { error: "must be an absolute path" })
+          .superRefine(checkSocketPath)
           .meta({ description: `Unix socket of TopoLVM's lvmd. @default "${DEFAULT_LVMD_SOCKET}"` }),
       })
       .optional()

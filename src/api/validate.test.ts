@@ -83,6 +83,29 @@ describe("checkManifest", () => {
   test.each([
     [{ socketName: "run/lvmd.sock" }, ["spec.lvmd.socketName: must be an absolute path"]],
     [{ socketName: `/${"s".repeat(107)}` }, ["spec.lvmd.socketName: must be at most 107 characters"]],
+    [
+      { socketName: `/${"é".repeat(60)}` },
+      ["spec.lvmd.socketName: must be at most 107 bytes (got 121 bytes as UTF-8)"],
+    ],
+    [{ socketName: `/${"é".repeat(53)}` }, []],
+    [
+      { socketName: "/run/lvmd.sock\nsocket-name: /tmp/x" },
+      [
+        "spec.lvmd.socketName: must not contain control characters or line/paragraph separators (U+000A at character 14)",
+      ],
+    ],
+    [
+      { socketName: "/run/lvmd\u2028.sock" },
+      [
+        "spec.lvmd.socketName: must not contain control characters or line/paragraph separators (U+2028 at character 9)",
+      ],
+    ],
+    [
+      { socketName: "/run/lvmd\u2029\t.sock" },
+      [
+        "spec.lvmd.socketName: must not contain control characters or line/paragraph separators (U+2029 at character 9)",
+      ],
+    ],
     [{}, ["spec.lvmd.socketName: is required"]],
     [{ socketName: "/run/topolvm/lvmd.sock" }, []],
   ])("LVMNode lvmd %j", (lvmd, expected) => {
