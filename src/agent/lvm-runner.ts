@@ -38,6 +38,9 @@ export interface CommandLogEntry {
   readonly aborted?: boolean;
 }
 
+/** A command about to start: logged before it runs, so a log cut short by kill -9 still names it. */
+export type CommandStartEntry = Pick<CommandLogEntry, "tool" | "argv" | "requested" | "startedAt">;
+
 export interface LvmRunnerOptions {
   /**
    * Words put before every command, e.g. to run it in the host's namespaces from a pod.
@@ -71,6 +74,11 @@ export interface LvmRunnerOptions {
   readonly maxOutputBytes?: number;
   /** Receives every command executed, after it ends. */
   readonly log?: (entry: CommandLogEntry) => void;
+  /**
+   * Receives every command right before it starts (synchronously: what it records is written before
+   * the command can change anything). A start without an end is the command that ran at a crash.
+   */
+  readonly logStart?: (entry: CommandStartEntry) => void;
 }
 
 export interface RunOptions {
@@ -166,6 +174,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
     if (runOptions.signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
     const started = Date.now();
     const startedAt = new Date(started).toISOString();
+    options.logStart?.({ tool: argv[0]!, argv: full, requested: [...argv], startedAt });
     const outcome = await execute(
       full,
       env,

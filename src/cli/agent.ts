@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import { AgentService, type Planner } from "../agent/agent-service";
+import { writeAllSync } from "../agent/atomic-file";
 import { createAuthorizer } from "../agent/auth/authorizer";
 import type { KubeAuthClient } from "../agent/auth/kube-auth";
 import {
@@ -12,7 +13,7 @@ import { createTokenFileClient } from "../agent/auth/token-file";
 import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "../agent/config";
 import { createDiscovery } from "../agent/discovery";
 import { Journal } from "../agent/journal";
-import { createLvmRunner, type CommandLogEntry } from "../agent/lvm-runner";
+import { createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "../agent/lvm-runner";
 import { AgentMetrics } from "../agent/metrics";
 import { buildOpenApiDocument, openApiRoute } from "../agent/openapi";
 import { healthRoutes } from "../agent/routes/health";
@@ -62,16 +63,22 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     const metrics = new AgentMetrics();
     const commandLog = config.commandLog ? fs.openSync(config.commandLog, "a", 0o600) : undefined;
     let commandLogClosed = false;
+    const writeCommandLog = (line: Record<string, unknown>) =>
+      writeAllSync(commandLog!, Buffer.from(`${JSON.stringify(line)}\n`), config.commandLog!);
     const run = createLvmRunner({
       commandPrefix: config.commandPrefix,
       ...(config.devices ? { devices: config.devices } : {}),
       ...(config.lvmConfig ? { lvmConfig: config.lvmConfig } : {}),
       ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
+      // Each command gets a "start" line before it runs and an "end" line after: after kill -9 the
+      // log still shows the command that was running.
+      logStart: (entry: CommandStartEntry) => {
+        if (commandLog !== undefined && !commandLogClosed) writeCommandLog({ event: "start", ...entry });
+      },
       log: (entry: CommandLogEntry) => {
         metrics.recordCommand(entry);
-        if (commandLog !== undefined && !commandLogClosed)
-          fs.writeSync(commandLog, `${JSON.stringify(entry)}\n`);
+        if (commandLog !== undefined && !commandLogClosed) writeCommandLog({ event: "end", ...entry });
       },
     });
     const stopping = new AbortController();

@@ -325,16 +325,32 @@ export function writeTokenFile(
   return tokens;
 }
 
-/** The commands an agent's --command-log recorded. */
-export function commandLog(
-  file: string,
-): Array<{ tool: string; requested: string[]; exitCode: number | null }> {
+/** One line of an agent's --command-log: a command about to start, or one that ended (with its exit code). */
+export interface CommandLogLine {
+  event: "start" | "end";
+  tool: string;
+  requested: string[];
+  startedAt: string;
+  exitCode?: number | null;
+}
+
+/** Every line of an agent's --command-log, starts and ends. */
+export function commandLogLines(file: string): CommandLogLine[] {
   if (!fs.existsSync(file)) return [];
   return fs
     .readFileSync(file, "utf8")
     .split("\n")
     .filter(Boolean)
     .map((l) => JSON.parse(l));
+}
+
+/** The commands an agent's --command-log recorded as ended (one entry per command run). */
+export function commandLog(
+  file: string,
+): Array<{ tool: string; requested: string[]; exitCode: number | null }> {
+  return commandLogLines(file)
+    .filter((l) => l.event !== "start")
+    .map((l) => ({ ...l, exitCode: l.exitCode ?? null }));
 }
 
 /** Tools that write to devices (everything but the read-only probes and reports). */

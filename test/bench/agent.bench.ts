@@ -46,7 +46,11 @@ const load = () =>
 
 /** Per tool: how many commands and their summed duration, from the agent's command log after `from` lines. */
 function commandTimes(file: string, from: number): { lines: number; byTool: Map<string, [number, number]> } {
-  const lines = fs.readFileSync(file, "utf8").split("\n").filter(Boolean);
+  // Only "end" lines carry a duration; each command also has a "start" line before it.
+  const lines = fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l !== "" && !l.startsWith('{"event":"start"'));
   const byTool = new Map<string, [number, number]>();
   for (const line of lines.slice(from)) {
     const e = JSON.parse(line) as { tool: string; requested: string[]; durationMs: number };

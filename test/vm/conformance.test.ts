@@ -690,7 +690,11 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
       const entries = (await run(["cat", COMMAND_LOG]))
         .split("\n")
         .filter(Boolean)
-        .map((l) => JSON.parse(l) as { tool: string; requested: string[]; exitCode: number | null });
+        .map(
+          (l) =>
+            JSON.parse(l) as { event: string; tool: string; requested: string[]; exitCode: number | null },
+        )
+        .filter((e) => e.event !== "start");
       const writes = entries.filter(
         (e) =>
           !["lsblk", "blkid", "pvs", "vgs", "lvs", "lvm"].includes(e.tool) &&

@@ -1,0 +1,94 @@
+/**
+ * The command log shows the command that was running at a crash (issue 11, smaller item): each
+ * command gets a "start" line before it runs and an "end" line after. A test-only command prefix
+ * makes vgcreate hang; the agent is killed with SIGKILL while it waits, and the log must name
+ * vgcreate as started and not ended.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import {
+  commandLog,
+  commandLogLines,
+  request,
+  requireHostTier,
+  Scratch,
+  startAgent,
+  thickSpec,
+  writeTokenFile,
+  type AgentProcess,
+} from "./harness";
+
+jest.setTimeout(120_000);
+
+let scratch: Scratch;
+let agent: AgentProcess | undefined;
+const marker = `sleep 36${randomBytes(2).readUInt16BE() % 90}.25`; // unique per run
+
+beforeAll(() => {
+  requireHostTier();
+  scratch = new Scratch("command-log");
+});
+
+afterAll(async () => {
+  await agent?.kill9();
+  // The hung wrapper runs in its own process group and outlives the agent: end it by its pid.
+  try {
+    for (const pid of execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).split("\n").filter(Boolean))
+      process.kill(Number(pid), "SIGKILL");
+  } catch {
+    /* none left */
+  }
+  scratch?.cleanup();
+});
+
+it("after kill -9 during a command, the log names that command as started and not ended", async () => {
+  const [L1] = [scratch.loop()];
+  const vg = `agt-clog-${randomBytes(3).toString("hex")}`;
+  const wrapper = scratch.path("hang-vgcreate.sh");
+  fs.writeFileSync(
+    wrapper,
+    [
+      "#!/bin/sh",
+      "# test-only command prefix: vgcreate hangs",
+      `if [ "$1" = vgcreate ]; then ${marker}; fi`,
+      'exec "$@"',
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  const token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-clog" } }).op!;
+  agent = await startAgent({
+    node: "node-clog",
+    devices: [L1],
+    ...scratch.agentFiles(),
+    auth: { tokenFile: scratch.path("tokens") },
+    extraArgs: ["--command-prefix", wrapper],
+  });
+  const log = scratch.path("commands.jsonl");
+  const spec = thickSpec(vg, [L1]);
+  const plan = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });
+  expect(plan.status).toBe(200);
+  const applying = request(agent.url, "POST", "/v1/apply", {
+    token,
+    body: { spec, planHash: plan.json.hash },
+  });
+  applying.catch(() => undefined); // the agent dies under it
+  const deadline = Date.now() + 30_000;
+  while (!commandLogLines(log).some((l) => l.tool === "vgcreate")) {
+    if (Date.now() > deadline)
+      throw new Error(`vgcreate never appeared in the command log:\n${fs.readFileSync(log, "utf8")}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await agent.kill9();
+
+  const lines = commandLogLines(log);
+  const vgcreate = lines.filter((l) => l.tool === "vgcreate");
+  expect(vgcreate).toEqual([
+    expect.objectContaining({ event: "start", requested: expect.arrayContaining(["vgcreate", vg, L1]) }),
+  ]);
+  // pvcreate before it ran to its end: a start and an end line; the ended commands are unchanged.
+  expect(lines.filter((l) => l.tool === "pvcreate").map((l) => l.event)).toEqual(["start", "end"]);
+  expect(commandLog(log).map((c) => c.tool)).toContain("pvcreate");
+  expect(commandLog(log).map((c) => c.tool)).not.toContain("vgcreate");
+});
