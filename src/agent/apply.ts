@@ -132,6 +132,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
     devices: approval.devices,
     destructive: approval.destructive,
     claimed: approval.claimed,
+    claimedByVolumeGroup: approval.claimedByVolumeGroup,
     actionCount: fresh.actions.length,
     ...(approval.resumes ? { resumes: approval.resumes } : {}),
   });
@@ -340,6 +341,13 @@ export function claimedDevicesOf(plan: NodePlan): string[] {
   return [...new Set(plan.volumeGroups.flatMap((vg) => vg.claimed.map((c) => c.path ?? c.kname)))].sort();
 }
 
+/** The devices a plan claims, per volume group. */
+export function claimedByVolumeGroupOf(plan: NodePlan): Record<string, string[]> {
+  return Object.fromEntries(
+    plan.volumeGroups.map((vg) => [vg.name, [...new Set(vg.claimed.map((c) => c.path ?? c.kname))].sort()]),
+  );
+}
+
 /** A destructive step of the fresh plan the approved plan also had, destroying no more than it did. */
 function approvedDestruction(step: ApprovedDestruction, approved: readonly ApprovedDestruction[]): boolean {
   const same = (a: WipeSignature, b: WipeSignature) =>
@@ -357,6 +365,7 @@ interface Approval {
   readonly devices: ApprovedDevice[];
   readonly destructive: ApprovedDestruction[];
   readonly claimed: string[];
+  readonly claimedByVolumeGroup: Record<string, string[]>;
   readonly resumes?: string;
 }
 
@@ -370,6 +379,7 @@ function approve(
       devices: approvedDevicesOf(fresh),
       destructive: destructiveStepsOf(fresh),
       claimed: claimedDevicesOf(fresh),
+      claimedByVolumeGroup: claimedByVolumeGroupOf(fresh),
     };
   const resumable =
     interrupted &&
@@ -428,6 +438,11 @@ function approve(
     devices: [...interrupted.start.devices],
     destructive: [...approvedDestructive],
     claimed: [...(interrupted.start.claimed ?? claimedDevicesOf(fresh))],
+    claimedByVolumeGroup: Object.fromEntries(
+      Object.entries(interrupted.start.claimedByVolumeGroup ?? claimedByVolumeGroupOf(fresh)).map(
+        ([vg, d]) => [vg, [...d]],
+      ),
+    ),
     resumes: interrupted.start.op,
   };
 }

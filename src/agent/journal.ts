@@ -52,6 +52,11 @@ export interface OperationStart {
   readonly destructive?: readonly ApprovedDestruction[];
   /** The devices the approved plan claimed for its volume groups: a resume that would leave one out is refused. */
   readonly claimed?: readonly string[];
+  /**
+   * The same per volume group: name → the devices the approved plan put in it. Status reports a group
+   * with fewer physical volumes than this as Degraded (absent in journals written before it existed).
+   */
+  readonly claimedByVolumeGroup?: Readonly<Record<string, readonly string[]>>;
   readonly actionCount: number;
   /** The interrupted operation this one resumes. */
   readonly resumes?: string;

@@ -114,6 +114,7 @@ function volumeGroupStatus(
   const blocked = input.plan?.blocked.filter((b) => b.volumeGroup === name) ?? [];
   const excluded = planned?.excluded.map((e) => ({ kname: e.kname, reasons: [...e.reasons] })) ?? [];
   const missingPvs = input.inventory.pvs.filter((pv) => pv.vgName === name && pv.missing);
+  const short = vg && !input.running ? shortOfClaims(name, input) : undefined;
   const failed = last?.result === "failed" || last?.result === "interrupted";
   const failure =
     failed && last?.error
@@ -130,10 +131,11 @@ function volumeGroupStatus(
       [state, message] = ["Missing", `removed by teardown ${last.operation}`];
     else if (!last) [state, message] = ["Pending", "not applied yet"];
     else [state, message] = ["Missing", `volume group ${name} does not exist on this node`];
-  } else if (pending.length || blocked.length || missingPvs.length) {
+  } else if (pending.length || blocked.length || missingPvs.length || short) {
     state = failed ? "Failed" : "Degraded";
     message = [
       failure,
+      short,
       missingPvs.length ? missingMessage(name, missingPvs, input.inventory.missingDevices ?? []) : undefined,
       pending.length
         ? `${pending.length} step(s) to do: ${pending.map((a) => a.argv.join(" ") || a.op).join("; ")}`
@@ -168,6 +170,27 @@ function volumeGroupStatus(
     devices: { included, excluded },
     volumes,
   };
+}
+
+/**
+ * Why volume group `name` is smaller than the last apply approved, or undefined: it has fewer
+ * physical volumes than devices the approved plan claimed for it (journal's claimedByVolumeGroup),
+ * e.g. a device left out after a crash, or removed from the group by hand. The claimed devices that
+ * are no member now (by path or kernel name) are named; the count decides (kernel names can change).
+ */
+function shortOfClaims(name: string, input: StatusInput): string | undefined {
+  const start = input.last?.start;
+  if (!start || start.kind !== "apply") return undefined;
+  const claimed = start.claimedByVolumeGroup?.[name];
+  if (!claimed) return undefined;
+  const members = input.inventory.pvs.filter((pv) => pv.vgName === name);
+  if (members.length >= claimed.length) return undefined;
+  const memberNames = new Set(members.map((pv) => pv.device));
+  for (const d of input.inventory.devices)
+    if (memberNames.has(d.kname) || memberNames.has(d.path))
+      [d.kname, d.path].forEach((n) => memberNames.add(n));
+  const absent = claimed.filter((d) => !memberNames.has(d));
+  return `${members.length} physical volume(s), but the approved plan ${start.approvedHash} claimed ${claimed.length}${absent.length ? ` (not a member now: ${absent.join(", ")})` : ""}`;
 }
 
 /** "physical volume pv:<uuid> of <vg> is missing (lvm cannot find its device; not found on this node: /dev/loop1)". */
