@@ -26,7 +26,7 @@ export const SOCKET_PATH_MAX_BYTES = 107;
  * is written into lvmd.yaml and shown in logs and plans, where a newline or U+2028 would forge lines.
  */
 function checkSocketPath(path: string, ctx: z.RefinementCtx): void {
-  const bad = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/u.exec(path);
+  const bad = /[\p{Cc}\u2028\u2029]/u.exec(path); // Cc: U+0000-001F and U+007F-009F
   if (bad)
     ctx.addIssue({
       code: "custom",

@@ -36,7 +36,9 @@ beforeAll(async () => {
   requireHostTier();
   scratch = new Scratch("missing-device");
   [L1, L2] = [scratch.loop(), scratch.loop()];
-  L2File = execFileSync("losetup", ["--noheadings", "--output", "BACK-FILE", L2], { encoding: "utf8" }).trim();
+  L2File = execFileSync("losetup", ["--noheadings", "--output", "BACK-FILE", L2], {
+    encoding: "utf8",
+  }).trim();
   token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-miss" } }).op!;
   agent = await startAgent({
     node: "node-miss",
@@ -82,7 +84,10 @@ it("inventory answers: the missing physical volume by its UUID, the missing devi
 it("plan changes nothing in the group and says why, naming the volume group and the PV", async () => {
   const before = commandLog(scratch.path("commands.jsonl")).length;
   const plan = await request(agent!.url, "POST", "/v1/plan", { token, body: { spec: spec() } });
-  expect({ status: plan.status, text: plan.status === 200 ? "" : plan.text }).toEqual({ status: 200, text: "" });
+  expect({ status: plan.status, text: plan.status === 200 ? "" : plan.text }).toEqual({
+    status: 200,
+    text: "",
+  });
   expect(plan.json.actions.filter((a: { op: string }) => a.op !== "write-lvmd-config")).toEqual([]);
   expect(JSON.stringify(plan.json.actions)).not.toContain("removemissing");
   expect(plan.json.blocked).toEqual([
