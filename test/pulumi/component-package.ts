@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { staleSources } from "../../scripts/build-if-stale";
 
 /**
  * `npm pack` of the checkout (without its prepare script: dist/ must be current, see
@@ -61,17 +62,7 @@ export function installPackedPackage(repo: string, projectDir: string): void {
 
 /** Throws unless every compiled module in dist/ is at least as new as its TypeScript source. */
 export function requireFreshBuild(repo: string): void {
-  const stale: string[] = [];
-  for (const top of ["src", "provider"]) {
-    for (const e of fs.readdirSync(path.join(repo, top), { recursive: true, withFileTypes: true })) {
-      if (!e.isFile() || !e.name.endsWith(".ts") || e.name.endsWith(".test.ts") || e.name.endsWith(".d.ts"))
-        continue;
-      const source = path.join(e.parentPath, e.name);
-      const compiled = path.join(repo, "dist", path.relative(repo, source)).replace(/\.ts$/, ".js");
-      if (!fs.existsSync(compiled) || fs.statSync(compiled).mtimeMs < fs.statSync(source).mtimeMs)
-        stale.push(path.relative(repo, source));
-    }
-  }
+  const stale = staleSources(repo);
   if (stale.length)
     throw new Error(
       `dist/ is older than ${stale.length} source file(s) (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", ..." : ""}): ` +
