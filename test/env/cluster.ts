@@ -159,6 +159,12 @@ export interface RequestOptions {
   contentType?: string;
   /** Per-request timeout. @default 30000 */
   timeoutMs?: number;
+  /**
+   * A connection of its own instead of a pooled keep-alive one: for callers that block the event
+   * loop between requests (spawnSync of a long command), when the apiserver has meanwhile closed
+   * the idle pooled socket and reusing it fails with EPIPE or "socket hang up". @default false
+   */
+  newConnection?: boolean;
 }
 
 export interface ControlPlane {
@@ -759,6 +765,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
           method,
           ca: caPem,
           timeout: ropts.timeoutMs ?? 30_000,
+          ...(ropts.newConnection ? { agent: false } : {}),
           headers: {
             accept: "application/json",
             authorization: `Bearer ${token}`,
