@@ -1,14 +1,20 @@
 /**
  * pulumi-lvm as a component provider (PulumiPlugin.yaml), with the real engine: the CLI and its
- * Node.js and Python language hosts of the same release (test/pulumi/install.sh), the package as
- * `npm pack` publishes it (installed into the Python project's node_modules, as `npm install
- * pulumi-lvm` would), a Python program using the SDK that `pulumi package add` generates, in a
- * virtualenv with pulumi==<CLI version> from the wheels install.sh downloaded. The TypeScript
- * components run in the provider's process (the Node.js host's RunPlugin), and NodeSetDisks in the
- * engine's dynamic-provider plugin, started in the Python program's directory, against a real agent
- * on loop devices. Outcomes on disk are checked with the test's own `vgs`/`pvs`.
+ * Node.js and Python language hosts of the same release (test/pulumi/install.sh), the real
+ * Kubernetes provider plugin (pulumi-resource-kubernetes 4.32.0, test/pulumi/install-kubernetes.sh)
+ * against a real kube-apiserver (test/env), the package as `npm pack` publishes it (installed into
+ * the Python project's node_modules, as `npm install pulumi-lvm` would), and a Python program using
+ * the SDK that `pulumi package add` generates, in a virtualenv with pulumi==<CLI version> from the
+ * wheels install.sh downloaded. The TypeScript components run in the provider's process (the Node.js
+ * host's RunPlugin); the NodeSet's NodeSetDisks in the engine's dynamic-provider plugin, started in
+ * the Python program's directory, against a real agent on loop devices. Outcomes are checked with
+ * the test's own `vgs`/`pvs` and API reads.
  *
- * See docs/languages.md. Missing binaries, wheels or a stale dist/ fail the run; nothing skips.
+ * Nothing is downloaded: the Kubernetes plugin is linked into the workspace's PULUMI_HOME, where
+ * `package get-schema`/`add` (which install a plugin's required plugins themselves) and the engine
+ * find it. There is no kubelet: the LvmSystem is previewed (its workloads could never roll out),
+ * the NodeSet is applied. See docs/languages.md. Missing binaries, wheels or a stale dist/ fail the
+ * run; nothing skips.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -26,9 +32,10 @@ import {
   writeTokenFile,
   type AgentProcess,
 } from "../agent/harness";
+import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 import { pulumiBinDir, PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
 import { installPackedPackage, pythonWheelsDir, requireFreshBuild } from "./component-package";
-import { FIXTURE_NAME, writeDisksFixture } from "./disks-fixture";
+import { requireKubernetesPlugin } from "./kubernetes-plugin";
 
 jest.setTimeout(900_000);
 
@@ -37,13 +44,21 @@ const PROGRAM = path.join(__dirname, "python-program");
 const NODE = "node-py";
 const VG = `ppy-${randomBytes(3).toString("hex")}`;
 const STACK = "py";
+const NAMESPACE = "lvm-system";
 /** Where the backing files of our loop devices go (volume groups ppy-*). */
 const ROOT = "/var/tmp/pulumi-python-tests";
 const COMPONENTS = ["LvmSystem", "NodeSet", "VolumeGroup", "DeviceClass"];
+/** The Python module `pulumi package add` generates for the npm package "pulumi-lvm" (pulumi_ + name). */
+const SDK_MODULE = "pulumi_pulumi_lvm";
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
+const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
+const NODE_SET_PATH = `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/e2e`;
+/** `package add` and `get-schema` run `npm install` in the plugin's directory: minutes under load. */
+const LONG = { timeoutMs: 900_000 };
 
 let scratch: Scratch | undefined;
 let agent: AgentProcess | undefined;
+let cp: ControlPlane | undefined;
 let ws: PulumiWorkspace | undefined;
 let token: string;
 let L1: string, L2: string, L3: string;
@@ -63,6 +78,7 @@ beforeAll(async () => {
   requirePulumiBinaries();
   requireHostTier();
   requireFreshBuild(REPO);
+  const kubernetesPlugin = requireKubernetesPlugin();
   const wheels = pythonWheelsDir(pulumiBinDir());
   scratch = new Scratch("python", ROOT);
   [L1, L2, L3] = [scratch.loop(), scratch.loop(), scratch.loop()];
@@ -75,11 +91,17 @@ beforeAll(async () => {
     ...scratch.agentFiles(),
     auth: { tokenFile: scratch.path("tokens") },
   });
+  // The garbage collector finishes the foreground deletions the Kubernetes provider asks for on destroy.
+  cp = await startControlPlane({ controllerManager: true });
 
   ws = new PulumiWorkspace(STACK, randomBytes(12).toString("hex"), {
     root: ROOT,
     projectFile: path.join(PROGRAM, "Pulumi.yaml"),
     copyProgram: true,
+    // pulumi-lvm requires the kubernetes plugin at its @pulumi/kubernetes version: `package
+    // get-schema`/`add` install a plugin's required plugins themselves (automatic acquisition off or
+    // not), and the engine needs it for the components' children. Here it is, nothing downloads.
+    plugins: [kubernetesPlugin],
     // pip (the venv, `pulumi package add` installing the generated SDK) never reaches an index.
     env: { PIP_NO_INDEX: "1", PIP_FIND_LINKS: wheels, PIP_DISABLE_PIP_VERSION_CHECK: "1" },
   });
@@ -100,17 +122,21 @@ beforeAll(async () => {
       { stdio: "inherit" },
     );
   });
-  writeDisksFixture(path.join(ws.project, "disks-fixture"));
   ws.init();
   ws.ok(["config", "set", "node", NODE]);
   ws.ok(["config", "set", "agentUrl", agent.url]);
   ws.ok(["config", "set", "--secret", "agentToken"], { input: token });
   ws.ok(["config", "set", "volumeGroup", VG]);
   devices.forEach((dev, i) => ws!.ok(["config", "set", "--path", `devices[${i}]`, dev]));
+  // The default Kubernetes provider's cluster, from stdin (the admin's bearer token is on no command line).
+  ws.ok(["config", "set", "--secret", "kubernetes:kubeconfig"], {
+    input: fs.readFileSync(cp.kubeconfigPath, "utf8"),
+  });
 }, 900_000);
 
 afterAll(async () => {
   await agent?.stop();
+  await cp?.stop();
   scratch?.cleanup();
   ws?.cleanup();
   console.log(
@@ -124,6 +150,20 @@ const writesSince = (n: number) => commandLog(scratch!.path("commands.jsonl")).s
 const logLength = () => commandLog(scratch!.path("commands.jsonl")).length;
 const disks = () => ({ vgs: vgs(devices), members: membersOf(devices, VG) });
 const resources = (): StateResource[] => ws!.exportState().deployment.resources ?? [];
+
+/**
+ * The test's own API requests, each on a new connection: the pulumi commands run with spawnSync,
+ * which blocks the event loop while the apiserver closes idle pooled sockets (a reused one failed
+ * with EPIPE). apiGet: an object's body, or undefined when it does not exist.
+ */
+const api = (method: string, urlPath: string, body?: unknown) =>
+  cp!.request(method, urlPath, body, undefined, { newConnection: true });
+async function apiGet(urlPath: string): Promise<Json | undefined> {
+  const r = await api("GET", urlPath);
+  if (r.status === 404) return undefined;
+  if (r.status !== 200) throw new Error(`GET ${urlPath}: HTTP ${r.status}`);
+  return r.body;
+}
 
 interface Schema {
   name: string;
@@ -147,61 +187,17 @@ interface Prop {
   additionalProperties?: Prop;
 }
 
-// First, before `pulumi package add` installs pulumi-lvm's own dependencies inside its directory:
-// the fixture then shares one @pulumi/pulumi with it, as one npm install would give.
-describe("NodeSetDisks registered from a component provider's process, from Python (the SandboxDisks fixture)", () => {
-  beforeAll(() => {
-    ws!.ok(["package", "add", "./disks-fixture"], { timeoutMs: 900_000 });
-    ws!.ok(["config", "set", "fixture", "true"]);
-  });
-
-  it("preview shows the node's plan; nothing is written", () => {
-    const before = logLength();
-    const { output } = timed("preview (Python, SandboxDisks)", () => ws!.ok(["preview", "--diff"]));
-    expect(output).toContain(`+ ${DISKS_TYPE}: (create)`);
-    expect(output).toContain(`${NODE}: {`);
-    expect(output).toContain(`${L1} → ${VG} (new volume group)`);
-    expect(output).toContain(`${L2} → ${VG} (new volume group)`);
-    expect(output).toMatch(new RegExp(`${L3}: .*ext4`));
-    expect(writesSince(before)).toEqual([]);
-    expect(vgs(devices)).toEqual([]);
-  });
-
-  it("up builds the volume group on the claimed devices; the token is stored only encrypted", () => {
-    timed("up (Python, SandboxDisks)", () => ws!.ok(["up", "--yes"]));
-    expect(vgs(devices)).toEqual([
-      expect.objectContaining({ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }),
-    ]);
-    expect(membersOf(devices, VG)).toEqual([L1, L2].sort());
-    const state = resources();
-    // The dynamic resource is the component's child: registered from the provider's process.
-    const disksRes = state.find((r) => r.type === DISKS_TYPE);
-    expect(disksRes?.urn).toContain(`${FIXTURE_NAME}:index:SandboxDisks$${DISKS_TYPE}::e2e-disks`);
-    expect((disksRes!.outputs!.nodes as Record<string, { stepsDone: number }>)[NODE]).toMatchObject({
-      stepsDone: 6,
-    });
-    expect(ws!.exportState().text).not.toContain(token);
-  });
-
-  it("destroy with deletionPolicy Retain leaves the volume group on disk and writes nothing", () => {
-    const before = { log: logLength(), disks: disks() };
-    ws!.ok(["destroy", "--yes"]);
-    expect(resources().filter((r) => r.type === DISKS_TYPE)).toEqual([]);
-    expect(writesSince(before.log)).toEqual([]);
-    expect(disks()).toEqual(before.disks);
-  });
-});
-
 describe("pulumi package get-schema", () => {
   let schema: Schema;
   beforeAll(() => {
-    // The first run installs the plugin's dependencies in its directory (npm install, the prepare
-    // script's build); the second is the schema inference alone, plus starting the plugin.
-    timed("get-schema, first run", () =>
-      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"], { timeoutMs: 900_000 }),
+    // The first run installs the plugin's dependencies in its directory (npm install; the prepare
+    // script does not compile: dist/ ships); the second is the schema inference alone, plus
+    // starting the plugin.
+    timed("get-schema, first run (npm install in the plugin directory)", () =>
+      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"], LONG),
     );
-    const out = timed("get-schema", () =>
-      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"], { timeoutMs: 900_000 }),
+    const out = timed("get-schema (schema generation)", () =>
+      ws!.ok(["package", "get-schema", "./node_modules/pulumi-lvm"], LONG),
     ).stdout;
     schema = JSON.parse(out) as Schema;
   });
@@ -229,7 +225,7 @@ describe("pulumi package get-schema", () => {
         "NodeResult",
       ]),
     );
-    const nodeSet = schema.resources["pulumi-lvm:index:NodeSet"]!;
+    const nodeSet = schema.resources[NODE_SET_TYPE]!;
     expect(nodeSet.inputProperties.template!.$ref).toBe("#/types/pulumi-lvm:index:NodeSetTemplate");
     expect(nodeSet.requiredInputs).toEqual(["template"]);
     expect(nodeSet.inputProperties.agents!.additionalProperties!.$ref).toBe(
@@ -244,7 +240,7 @@ describe("pulumi package get-schema", () => {
   });
 
   it("carries the doc comments over as descriptions", () => {
-    const nodeSet = schema.resources["pulumi-lvm:index:NodeSet"]!;
+    const nodeSet = schema.resources[NODE_SET_TYPE]!;
     expect(nodeSet.description).toMatch(/^An LVMNodeSet: volume groups and TopoLVM device classes/);
     expect(nodeSet.inputProperties.agents!.description).toMatch(/^Sandbox mode: node name → its agent/);
     expect(schema.types["pulumi-lvm:index:AgentEndpoint"]!.properties.token!.description).toMatch(
@@ -259,15 +255,15 @@ describe("pulumi package get-schema", () => {
 
 describe("pulumi package add (Python)", () => {
   it("generates a Python SDK with the clean names and installs it into the program's virtualenv", () => {
-    timed("package add (Python SDK)", () =>
-      ws!.ok(["package", "add", "./node_modules/pulumi-lvm"], { timeoutMs: 900_000 }),
+    timed("package add (SDK generation)", () =>
+      ws!.ok(["package", "add", "./node_modules/pulumi-lvm"], LONG),
     );
     const project = YAML.parse(fs.readFileSync(path.join(ws!.project, "Pulumi.yaml"), "utf8")) as {
       packages?: Record<string, unknown>;
     };
     expect(Object.keys(project.packages ?? {})).toEqual(["pulumi-lvm"]);
     const inputs = fs.readFileSync(
-      path.join(ws!.project, "sdks", "pulumi-lvm", "pulumi_lvm", "_inputs.py"),
+      path.join(ws!.project, "sdks", "pulumi-lvm", SDK_MODULE, "_inputs.py"),
       "utf8",
     );
     expect(inputs).toMatch(/^class NodeSetTemplateArgs:/m);
@@ -277,7 +273,7 @@ describe("pulumi package add (Python)", () => {
       path.join(ws!.project, "venv", "bin", "python"),
       [
         "-c",
-        "import pulumi_lvm, inspect; print(sorted(n for n, c in inspect.getmembers(pulumi_lvm, inspect.isclass) if issubclass(c, pulumi_lvm.pulumi.ComponentResource)))",
+        `import inspect, pulumi, ${SDK_MODULE} as lvm; print(sorted(n for n, c in inspect.getmembers(lvm, inspect.isclass) if issubclass(c, pulumi.ComponentResource)))`,
       ],
       { encoding: "utf8" },
     );
@@ -290,22 +286,113 @@ describe("pulumi package add (Python)", () => {
   });
 });
 
-describe("a NodeSet in sandbox mode from Python, as far as the Kubernetes provider allows", () => {
-  beforeAll(() => ws!.ok(["config", "set", "fixture", "false"]));
+describe("an LvmSystem and a NodeSet from Python: preview", () => {
+  beforeAll(() => ws!.ok(["config", "set", "lvmSystem", "true"]));
+  afterAll(() => ws!.ok(["config", "set", "lvmSystem", "false"]));
 
-  it("the provider runs the NodeSet; the engine stops at its first Kubernetes child, for want of the plugin", () => {
-    const r = timed("preview (Python, NodeSet)", () => ws!.run(["preview", "--json"]));
-    expect(r.code).not.toBe(0);
-    const preview = JSON.parse(r.stdout) as {
-      steps?: Array<{ urn: string }>;
-      diagnostics?: Array<{ urn?: string; message: string; severity: string }>;
-    };
-    const urns = (preview.steps ?? []).map((s) => s.urn);
-    expect(urns).toEqual(expect.arrayContaining([expect.stringMatching(/pulumi-lvm:index:NodeSet::e2e$/)]));
-    const errors = (preview.diagnostics ?? []).filter((d) => d.severity === "error");
-    expect(errors.map((e) => e.message).join("\n")).toMatch(
-      /no resource plugin 'pulumi-resource-kubernetes' found/,
+  it("previews the LvmSystem's Kubernetes objects and the NodeSet's node plan; creates and writes nothing", async () => {
+    const before = logLength();
+    const r = timed("preview (Python, LvmSystem + NodeSet)", () => ws!.ok(["preview", "--json"], LONG));
+    const preview = JSON.parse(r.stdout) as { steps?: Array<{ op: string; urn: string }> };
+    // The URN's type is the parent types and the resource's own, joined by "$": keep the own one.
+    const created = (preview.steps ?? [])
+      .filter((s) => s.op === "create")
+      .map((s) => s.urn.split("::")[2]!.split("$").pop());
+    expect(created).toEqual(
+      expect.arrayContaining([
+        "pulumi-lvm:index:LvmSystem",
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "kubernetes:apps/v1:DaemonSet",
+        "kubernetes:apps/v1:Deployment",
+        NODE_SET_TYPE,
+        "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet",
+        "kubernetes:storage.k8s.io/v1:StorageClass",
+        DISKS_TYPE,
+      ]),
     );
+    expect(writesSince(before)).toEqual([]);
+    expect(vgs(devices)).toEqual([]);
+    expect(await apiGet(`/api/v1/namespaces/${NAMESPACE}`)).toBeUndefined();
+  });
+});
+
+describe("a NodeSet in sandbox mode from Python, against a real agent and a real API server", () => {
+  beforeAll(async () => {
+    // What the LvmSystem installs (it cannot be applied here: no kubelet runs its workloads): the
+    // namespace and the lvm.topolvm.io CRDs, created by the test itself.
+    const ns = await api("POST", "/api/v1/namespaces", {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: NAMESPACE },
+    });
+    expect(ns.status).toBe(201);
+    for (const file of ["lvm.topolvm.io_lvmnodesets.yaml", "lvm.topolvm.io_lvmnodes.yaml"]) {
+      const crd = YAML.parse(fs.readFileSync(path.join(REPO, "deploy", "crds", file), "utf8")) as Json;
+      const r = await api("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+      expect(r.status).toBe(201);
+    }
+    for (let i = 0; ; i++) {
+      const crd = await apiGet(
+        "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/lvmnodesets.lvm.topolvm.io",
+      );
+      const established = (crd?.status?.conditions ?? []).some(
+        (c: Json) => c.type === "Established" && c.status === "True",
+      );
+      if (established) break;
+      if (i > 100) throw new Error("the LVMNodeSet CRD did not become Established in 30 s");
+      await new Promise((res) => setTimeout(res, 300));
+    }
+  });
+
+  it("preview shows the node's plan; nothing is written", async () => {
+    const before = logLength();
+    const { output } = timed("preview (Python, NodeSet)", () => ws!.ok(["preview", "--diff"], LONG));
+    expect(output).toContain(`+ ${DISKS_TYPE}: (create)`);
+    expect(output).toContain(`${NODE}: {`);
+    expect(output).toContain(`${L1} → ${VG} (new volume group)`);
+    expect(output).toContain(`${L2} → ${VG} (new volume group)`);
+    expect(output).toMatch(new RegExp(`${L3}: .*ext4`));
+    expect(writesSince(before)).toEqual([]);
+    expect(vgs(devices)).toEqual([]);
+    expect(await apiGet(NODE_SET_PATH)).toBeUndefined();
+  });
+
+  it("up builds the volume group and creates the LVMNodeSet and its StorageClass; the token is stored only encrypted", async () => {
+    timed("up (Python, NodeSet)", () => ws!.ok(["up", "--yes"], LONG));
+    expect(vgs(devices)).toEqual([
+      expect.objectContaining({ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }),
+    ]);
+    expect(membersOf(devices, VG)).toEqual([L1, L2].sort());
+    const state = resources();
+    // NodeSetDisks is the NodeSet's child: registered from the component provider's process.
+    const disksRes = state.find((r) => r.type === DISKS_TYPE);
+    expect(disksRes?.urn).toContain(`${NODE_SET_TYPE}$${DISKS_TYPE}::e2e-disks`);
+    expect((disksRes!.outputs!.nodes as Record<string, { stepsDone: number }>)[NODE]).toMatchObject({
+      stepsDone: 6,
+    });
+    expect(ws!.exportState().text).not.toContain(token);
+    const nodeSet = await apiGet(NODE_SET_PATH);
+    expect(nodeSet?.spec?.template?.volumeGroups?.map((v: Json) => v.name)).toEqual([VG]);
+    const classes = JSON.parse(ws!.ok(["stack", "output", "storageClasses", "--json"]).stdout) as Record<
+      string,
+      string
+    >;
+    expect(Object.keys(classes)).toEqual([`${VG}-thick`]);
+    const sc = await apiGet(`/apis/storage.k8s.io/v1/storageclasses/${classes[`${VG}-thick`]}`);
+    expect(sc).toMatchObject({
+      provisioner: "topolvm.io",
+      parameters: { "topolvm.io/device-class": `${VG}-thick` },
+    });
+  });
+
+  it("destroy with deletionPolicy Retain leaves the volume group on disk and writes nothing", async () => {
+    const before = { log: logLength(), disks: disks() };
+    timed("destroy (Python, NodeSet)", () => ws!.ok(["destroy", "--yes"], LONG));
+    expect(resources().filter((r) => r.type === DISKS_TYPE)).toEqual([]);
+    expect(writesSince(before.log)).toEqual([]);
+    expect(disks()).toEqual(before.disks);
+    expect(await apiGet(NODE_SET_PATH)).toBeUndefined();
   });
 
   it("bad input is refused by the component, naming the field, before anything registers", () => {

@@ -3,18 +3,15 @@ one node, one volume group) through the generated SDK, so the TypeScript compone
 component provider's process and its NodeSetDisks in the engine's dynamic-provider plugin.
 
 Config (as test/pulumi/program's): node, agentUrl, agentToken (secret), volumeGroup, devices,
-deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem (needs the Kubernetes provider);
-fixture=true declares the test fixture's SandboxDisks (test/pulumi/disks-fixture.ts: NodeSetDisks
-alone, in a component provider) instead of the NodeSet.
+deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem. The Kubernetes objects go to the
+default Kubernetes provider (config kubernetes:kubeconfig).
 """
 
 import pulumi
+# The SDK `pulumi package add` generates for the npm package "pulumi-lvm": pulumi_ + its name.
+import pulumi_pulumi_lvm as lvm
 
 config = pulumi.Config()
-if config.get_bool("fixture"):
-    import pulumi_lvm_disks_fixture as lvm
-else:
-    import pulumi_lvm as lvm
 volume_group = config.require("volumeGroup")
 
 template = lvm.NodeSetTemplateArgs(
@@ -49,21 +46,17 @@ agents = {
     )
 }
 
-if config.get_bool("fixture"):
-    disks = lvm.SandboxDisks("e2e", node_set_name="e2e", template=template, agents=agents)
-    pulumi.export("nodes", disks.nodes)
-else:
-    depends_on = []
-    if config.get_bool("lvmSystem"):
-        system = lvm.LvmSystem("lvm", agent_image="pulumi-lvm-agent:test")
-        depends_on.append(system)
-        pulumi.export("namespace", system.namespace)
+depends_on = []
+if config.get_bool("lvmSystem"):
+    system = lvm.LvmSystem("lvm", agent_image="pulumi-lvm-agent:test")
+    depends_on.append(system)
+    pulumi.export("namespace", system.namespace)
 
-    node_set = lvm.NodeSet(
-        "e2e",
-        template=template,
-        agents=agents,
-        opts=pulumi.ResourceOptions(depends_on=depends_on),
-    )
-    pulumi.export("nodes", node_set.nodes)
-    pulumi.export("storageClasses", node_set.storage_class_names)
+node_set = lvm.NodeSet(
+    "e2e",
+    template=template,
+    agents=agents,
+    opts=pulumi.ResourceOptions(depends_on=depends_on),
+)
+pulumi.export("nodes", node_set.nodes)
+pulumi.export("storageClasses", node_set.storage_class_names)
