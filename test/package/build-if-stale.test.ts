@@ -6,7 +6,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { staleSources } from "../../scripts/build-if-stale";
+import { recordBuild, staleReason } from "../../scripts/build-if-stale";
 
 const repo = path.resolve(__dirname, "..", "..");
 const SCRIPT = path.join(repo, "scripts", "build-if-stale.js");
@@ -16,51 +16,58 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-function write(rel: string, text = "", mtime?: Date): void {
+function write(rel: string, text = ""): void {
   const file = path.join(dir, rel);
   fs.mkdirSync(path.dirname(file), { recursive: true });
   fs.writeFileSync(file, text);
-  if (mtime) fs.utimesSync(file, mtime, mtime);
 }
-const T0 = new Date("2026-01-01T00:00:00Z");
-const T1 = new Date("2026-01-02T00:00:00Z");
 
-describe("staleSources", () => {
-  it("a clone without dist/: every shipped source is stale; tests and declarations are not sources", () => {
-    write("tsconfig.json", "{}", T0);
-    write("src/index.ts", "", T0);
-    write("src/a/b.ts", "", T0);
-    write("src/a/b.test.ts", "", T0);
-    write("src/types.d.ts", "", T0);
-    write("provider/index.ts", "", T0);
-    expect(staleSources(dir).sort()).toEqual(["provider/index.ts", "src/a/b.ts", "src/index.ts"]);
+describe("staleReason", () => {
+  beforeEach(() => {
+    write("tsconfig.json", "{}");
+    write("src/index.ts", "export {};");
+    write("src/a/b.ts", "export const b = 1;");
+    write("provider/index.ts", "export {};");
   });
 
-  it("dist/ as new as its sources is current (an npm tarball gives every file one mtime)", () => {
-    for (const f of [
-      "tsconfig.json",
-      "src/index.ts",
-      "dist/src/index.js",
-      "provider/p.ts",
-      "dist/provider/p.js",
-    ])
-      write(f, "", T0);
-    expect(staleSources(dir)).toEqual([]);
+  it("a clone without dist/ is stale; after a build is recorded it is current", () => {
+    expect(staleReason(dir)).toBe("dist/ is not built");
+    write("dist/src/index.js");
+    expect(staleReason(dir)).toMatch(/build-stamp.json is missing/);
+    recordBuild(dir);
+    expect(staleReason(dir)).toBeUndefined();
   });
 
-  it("a source edited after the build, a module missing, or a newer tsconfig.json makes it stale", () => {
-    for (const f of ["tsconfig.json", "src/index.ts", "dist/src/index.js", "src/x.ts", "dist/src/x.js"])
-      write(f, "", T0);
-    write("src/x.ts", "changed", T1);
-    write("src/new.ts", "", T0);
-    expect(staleSources(dir).sort()).toEqual(["src/new.ts", "src/x.ts"]);
-    write("tsconfig.json", "{}", T1);
-    expect(staleSources(dir).sort()).toEqual(["src/index.ts", "src/new.ts", "src/x.ts"]);
+  it("changed contents, a new source or a changed tsconfig.json make it stale; file times do not", () => {
+    write("dist/src/index.js");
+    recordBuild(dir);
+    const later = new Date(Date.now() + 3_600_000);
+    fs.utimesSync(path.join(dir, "src/a/b.ts"), later, later);
+    expect(staleReason(dir)).toBeUndefined();
+    for (const [file, text] of [
+      ["src/a/b.ts", "export const b = 2;"],
+      ["src/new.ts", "export {};"],
+      ["tsconfig.json", '{"compilerOptions":{}}'],
+    ] as const) {
+      write("dist/src/index.js");
+      recordBuild(dir);
+      write(file, text);
+      expect(staleReason(dir)).toMatch(/the sources changed since dist\/ was built/);
+    }
+  });
+
+  it("tests and test doubles, which the package does not ship, do not count", () => {
+    write("dist/src/index.js");
+    recordBuild(dir);
+    write("src/a/b.test.ts", "test");
+    write("src/a/testing/double.ts", "double");
+    write("src/planner/testing.ts", "double");
+    expect(staleReason(dir)).toBeUndefined();
   });
 });
 
-describe("scripts/build-if-stale.js on what npm pack publishes", () => {
-  it("does not compile: dist/ ships, and the tarball's sources are no newer", () => {
+describe("scripts/build-if-stale.js", () => {
+  it("does not compile in the package as `npm install` lays out what npm pack publishes", () => {
     const [packed] = JSON.parse(
       execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], {
         cwd: repo,
@@ -68,24 +75,43 @@ describe("scripts/build-if-stale.js on what npm pack publishes", () => {
         stdio: ["ignore", "pipe", "pipe"],
       }),
     ) as Array<{ filename: string }>;
-    const pkg = path.join(dir, "package");
-    execFileSync("tar", ["-xzf", path.join(dir, packed!.filename), "-C", dir]);
-    expect(fs.existsSync(path.join(pkg, "scripts", "build-if-stale.js"))).toBe(true);
-    // No typescript here (no node_modules): a build attempt would fail, so exit 0 means it skipped.
+    const consumer = path.join(dir, "consumer");
+    fs.mkdirSync(consumer);
+    fs.writeFileSync(
+      path.join(consumer, "package.json"),
+      JSON.stringify({ name: "consumer", version: "1.0.0" }),
+    );
+    // A real install: npm gives each file the time it extracts it (src/ after dist/). Without the
+    // peer dependencies (not needed here) and scripts; dependencies from npm's cache.
+    execFileSync(
+      "npm",
+      [
+        "install",
+        "--no-audit",
+        "--no-fund",
+        "--prefer-offline",
+        "--ignore-scripts",
+        "--legacy-peer-deps",
+        path.join(dir, packed!.filename),
+      ],
+      { cwd: consumer, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    const pkg = path.join(consumer, "node_modules", "pulumi-lvm");
+    expect(fs.existsSync(path.join(pkg, "dist", "build-stamp.json"))).toBe(true);
+    // No typescript in this consumer: a build attempt would fail, so exit 0 means it skipped.
     const r = spawnSync(process.execPath, ["scripts/build-if-stale.js"], { cwd: pkg, encoding: "utf8" });
-    expect(r.stdout).toContain("dist/ is current");
+    expect(r.stdout).toContain("dist/ was built from these sources; not compiling");
     expect(r.status).toBe(0);
-    expect(fs.existsSync(path.join(pkg, "node_modules"))).toBe(false);
   });
 
-  it("runs `npm run build` when a module is missing, and passes its exit code on", () => {
+  it("runs `npm run build` when dist/ is missing, and passes its exit code on", () => {
     const pkg = path.join(dir, "pkg");
     fs.mkdirSync(path.join(pkg, "scripts"), { recursive: true });
     fs.copyFileSync(SCRIPT, path.join(pkg, "scripts", "build-if-stale.js"));
     fs.cpSync(path.join(repo, "src", "index.ts"), path.join(pkg, "src", "index.ts"));
     fs.writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ scripts: { build: "exit 7" } }));
     const r = spawnSync(process.execPath, ["scripts/build-if-stale.js"], { cwd: pkg, encoding: "utf8" });
-    expect(r.stdout).toContain("compiling TypeScript (1 source file(s)");
+    expect(r.stdout).toContain("compiling TypeScript (dist/ is not built)");
     expect(r.status).toBe(7);
   });
 });

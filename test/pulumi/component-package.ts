@@ -7,7 +7,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { staleSources } from "../../scripts/build-if-stale";
+import { staleReason } from "../../scripts/build-if-stale";
 
 /**
  * `npm pack` of the checkout (without its prepare script: dist/ must be current, see
@@ -60,13 +60,12 @@ export function installPackedPackage(repo: string, projectDir: string): void {
   }
 }
 
-/** Throws unless every compiled module in dist/ is at least as new as its TypeScript source. */
+/** Throws unless dist/ was built from exactly the sources here (scripts/build-if-stale.js). */
 export function requireFreshBuild(repo: string): void {
-  const stale = staleSources(repo);
-  if (stale.length)
+  const reason = staleReason(repo);
+  if (reason)
     throw new Error(
-      `dist/ is older than ${stale.length} source file(s) (${stale.slice(0, 5).join(", ")}${stale.length > 5 ? ", ..." : ""}): ` +
-        "run `npm run build` (the component provider runs the compiled package, as published)",
+      `${reason}: run \`npm run build\` (the component provider runs the compiled package, as published)`,
     );
 }
 
