@@ -1,11 +1,11 @@
 """pulumi-lvm's quickstart (examples/quickstart/index.ts) in Python.
 
 The components are the TypeScript ones, run by pulumi-lvm's component provider; `pulumi package add`
-generated the `pulumi_lvm` module this imports (README.md).
+generated the `pulumi_pulumi_lvm` module this imports (README.md).
 """
 
 import pulumi
-import pulumi_lvm as lvm
+import pulumi_pulumi_lvm as lvm
 
 config = pulumi.Config()
 
