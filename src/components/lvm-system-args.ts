@@ -92,7 +92,13 @@ export interface LvmSystemArgs {
    * @default true
    */
   readonly retainCrdsOnDelete?: boolean;
-  /** Install TopoLVM from its Helm chart. @default not installed */
+  /**
+   * Install TopoLVM from its Helm chart, configured from a second copy of every node set.
+   * @deprecated In TypeScript, declare each node set once and give the NodeSets to a Topolvm
+   * component: `new Topolvm(name, { chartVersion }, { system, nodeSets })` (docs/components.md,
+   * "Upgrading from topolvm.nodeSets"). Other languages keep this arg: they cannot pass NodeSets.
+   * @default not installed
+   */
   readonly topolvm?: TopolvmSettings;
   /**
    * The operator: turns the namespace's LVMNodeSets into LVMNodes, applies them through the agents

@@ -4,6 +4,7 @@ import { DEFAULT_IMAGE } from "../version";
 import { agentWorkload, type WorkloadContext } from "./agent-workload";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
 import { operatorWorkload } from "./operator-workload";
+import { recordSystem } from "./peer-facts";
 import { rememberServedNodeSets } from "./served-node-sets";
 import { clusterModeAccess, provisionerAccess } from "./system-rbac";
 import { planSystem } from "./system-plan";
@@ -77,6 +78,14 @@ export class LvmSystem extends pulumi.ComponentResource {
           { parent: this, retainOnDelete: args.retainCrdsOnDelete ?? true },
         ),
     );
+    recordSystem(this, {
+      name,
+      namespace: plan.namespace,
+      namespaceResource: namespace,
+      ...(args.nodeSelector ? { agentNodeSelector: args.nodeSelector } : {}),
+      tolerations: args.tolerations ?? [],
+      installsTopolvm: args.topolvm !== undefined,
+    });
     const at = { parent: this, namespace, crds: crdResources };
     const agent = agentWorkload(plan, args, at);
     const provisioner = provisionerAccess(plan, at);

@@ -15,6 +15,8 @@ import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
 import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 import { VolumeGroup } from "./volume-group";
+import { withDependencies } from "./depends-on";
+import { recordNodeSet } from "./peer-facts";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
 export interface AgentEndpoint {
@@ -124,8 +126,10 @@ export class NodeSet extends pulumi.ComponentResource {
   constructor(name: string, args: NodeSetArgs, opts?: NodeSetOptions) {
     const { system, ...resourceOpts } = opts ?? {};
     const { spec, nodeSetName, namespace } = validate(name, args, system && servedNodeSetsOf(system));
-    const dependsOn = withDependency(resourceOpts.dependsOn, system);
+    const dependsOn = system ? withDependencies(resourceOpts.dependsOn, [system]) : resourceOpts.dependsOn;
     super(NODE_SET_TYPE, name, {}, { ...resourceOpts, ...(dependsOn ? { dependsOn } : {}) });
+    // For the Topolvm given this node set.
+    recordNodeSet(this, { name, nodeSetName, namespace, spec, ...(system ? { system } : {}) });
     const childOpts = { parent: this, dependsOn };
 
     new k8s.apiextensions.CustomResource(
@@ -289,19 +293,4 @@ function defaultNameProblems(name: string, nodeSetName: string | undefined): Val
         },
       ]
     : [];
-}
-
-/** The system as one more dependency; an Output or Promise of resources is resolved first. */
-function withDependency(
-  dependsOn: pulumi.ResourceOptions["dependsOn"],
-  system: LvmSystem | undefined,
-): pulumi.ResourceOptions["dependsOn"] {
-  if (!system) return dependsOn;
-  if (dependsOn === undefined) return [system];
-  if (Array.isArray(dependsOn)) return dependsOn.includes(system) ? dependsOn : [...dependsOn, system];
-  if (pulumi.Resource.isInstance(dependsOn)) return dependsOn === system ? [system] : [dependsOn, system];
-  // pulumi.output leaves resources as they are.
-  return pulumi
-    .output(dependsOn as pulumi.Input<pulumi.Resource | pulumi.Resource[]>)
-    .apply((resolved) => [...[resolved].flat(), system]) as pulumi.Output<pulumi.Resource[]>;
 }
