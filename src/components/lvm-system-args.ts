@@ -203,7 +203,12 @@ export function validateSystem(
   try {
     crds = loadCrdManifests(args.crdDirectory ?? defaultCrdDirectory());
   } catch (e) {
-    throw new Error(`LvmSystem "${name}" cannot read its CustomResourceDefinitions: ${(e as Error).message}`);
+    throw new Error(
+      `LvmSystem "${name}" cannot read its CustomResourceDefinitions: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
   }
   return { crds, ...(topolvm?.plan ? { topolvm: topolvm.plan } : {}) };
 }

@@ -750,6 +750,19 @@ describe("LvmSystem", () => {
       expect(registered).toBe(0);
     });
 
+    test("the CRD loader's error is the cause of LvmSystem's, not only its text", () => {
+      let error: Error | undefined;
+      try {
+        new LvmSystem("lvm", args({ crdDirectory: "/nonexistent/crds" }));
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error?.cause).toBeInstanceOf(Error);
+      expect((error?.cause as Error).message).toBe(
+        "/nonexistent/crds does not exist: the CRDs are generated there by `npm run generate` (or pass crdDirectory)",
+      );
+    });
+
     test("an empty CRD directory fails clearly", async () => {
       const empty = tempDir({});
       try {

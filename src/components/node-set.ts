@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   checkLVMNodeSetSpec,
+  classObjectName,
   dnsSubdomainProblem,
   GROUP_VERSION,
   type LVMNodeSetSpec,
@@ -60,6 +61,13 @@ export interface NodeSetArgs {
   readonly namespace?: string;
   /** Labels of the LVMNodeSet, StorageClasses and VolumeSnapshotClasses. @default {} @example { team: "platform" } */
   readonly labels?: Record<string, string>;
+  /**
+   * Mark the StorageClass of the template's default device class (`default: true`) as the cluster's
+   * default StorageClass (`storageclass.kubernetes.io/is-default-class`), as LVMS does. Refused when
+   * no class is the default or it creates no StorageClass. Keep it to one node set of the cluster.
+   * @default false
+   */
+  readonly defaultStorageClass?: boolean;
   /**
    * Which nodes get the template (core/v1 NodeSelector).
    * @default every node
@@ -157,7 +165,11 @@ export class NodeSet extends pulumi.ComponentResource {
       // change its URN (that would create the same-named StorageClass before deleting the old one).
       const deviceClass = new DeviceClass(
         `${name}-${dc.name}`,
-        { deviceClass: dc, labels: args.labels ?? {} },
+        {
+          deviceClass: dc,
+          labels: args.labels ?? {},
+          ...(args.defaultStorageClass && dc.default ? { clusterDefault: true } : {}),
+        },
         childOpts,
       );
       if (deviceClass.storageClassName) storageClassNames[dc.name] = deviceClass.storageClassName;
@@ -227,6 +239,7 @@ const otherArgsSchema = z.strictObject({
   nodeSetName: objectName.optional(),
   namespace: namespaceName.optional(),
   labels: labels.optional(),
+  defaultStorageClass: z.boolean().optional(),
   agents: z
     .record(
       z.string(),
@@ -258,12 +271,20 @@ function validate(
     nodeSetName,
     namespace,
     labels: nodeSetLabels,
+    defaultStorageClass,
     agents,
     cluster,
     ...spec
   } = args ?? ({} as NodeSetArgs);
   const problems: ValidationProblem[] = [
-    ...argsProblems(otherArgsSchema, { nodeSetName, namespace, labels: nodeSetLabels, agents, cluster }),
+    ...argsProblems(otherArgsSchema, {
+      nodeSetName,
+      namespace,
+      labels: nodeSetLabels,
+      defaultStorageClass,
+      agents,
+      cluster,
+    }),
     ...defaultNameProblems(name, nodeSetName),
   ];
   if (agents && cluster)
@@ -273,6 +294,7 @@ function validate(
     });
   const checked = checkLVMNodeSetSpec(spec, ["args"]);
   if (!checked.ok) problems.push(...checked.problems);
+  else if (defaultStorageClass) problems.push(...defaultClassProblems(checked.value));
   else if (served) problems.push(...servedProblems(served, nodeSetName ?? name, nodeSetName, checked.value));
   throwIfInvalid("NodeSet", name, problems);
   return {
@@ -280,6 +302,26 @@ function validate(
     nodeSetName: nodeSetName ?? name,
     namespace: namespace ?? DEFAULT_NAMESPACE,
   };
+}
+
+/** defaultStorageClass needs a default device class that creates its StorageClass. */
+function defaultClassProblems(spec: LVMNodeSetSpec): ValidationProblem[] {
+  const dc = (spec.template.deviceClasses ?? []).find((c) => c.default);
+  if (!dc)
+    return [
+      {
+        path: "args.defaultStorageClass",
+        message: "is true, but no device class of the template is the default",
+      },
+    ];
+  if (classObjectName(dc, dc.storageClass) === undefined)
+    return [
+      {
+        path: "args.defaultStorageClass",
+        message: `is true, but the default device class "${dc.name}" creates no StorageClass (storageClass.creationPolicy Never)`,
+      },
+    ];
+  return [];
 }
 
 function defaultNameProblems(name: string, nodeSetName: string | undefined): ValidationProblem[] {

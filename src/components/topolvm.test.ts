@@ -3,13 +3,7 @@ import { ValidationError } from "../api";
 import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
 import { NodeSet, type NodeSetArgs } from "./node-set";
 import { crdDirectory } from "./testing/crd-fixtures";
-import {
-  find,
-  installMocks,
-  ofType,
-  runFailingProgram,
-  runProgram,
-} from "./testing/pulumi-mocks";
+import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
 import { Topolvm, TOPOLVM_TYPE } from "./topolvm";
 
 const CHART = "kubernetes:helm.sh/v4:Chart";
