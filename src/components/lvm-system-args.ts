@@ -3,6 +3,7 @@ import { dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../ap
 import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
 import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmSettings } from "./topolvm-args";
 import type { TopolvmPlan } from "./topolvm-values";
+import * as pulumi from "@pulumi/pulumi";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 
 export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
@@ -48,9 +49,10 @@ export interface LvmSystemArgs {
    * `npm run image` builds (docs/image.md): load it on the nodes or push it to your registry and
    * name it here.
    * @default "localhost/pulumi-lvm:<this package's version>"
+   * An Input: the image a build in the same program pushed (its Output) works too.
    * @example "registry.example.com/storage/pulumi-lvm:0.1.0"
    */
-  readonly agentImage?: string;
+  readonly agentImage?: pulumi.Input<string>;
   /** Always, IfNotPresent or Never. @default "IfNotPresent" */
   readonly agentImagePullPolicy?: string;
   /** The agent's port (API, /healthz, /readyz, /metrics). @default 8080 */
@@ -118,7 +120,7 @@ export interface OperatorSettings {
    */
   readonly enabled?: boolean;
   /** Its image. @default the agent's image (one `pulumi-lvm` binary with both subcommands) */
-  readonly image?: string;
+  readonly image?: pulumi.Input<string>;
   /** How the image starts the operator. @default ["pulumi-lvm", "operator"] */
   readonly command?: string[];
   /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
@@ -131,6 +133,14 @@ const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
   error: (i) => `must be a quantity such as "64Mi" or "20m" (got ${JSON.stringify(i.input)})`,
 });
 
+/** An image: a non-empty string here; an Output when it resolves, by the apiserver (it refuses an empty image). */
+const imageInput = z.unknown().superRefine((image, ctx) => {
+  if (pulumi.Output.isInstance(image) || image instanceof Promise) return;
+  if (typeof image !== "string")
+    ctx.addIssue({ code: "custom", message: "must be a string or an Output of one" });
+  else if (image.length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+});
+
 const resourceRequirements = z.strictObject({
   requests: z.record(z.string(), quantity).optional(),
   limits: z.record(z.string(), quantity).optional(),
@@ -138,10 +148,7 @@ const resourceRequirements = z.strictObject({
 
 const argsSchema = z.strictObject({
   namespace: namespaceName.optional(),
-  agentImage: z
-    .string()
-    .refine((image) => image.length > 0, { error: "must not be empty" })
-    .optional(),
+  agentImage: imageInput.optional(),
   agentImagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   agentPort: z.number().int().min(1).max(65535).optional(),
   agentCommand: z.array(z.string()).min(1).optional(),
@@ -176,7 +183,7 @@ const argsSchema = z.strictObject({
   operator: z
     .strictObject({
       enabled: z.boolean().optional(),
-      image: z.string().min(1).optional(),
+      image: imageInput.optional(),
       command: z.array(z.string()).min(1).optional(),
       args: z.array(z.string()).optional(),
       resources: resourceRequirements.optional(),

@@ -417,6 +417,17 @@ describe("LvmSystem", () => {
     });
   });
 
+  test("agentImage may be an Output (an image built in the same program): the agent and the operator run it", async () => {
+    const built = pulumi.output(Promise.resolve("registry.example.com/pulumi-lvm@sha256:abc"));
+    const recorded = await runProgram(() => new LvmSystem("lvm", args({ agentImage: built })));
+    expect(find(recorded, DS, "lvm-agent").inputs.spec.template.spec.containers[0].image).toBe(
+      "registry.example.com/pulumi-lvm@sha256:abc",
+    );
+    expect(find(recorded, DEPLOYMENT, "lvm-operator").inputs.spec.template.spec.containers[0].image).toBe(
+      "registry.example.com/pulumi-lvm@sha256:abc",
+    );
+  });
+
   test("without agentImage: the agent and the operator run the image this version builds (npm run image)", async () => {
     const { version } = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8"));
     const { agentImage: _omitted, ...rest } = args();

@@ -14,7 +14,14 @@ import { DeviceClass } from "./device-class";
 import { DEFAULT_NAMESPACE, type LvmSystem } from "./lvm-system";
 import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
 import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
-import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+import {
+  argsProblems,
+  labels,
+  namespaceName,
+  nonEmptyStringInput,
+  objectName,
+  throwIfInvalid,
+} from "./validate-args";
 import { VolumeGroup } from "./volume-group";
 import { withDependencies } from "./depends-on";
 import { recordNodeSet } from "./peer-facts";
@@ -225,15 +232,6 @@ const agentUrl = z.string().superRefine((url, ctx) => {
     });
 });
 
-/** A non-empty string, or an Output or Promise of one (checked when it resolves, by the provider). */
-const stringInput = z.custom<pulumi.Input<string>>(
-  (value) =>
-    pulumi.Output.isInstance(value) ||
-    value instanceof Promise ||
-    (typeof value === "string" && value.length > 0),
-  { error: "must be a non-empty string or an Output of one" },
-);
-
 /** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
 const otherArgsSchema = z.strictObject({
   nodeSetName: objectName.optional(),
@@ -243,7 +241,7 @@ const otherArgsSchema = z.strictObject({
   agents: z
     .record(
       z.string(),
-      z.strictObject({ url: agentUrl, token: stringInput, caCertificate: z.string().optional() }),
+      z.strictObject({ url: agentUrl, token: nonEmptyStringInput, caCertificate: z.string().optional() }),
     )
     .superRefine((agents, ctx) => {
       for (const node of Object.keys(agents)) {
@@ -255,9 +253,9 @@ const otherArgsSchema = z.strictObject({
     .optional(),
   cluster: z
     .strictObject({
-      kubeconfig: stringInput,
+      kubeconfig: nonEmptyStringInput,
       context: z.string().min(1).optional(),
-      serviceAccountName: stringInput,
+      serviceAccountName: nonEmptyStringInput,
     })
     .optional(),
 });

@@ -1,5 +1,6 @@
 import { posix } from "node:path";
 import * as k8s from "@pulumi/kubernetes";
+import type * as pulumi from "@pulumi/pulumi";
 import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
@@ -16,7 +17,7 @@ export interface OperatorPlacement {
   /** Name of its ServiceAccount, Role, ClusterRole, bindings and Deployment. */
   readonly name: string;
   /** The agent's image, the default. */
-  readonly agentImage: string;
+  readonly agentImage: pulumi.Input<string>;
   readonly imagePullPolicy: string;
 }
 
