@@ -84,7 +84,16 @@ describe("import graph of src/ and provider/", () => {
   test("the scanner sees the imports (a graph without edges would pass anything)", () => {
     const components = graph.get(path.join(REPO, "src/components/index.ts")) ?? [];
     expect(components).toContain(path.join(REPO, "src/components/node-set.ts"));
-    expect(cycles(new Map([["a", ["b"]], ["b", ["c"]], ["c", ["a"]], ["d", ["a"]]]))).toHaveLength(1);
+    expect(
+      cycles(
+        new Map([
+          ["a", ["b"]],
+          ["b", ["c"]],
+          ["c", ["a"]],
+          ["d", ["a"]],
+        ]),
+      ),
+    ).toHaveLength(1);
   });
 
   test("has no import circles", () => {
