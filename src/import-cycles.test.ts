@@ -17,7 +17,13 @@ const ROOTS = ["src", "provider"];
  * Circles known and owned elsewhere, each as its files in the order this test reports them
  * (starting at the alphabetically first file). Empty is the goal.
  */
-const KNOWN_CYCLES: ReadonlyArray<{ cycle: string; why: string }> = [];
+const KNOWN_CYCLES: ReadonlyArray<{ cycle: string; why: string }> = [
+  {
+    cycle:
+      "src/agent-client/agent-client.ts → src/agent-client/api-server.ts → src/agent-client/agent-client.ts",
+    why: "issue 13, helper issue-13a's part (one wire protocol for the agent API); remove this entry with that fix",
+  },
+];
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -96,11 +102,10 @@ describe("import graph of src/ and provider/", () => {
     ).toHaveLength(1);
   });
 
-  test("has no import circles", () => {
+  test("has no import circles (but the known ones, which must still be there: a fixed one leaves the list)", () => {
     const known = new Set(KNOWN_CYCLES.map((k) => k.cycle));
-    const circles = cycles(graph)
-      .map((cycle) => [...cycle, cycle[0]].join(" → "))
-      .filter((cycle) => !known.has(cycle));
-    expect(circles).toEqual([]);
+    const found = cycles(graph).map((cycle) => [...cycle, cycle[0]].join(" → "));
+    expect(found.filter((cycle) => !known.has(cycle))).toEqual([]);
+    expect([...known].filter((cycle) => !found.includes(cycle))).toEqual([]);
   });
 });
