@@ -1,5 +1,6 @@
 import type { NodeInventory } from "../inventory/types";
 import { OWNER_TAG } from "../inventory/types";
+import { optionValue, parseArgv } from "../planner/argv";
 import type { PlanAction } from "../planner/types";
 
 /**
@@ -129,7 +130,7 @@ export function decide(action: PlanAction, state: LvmState, wiped: ReadonlyMap<s
     }
     case "pvchange": {
       const device = devices[0] ?? refuse("names no device");
-      const tag = optionValue(action.argv, ["--addtag"]) ?? refuse("adds no tag");
+      const tag = optionValue(parseArgv(action.argv), "--addtag") ?? refuse("adds no tag");
       const pv = state.pvs.get(device) ?? refuse(`${device} is not a physical volume`);
       if (pv.tags.includes(tag)) return { run: false, skipped: `${device} already carries tag ${tag}` };
       return { run: true };
@@ -172,7 +173,7 @@ export function decide(action: PlanAction, state: LvmState, wiped: ReadonlyMap<s
       const attr = state.lvs.get(key);
       if (attr === undefined) return refuse(`thin pool ${key} does not exist`);
       if (!attr.startsWith("t")) return refuse(`${key} is not a thin pool (lv_attr ${attr})`);
-      const target = byteCount(optionValue(action.argv, ["--poolmetadatasize"]));
+      const target = byteCount(optionValue(parseArgv(action.argv), "--poolmetadatasize"));
       if (target === undefined) return refuse("expected --poolmetadatasize <bytes>b");
       const now = state.thinMetadata.get(key);
       if (now !== undefined && now >= target)
@@ -228,7 +229,7 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
       for (const d of devices) state.pvs.set(d, { used: 0, tags: [], ...state.pvs.get(d), vg: vg ?? "" });
       break;
     case "pvchange": {
-      const tag = optionValue(action.argv, ["--addtag"]);
+      const tag = optionValue(parseArgv(action.argv), "--addtag");
       const pv = devices[0] ? state.pvs.get(devices[0]) : undefined;
       if (pv && tag) state.pvs.set(devices[0]!, { ...pv, tags: [...pv.tags, tag] });
       break;
@@ -257,7 +258,7 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
     }
     case "lvextend-thinpool-metadata": {
       const key = logicalVolumeOf(action);
-      const target = byteCount(optionValue(action.argv, ["--poolmetadatasize"]));
+      const target = byteCount(optionValue(parseArgv(action.argv), "--poolmetadatasize"));
       if (key && target !== undefined) state.thinMetadata.set(key, target);
       break;
     }
@@ -298,81 +299,23 @@ export function devicesOf(action: PlanAction): string[] {
 
 /* ------------------------------------------------------------------------------ helpers ---- */
 
-/** Options of lvm tools that take a value (so that value is not mistaken for a positional argument). */
-const VALUE_OPTIONS = new Set([
-  "--interval",
-  "--addtag",
-  "--deltag",
-  "-s",
-  "--physicalextentsize",
-  "-l",
-  "--extents",
-  "-L",
-  "--size",
-  "-n",
-  "--name",
-  "--type",
-  "-c",
-  "--chunksize",
-  "--poolmetadatasize",
-  "--metadatasize",
-  "--dataalignment",
-  "-M",
-  "--metadatatype",
-  "--thinpool",
-  "-Z",
-  "--zero",
-  "-a",
-  "--activate",
-  "--alloc",
-  "--driverloaded",
-  "-W",
-  "--wipesignatures",
-  "--reportformat",
-  "--units",
-  "-o",
-  "--options",
-]);
-
 /** "8388608b" → 8388608; anything else (other units, no value) → undefined. */
 function byteCount(value: string | undefined): number | undefined {
   const m = value === undefined ? null : /^(\d+)b$/.exec(value);
   return m ? Number(m[1]) : undefined;
 }
 
-function positionals(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 1; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (word.startsWith("-")) {
-      if (VALUE_OPTIONS.has(word)) i++;
-      continue;
-    }
-    out.push(word);
-  }
-  return out;
-}
-
-function optionValue(argv: readonly string[], names: readonly string[]): string | undefined {
-  for (let i = 1; i < argv.length; i++) {
-    const word = argv[i]!;
-    if (names.includes(word)) return argv[i + 1];
-    for (const n of names)
-      if (n.startsWith("--") && word.startsWith(`${n}=`)) return word.slice(n.length + 1);
-  }
-  return undefined;
-}
-
 function volumeGroupOf(action: PlanAction): string | undefined {
   if (action.volumeGroup) return action.volumeGroup;
-  const first = positionals(action.argv).find((p) => !p.startsWith("/dev/"));
+  const first = parseArgv(action.argv).positionals.find((p) => !p.startsWith("/dev/"));
   return first?.split("/")[0];
 }
 
 /** "vg/lv" of a thin pool step: from --thinpool / -n / --name, else a "vg/lv" positional. */
 function logicalVolumeOf(action: PlanAction): string | undefined {
-  const slash = positionals(action.argv).find((p) => !p.startsWith("/dev/") && p.includes("/"));
-  const named = optionValue(action.argv, ["--thinpool", "-n", "--name"]);
+  const parsed = parseArgv(action.argv);
+  const slash = parsed.positionals.find((p) => !p.startsWith("/dev/") && p.includes("/"));
+  const named = optionValue(parsed, "--thinpool", "-n", "--name");
   if (named?.includes("/")) return named;
   const vg = volumeGroupOf(action);
   if (named && vg) return `${vg}/${named}`;

@@ -14,6 +14,13 @@ export interface DeviceClassArgs {
   readonly deviceClass: DeviceClassSpec;
   /** Labels added to the StorageClass and VolumeSnapshotClass. @default {} @example { team: "platform" } */
   readonly labels?: Record<string, string>;
+  /**
+   * Mark its StorageClass as the cluster's default (annotation
+   * `storageclass.kubernetes.io/is-default-class: "true"`), as LVMS does for its default device class:
+   * claims without a storageClassName get it. Keep it to one class of the cluster.
+   * @default false
+   */
+  readonly clusterDefault?: boolean;
 }
 
 /**
@@ -35,7 +42,7 @@ export class DeviceClass extends pulumi.ComponentResource {
     super(DEVICE_CLASS_TYPE, name, {}, opts);
     const childOpts = { parent: this, dependsOn: opts?.dependsOn };
 
-    const storageClass = storageClassManifest(spec, args.labels ?? {});
+    const storageClass = storageClassManifest(spec, args.labels ?? {}, args.clusterDefault ?? false);
     if (storageClass) {
       // A StorageClass's provisioner, parameters, reclaimPolicy and volumeBindingMode cannot be
       // changed in place; changing one replaces it, deleting first because the name stays the same.
@@ -63,6 +70,8 @@ export class DeviceClass extends pulumi.ComponentResource {
 
 export const DEVICE_CLASS_TYPE = "pulumi-lvm:index:DeviceClass";
 export const TOPOLVM_PROVISIONER = "topolvm.io";
+/** Kubernetes' mark of the default StorageClass. */
+export const DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class";
 export const STORAGE_CLASS_IMMUTABLE_FIELDS = [
   "provisioner",
   "parameters",
@@ -70,20 +79,45 @@ export const STORAGE_CLASS_IMMUTABLE_FIELDS = [
   "volumeBindingMode",
 ] as const;
 
-const argsSchema = z.strictObject({ deviceClass: deviceClassSchema, labels: labels.optional() });
+const argsSchema = z.strictObject({
+  deviceClass: deviceClassSchema,
+  labels: labels.optional(),
+  clusterDefault: z.boolean().optional(),
+});
 
 function validate(name: string, args: DeviceClassArgs): ApiDeviceClass {
-  throwIfInvalid("DeviceClass", name, argsProblems(argsSchema, args));
+  const problems = argsProblems(argsSchema, args);
+  if (
+    !problems.length &&
+    args.clusterDefault &&
+    classObjectName(
+      args.deviceClass as ApiDeviceClass,
+      args.deviceClass.storageClass as ApiDeviceClass["storageClass"],
+    ) === undefined
+  )
+    problems.push({
+      path: "args.clusterDefault",
+      message: "is true, but the class creates no StorageClass (storageClass.creationPolicy Never)",
+    });
+  throwIfInvalid("DeviceClass", name, problems);
   return args.deviceClass as ApiDeviceClass;
 }
 
 /** The StorageClass for a device class, or undefined when its creationPolicy is Never. */
-export function storageClassManifest(dc: ApiDeviceClass, extraLabels: Record<string, string>) {
+export function storageClassManifest(
+  dc: ApiDeviceClass,
+  extraLabels: Record<string, string>,
+  clusterDefault = false,
+) {
   const name = classObjectName(dc, dc.storageClass);
   if (name === undefined) return undefined;
   const settings = dc.storageClass ?? {};
   return {
-    metadata: { name, labels: classLabels(dc, extraLabels) },
+    metadata: {
+      name,
+      labels: classLabels(dc, extraLabels),
+      ...(clusterDefault ? { annotations: { [DEFAULT_CLASS_ANNOTATION]: "true" } } : {}),
+    },
     provisioner: TOPOLVM_PROVISIONER,
     parameters: {
       ...settings.additionalParameters,

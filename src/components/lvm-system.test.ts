@@ -417,6 +417,17 @@ describe("LvmSystem", () => {
     });
   });
 
+  test("agentImage may be an Output (an image built in the same program): the agent and the operator run it", async () => {
+    const built = pulumi.output(Promise.resolve("registry.example.com/pulumi-lvm@sha256:abc"));
+    const recorded = await runProgram(() => new LvmSystem("lvm", args({ agentImage: built })));
+    expect(find(recorded, DS, "lvm-agent").inputs.spec.template.spec.containers[0].image).toBe(
+      "registry.example.com/pulumi-lvm@sha256:abc",
+    );
+    expect(find(recorded, DEPLOYMENT, "lvm-operator").inputs.spec.template.spec.containers[0].image).toBe(
+      "registry.example.com/pulumi-lvm@sha256:abc",
+    );
+  });
+
   test("without agentImage: the agent and the operator run the image this version builds (npm run image)", async () => {
     const { version } = JSON.parse(readFileSync(join(__dirname, "../../package.json"), "utf8"));
     const { agentImage: _omitted, ...rest } = args();
@@ -748,6 +759,19 @@ describe("LvmSystem", () => {
         'LvmSystem "lvm" cannot read its CustomResourceDefinitions: /nonexistent/crds does not exist: the CRDs are generated there by `npm run generate` (or pass crdDirectory)',
       );
       expect(registered).toBe(0);
+    });
+
+    test("the CRD loader's error is the cause of LvmSystem's, not only its text", () => {
+      let error: Error | undefined;
+      try {
+        new LvmSystem("lvm", args({ crdDirectory: "/nonexistent/crds" }));
+      } catch (e) {
+        error = e as Error;
+      }
+      expect(error?.cause).toBeInstanceOf(Error);
+      expect((error?.cause as Error).message).toBe(
+        "/nonexistent/crds does not exist: the CRDs are generated there by `npm run generate` (or pass crdDirectory)",
+      );
     });
 
     test("an empty CRD directory fails clearly", async () => {

@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   checkLVMNodeSetSpec,
+  classObjectName,
   dnsSubdomainProblem,
   GROUP_VERSION,
   type LVMNodeSetSpec,
@@ -13,8 +14,17 @@ import { DeviceClass } from "./device-class";
 import { DEFAULT_NAMESPACE, type LvmSystem } from "./lvm-system";
 import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
 import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
-import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+import {
+  argsProblems,
+  labels,
+  namespaceName,
+  nonEmptyStringInput,
+  objectName,
+  throwIfInvalid,
+} from "./validate-args";
 import { VolumeGroup } from "./volume-group";
+import { withDependencies } from "./depends-on";
+import { recordNodeSet } from "./peer-facts";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
 export interface AgentEndpoint {
@@ -58,6 +68,13 @@ export interface NodeSetArgs {
   readonly namespace?: string;
   /** Labels of the LVMNodeSet, StorageClasses and VolumeSnapshotClasses. @default {} @example { team: "platform" } */
   readonly labels?: Record<string, string>;
+  /**
+   * Mark the StorageClass of the template's default device class (`default: true`) as the cluster's
+   * default StorageClass (`storageclass.kubernetes.io/is-default-class`), as LVMS does. Refused when
+   * no class is the default or it creates no StorageClass. Keep it to one node set of the cluster.
+   * @default false
+   */
+  readonly defaultStorageClass?: boolean;
   /**
    * Which nodes get the template (core/v1 NodeSelector).
    * @default every node
@@ -124,8 +141,10 @@ export class NodeSet extends pulumi.ComponentResource {
   constructor(name: string, args: NodeSetArgs, opts?: NodeSetOptions) {
     const { system, ...resourceOpts } = opts ?? {};
     const { spec, nodeSetName, namespace } = validate(name, args, system && servedNodeSetsOf(system));
-    const dependsOn = withDependency(resourceOpts.dependsOn, system);
+    const dependsOn = system ? withDependencies(resourceOpts.dependsOn, [system]) : resourceOpts.dependsOn;
     super(NODE_SET_TYPE, name, {}, { ...resourceOpts, ...(dependsOn ? { dependsOn } : {}) });
+    // For the Topolvm given this node set.
+    recordNodeSet(this, { name, nodeSetName, namespace, spec, ...(system ? { system } : {}) });
     const childOpts = { parent: this, dependsOn };
 
     new k8s.apiextensions.CustomResource(
@@ -153,7 +172,11 @@ export class NodeSet extends pulumi.ComponentResource {
       // change its URN (that would create the same-named StorageClass before deleting the old one).
       const deviceClass = new DeviceClass(
         `${name}-${dc.name}`,
-        { deviceClass: dc, labels: args.labels ?? {} },
+        {
+          deviceClass: dc,
+          labels: args.labels ?? {},
+          ...(args.defaultStorageClass && dc.default ? { clusterDefault: true } : {}),
+        },
         childOpts,
       );
       if (deviceClass.storageClassName) storageClassNames[dc.name] = deviceClass.storageClassName;
@@ -209,24 +232,16 @@ const agentUrl = z.string().superRefine((url, ctx) => {
     });
 });
 
-/** A non-empty string, or an Output or Promise of one (checked when it resolves, by the provider). */
-const stringInput = z.custom<pulumi.Input<string>>(
-  (value) =>
-    pulumi.Output.isInstance(value) ||
-    value instanceof Promise ||
-    (typeof value === "string" && value.length > 0),
-  { error: "must be a non-empty string or an Output of one" },
-);
-
 /** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
 const otherArgsSchema = z.strictObject({
   nodeSetName: objectName.optional(),
   namespace: namespaceName.optional(),
   labels: labels.optional(),
+  defaultStorageClass: z.boolean().optional(),
   agents: z
     .record(
       z.string(),
-      z.strictObject({ url: agentUrl, token: stringInput, caCertificate: z.string().optional() }),
+      z.strictObject({ url: agentUrl, token: nonEmptyStringInput, caCertificate: z.string().optional() }),
     )
     .superRefine((agents, ctx) => {
       for (const node of Object.keys(agents)) {
@@ -238,9 +253,9 @@ const otherArgsSchema = z.strictObject({
     .optional(),
   cluster: z
     .strictObject({
-      kubeconfig: stringInput,
+      kubeconfig: nonEmptyStringInput,
       context: z.string().min(1).optional(),
-      serviceAccountName: stringInput,
+      serviceAccountName: nonEmptyStringInput,
     })
     .optional(),
 });
@@ -254,12 +269,20 @@ function validate(
     nodeSetName,
     namespace,
     labels: nodeSetLabels,
+    defaultStorageClass,
     agents,
     cluster,
     ...spec
   } = args ?? ({} as NodeSetArgs);
   const problems: ValidationProblem[] = [
-    ...argsProblems(otherArgsSchema, { nodeSetName, namespace, labels: nodeSetLabels, agents, cluster }),
+    ...argsProblems(otherArgsSchema, {
+      nodeSetName,
+      namespace,
+      labels: nodeSetLabels,
+      defaultStorageClass,
+      agents,
+      cluster,
+    }),
     ...defaultNameProblems(name, nodeSetName),
   ];
   if (agents && cluster)
@@ -269,6 +292,7 @@ function validate(
     });
   const checked = checkLVMNodeSetSpec(spec, ["args"]);
   if (!checked.ok) problems.push(...checked.problems);
+  else if (defaultStorageClass) problems.push(...defaultClassProblems(checked.value));
   else if (served) problems.push(...servedProblems(served, nodeSetName ?? name, nodeSetName, checked.value));
   throwIfInvalid("NodeSet", name, problems);
   return {
@@ -276,6 +300,26 @@ function validate(
     nodeSetName: nodeSetName ?? name,
     namespace: namespace ?? DEFAULT_NAMESPACE,
   };
+}
+
+/** defaultStorageClass needs a default device class that creates its StorageClass. */
+function defaultClassProblems(spec: LVMNodeSetSpec): ValidationProblem[] {
+  const dc = (spec.template.deviceClasses ?? []).find((c) => c.default);
+  if (!dc)
+    return [
+      {
+        path: "args.defaultStorageClass",
+        message: "is true, but no device class of the template is the default",
+      },
+    ];
+  if (classObjectName(dc, dc.storageClass) === undefined)
+    return [
+      {
+        path: "args.defaultStorageClass",
+        message: `is true, but the default device class "${dc.name}" creates no StorageClass (storageClass.creationPolicy Never)`,
+      },
+    ];
+  return [];
 }
 
 function defaultNameProblems(name: string, nodeSetName: string | undefined): ValidationProblem[] {
@@ -289,19 +333,4 @@ function defaultNameProblems(name: string, nodeSetName: string | undefined): Val
         },
       ]
     : [];
-}
-
-/** The system as one more dependency; an Output or Promise of resources is resolved first. */
-function withDependency(
-  dependsOn: pulumi.ResourceOptions["dependsOn"],
-  system: LvmSystem | undefined,
-): pulumi.ResourceOptions["dependsOn"] {
-  if (!system) return dependsOn;
-  if (dependsOn === undefined) return [system];
-  if (Array.isArray(dependsOn)) return dependsOn.includes(system) ? dependsOn : [...dependsOn, system];
-  if (pulumi.Resource.isInstance(dependsOn)) return dependsOn === system ? [system] : [dependsOn, system];
-  // pulumi.output leaves resources as they are.
-  return pulumi
-    .output(dependsOn as pulumi.Input<pulumi.Resource | pulumi.Resource[]>)
-    .apply((resolved) => [...[resolved].flat(), system]) as pulumi.Output<pulumi.Resource[]>;
 }

@@ -1,26 +1,14 @@
 import { posix } from "node:path";
+import * as k8s from "@pulumi/kubernetes";
+import type * as pulumi from "@pulumi/pulumi";
 import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
-import type { ResourceRequirements } from "./lvm-system";
+import type { WorkloadContext } from "./agent-workload";
+import type { OperatorSettings } from "./lvm-system-args";
+import { roleBinding, roleBindingBody } from "./system-rbac";
 
-/** The operator (docs/operator.md), as LvmSystem deploys it. */
-export interface OperatorSettings {
-  /**
-   * Deploy the operator. Without it nothing turns LVMNodeSets into LVMNodes or applies them, and only
-   * NodeSets with `agents` or `cluster` (Pulumi applying through the agents) change disks.
-   * @default true
-   */
-  readonly enabled?: boolean;
-  /** Its image. @default the agent's image (one `pulumi-lvm` binary with both subcommands) */
-  readonly image?: string;
-  /** How the image starts the operator. @default ["pulumi-lvm", "operator"] */
-  readonly command?: string[];
-  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
-  readonly args?: string[];
-  /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
-  readonly resources?: ResourceRequirements;
-}
+export type { OperatorSettings } from "./lvm-system-args";
 
 /** What operatorDeployment needs to know about the system it runs in. */
 export interface OperatorPlacement {
@@ -29,8 +17,51 @@ export interface OperatorPlacement {
   /** Name of its ServiceAccount, Role, ClusterRole, bindings and Deployment. */
   readonly name: string;
   /** The agent's image, the default. */
-  readonly agentImage: string;
+  readonly agentImage: pulumi.Input<string>;
   readonly imagePullPolicy: string;
+}
+
+/**
+ * The operator's ServiceAccount, its Role and RoleBinding in the namespace (operatorRules nodeSets
+ * and agentPods), its ClusterRole and binding (clusterWide), and its Deployment.
+ */
+export function operatorWorkload(
+  at: OperatorPlacement,
+  args: OperatorSettings | undefined,
+  ctx: WorkloadContext,
+) {
+  const { parent, namespace: ns } = ctx;
+  const inNamespace = { parent, dependsOn: [ns] };
+  const rules = operatorRules();
+  const serviceAccount = new k8s.core.v1.ServiceAccount(
+    at.name,
+    { metadata: { name: at.name, namespace: at.namespace } },
+    inNamespace,
+  );
+  const role = new k8s.rbac.v1.Role(
+    at.name,
+    { metadata: { name: at.name, namespace: at.namespace }, rules: [...rules.nodeSets, ...rules.agentPods] },
+    inNamespace,
+  );
+  new k8s.rbac.v1.RoleBinding(at.name, roleBinding(at.name, at.namespace, "Role", at.name), {
+    parent,
+    dependsOn: [ns, role, serviceAccount],
+  });
+  const clusterRole = new k8s.rbac.v1.ClusterRole(
+    at.name,
+    { metadata: { name: at.name }, rules: rules.clusterWide },
+    { parent },
+  );
+  new k8s.rbac.v1.ClusterRoleBinding(
+    at.name,
+    { metadata: { name: at.name }, ...roleBindingBody(at.name, at.namespace, "ClusterRole", at.name) },
+    { parent, dependsOn: [clusterRole, serviceAccount] },
+  );
+  const deployment = new k8s.apps.v1.Deployment(at.name, operatorDeployment(at, args), {
+    parent,
+    dependsOn: [ns, serviceAccount, ...ctx.crds],
+  });
+  return { deployment };
 }
 
 /** Port of /healthz, /readyz and /metrics (the operator's --listen). */

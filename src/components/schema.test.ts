@@ -30,6 +30,7 @@ describe("Pulumi schema inference", () => {
       "nodeSetName",
       "namespace",
       "labels",
+      "defaultStorageClass",
       "nodeSelector",
       "template",
       "agents",
@@ -50,7 +51,9 @@ describe("Pulumi schema inference", () => {
       $ref: "#/types/pulumi-lvm:index:NodeSetTemplate",
       plain: true,
     });
-    expect(result.components.LvmSystem!.inputs.agentImage).toMatchObject({ type: "string", plain: true });
+    // An Input since agentImage may be a built image's Output (issue #13): no longer plain.
+    expect(result.components.LvmSystem!.inputs.agentImage).toMatchObject({ type: "string" });
+    expect(result.components.LvmSystem!.inputs.agentImage!.plain).toBeUndefined();
     expect(result.components.LvmSystem!.inputs.topolvm).toMatchObject({
       $ref: "#/types/pulumi-lvm:index:TopolvmSettings",
       optional: true,

@@ -108,6 +108,9 @@ export const topolvmArgsSchema = z.strictObject({
   values: z.record(z.string(), z.unknown()).optional(),
 });
 
+/** The Topolvm component's args: the same chart settings, without node sets (it is given the NodeSets). */
+export const topolvmReleaseArgsSchema = topolvmArgsSchema.omit({ nodeSets: true, deviceClasses: true });
+
 const plannedArgs = topolvmArgsSchema.pick({ nodeSets: true, values: true });
 const chartSourceArgs = topolvmArgsSchema.pick({ chartVersion: true, repository: true, chartPath: true });
 

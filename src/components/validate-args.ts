@@ -1,3 +1,4 @@
+import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import {
   dnsLabelProblem,
@@ -53,3 +54,12 @@ export const labels = z.record(z.string(), z.string()).superRefine((map, ctx) =>
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
+
+/** A non-empty string, or an Output or Promise of one (checked when it resolves, where it is used). */
+export const nonEmptyStringInput = z.custom<pulumi.Input<string>>(
+  (value) =>
+    pulumi.Output.isInstance(value) ||
+    value instanceof Promise ||
+    (typeof value === "string" && value.length > 0),
+  { error: "must be a non-empty string or an Output of one" },
+);

@@ -2,7 +2,10 @@ import {
   lvchangeDeactivateArgv,
   lvcreateThinPoolArgv,
   lvextendThinPoolArgv,
+  lvextendThinPoolMetadataArgv,
   lvremoveArgv,
+  optionValue,
+  parseArgv,
   pvchangeAddTagArgv,
   pvcreateArgv,
   pvmoveArgv,
@@ -66,4 +69,57 @@ test.each<[string, string[], string]>([
   expect(argv.join(" ")).toBe(command);
   expect(argv).not.toContain("--yes");
   expect(argv).not.toContain("-ff");
+});
+
+/** What the agent's checks and the simulator read back from each builder's argv: one reader for both. */
+test.each<[string, string[], string[], Record<string, string | true>]>([
+  ["wipefs", wipefsArgv("/dev/sdb"), ["/dev/sdb"], { "--all": true }],
+  [
+    "vgcreate",
+    vgcreateArgv("vg-data", ["/dev/sdb", "/dev/sdc"]),
+    ["vg-data", "/dev/sdb", "/dev/sdc"],
+    { "--addtag": "pulumi-lvm" },
+  ],
+  [
+    "pvchange",
+    pvchangeAddTagArgv("pulumi-lvm-disk:abc", "/dev/sdb"),
+    ["/dev/sdb"],
+    { "--addtag": "pulumi-lvm-disk:abc" },
+  ],
+  ["pvmove", pvmoveArgv("/dev/sdb", ["/dev/sdc"]), ["/dev/sdb", "/dev/sdc"], { "--interval": "1" }],
+  [
+    "lvcreate thin pool",
+    lvcreateThinPoolArgv({ vg: "vg", pool: "pool0", extents: "90%VG", chunkSizeBytes: 65536 }),
+    ["vg"],
+    {
+      "--type": "thin-pool",
+      "--name": "pool0",
+      "--extents": "90%VG",
+      "--chunksize": "64k",
+      "--zero": "y",
+      "--addtag": "pulumi-lvm",
+    },
+  ],
+  ["lvextend", lvextendThinPoolArgv("vg", "pool0", "+100%FREE"), ["vg/pool0"], { "--extents": "+100%FREE" }],
+  [
+    "lvextend metadata",
+    lvextendThinPoolMetadataArgv("vg", "pool0", 8388608),
+    ["vg/pool0"],
+    { "--poolmetadatasize": "8388608b" },
+  ],
+  ["vgremove --force", vgremoveArgv("vg", true), ["vg"], { "--force": true }],
+])("parseArgv: %s", (_name, argv, positionals, options) => {
+  const parsed = parseArgv(argv);
+  expect(parsed.command).toBe(argv[0]);
+  expect(parsed.positionals).toEqual(positionals);
+  expect(Object.fromEntries(parsed.options)).toEqual(options);
+});
+
+test("parseArgv: --name=value, a value option without its value, the first of repeated options", () => {
+  const parsed = parseArgv(["lvcreate", "--name=pool0", "--addtag", "a", "--addtag", "b", "vg", "--extents"]);
+  expect(parsed.positionals).toEqual(["vg"]);
+  expect(optionValue(parsed, "-n", "--name")).toBe("pool0");
+  expect(optionValue(parsed, "--addtag")).toBe("a");
+  expect(optionValue(parsed, "--extents")).toBeUndefined();
+  expect(optionValue(parseArgv(["vgremove", "--force", "vg"]), "--force")).toBeUndefined();
 });

@@ -106,3 +106,85 @@ export function lvremoveArgv(vg: string, lv: string): string[] {
 export function vgremoveArgv(vg: string, force = false): string[] {
   return force ? ["vgremove", "--force", vg] : ["vgremove", vg];
 }
+
+/* ------------------------------------------------------------------------ reading back ---- */
+
+/**
+ * An lvm argv read back: the agent checks each step against the node's state from its argv (the
+ * hashed truth it will execute, not the action's descriptive fields), and the simulator replays
+ * plans from it. One reader for both, for every argv the builders above write.
+ */
+export interface ParsedArgv {
+  /** argv[0]. @example "vgcreate" */
+  readonly command: string;
+  /** The words that are neither options nor their values, in order. @example ["vg-data", "/dev/vdb"] */
+  readonly positionals: readonly string[];
+  /** Option → its value (true for a flag), as written ("-n" and "--name" stay apart); the first wins. */
+  readonly options: ReadonlyMap<string, string | true>;
+}
+
+/** Options of lvm tools (and wipefs) that take a value, so that value is not taken for a positional. */
+const VALUE_OPTIONS = new Set([
+  "--interval",
+  "--addtag",
+  "--deltag",
+  "-s",
+  "--physicalextentsize",
+  "-l",
+  "--extents",
+  "-L",
+  "--size",
+  "-n",
+  "--name",
+  "--type",
+  "-c",
+  "--chunksize",
+  "--poolmetadatasize",
+  "--metadatasize",
+  "--dataalignment",
+  "-M",
+  "--metadatatype",
+  "--thinpool",
+  "-Z",
+  "--zero",
+  "-a",
+  "--activate",
+  "--alloc",
+  "--driverloaded",
+  "-W",
+  "--wipesignatures",
+  "--reportformat",
+  "--units",
+  "-o",
+  "--options",
+]);
+
+export function parseArgv(argv: readonly string[]): ParsedArgv {
+  const positionals: string[] = [];
+  const options = new Map<string, string | true>();
+  const set = (name: string, value: string | true) => {
+    if (!options.has(name)) options.set(name, value);
+  };
+  for (let i = 1; i < argv.length; i++) {
+    const word = argv[i]!;
+    if (!word.startsWith("-")) positionals.push(word);
+    else if (word.startsWith("--") && word.includes("=")) {
+      const at = word.indexOf("=");
+      set(word.slice(0, at), word.slice(at + 1));
+    } else if (VALUE_OPTIONS.has(word)) {
+      // A value option at the end has no value: as absent as lvm would find it.
+      if (i + 1 < argv.length) set(word, argv[i + 1]!);
+      i++;
+    } else set(word, true);
+  }
+  return { command: argv[0] ?? "", positionals, options };
+}
+
+/** The value of the first of `names` the argv gives a value (a flag has none). */
+export function optionValue(parsed: ParsedArgv, ...names: string[]): string | undefined {
+  for (const name of names) {
+    const value = parsed.options.get(name);
+    if (typeof value === "string") return value;
+  }
+  return undefined;
+}

@@ -5,6 +5,7 @@ import type {
   PhysicalVolume,
   VolumeGroupInfo,
 } from "../inventory/types";
+import { optionValue, parseArgv, type ParsedArgv } from "./argv";
 import { estimateThinMetadataBytes, percentOfExtents } from "./thin";
 import type { NodePlan, PlanAction } from "./types";
 import { DEFAULT_EXTENT_SIZE, estimatedPvExtents } from "./volume-group";
@@ -54,17 +55,18 @@ class State {
     const fail = (message: string): never => {
       throw new SimulationError(a, message);
     };
-    const args = a.argv;
+    const argv = parseArgv(a.argv);
+    const [first, second] = argv.positionals;
     switch (a.op) {
       case "wipefs": {
-        const d = this.device(args[2]!, fail);
+        const d = this.device(first!, fail);
         if (this.pvOn(d)?.vgName) fail(`${d.path} is a physical volume of ${this.pvOn(d)!.vgName}`);
         d.signatures = [];
         this.pvs = this.pvs.filter((pv) => pv !== this.pvOn(d));
         return;
       }
       case "pvcreate": {
-        const d = this.device(args[1]!, fail);
+        const d = this.device(first!, fail);
         if (d.signatures.length)
           fail(`${d.path} has signatures ${d.signatures.map((x) => x.type).join(", ")}: pvcreate would ask`);
         if (this.pvOn(d)) fail(`${d.path} is already a physical volume`);
@@ -80,7 +82,8 @@ class State {
         return;
       }
       case "vgcreate": {
-        const [, , tag, name, ...paths] = args;
+        const tag = optionValue(argv, "--addtag");
+        const [name, ...paths] = argv.positionals;
         if (this.vgs.some((vg) => vg.name === name)) fail(`volume group ${name} exists`);
         const vg: Mutable<VolumeGroupInfo> = {
           name: name!,
@@ -90,23 +93,25 @@ class State {
           extentSize: DEFAULT_EXTENT_SIZE,
           extentCount: 0,
           freeExtentCount: 0,
-          tags: [tag!],
+          tags: tag ? [tag] : [],
         };
         this.vgs.push(vg);
         for (const p of paths) this.join(vg, p, fail);
         return;
       }
       case "vgextend":
-        return this.join(this.vg(args[1]!, fail), args[2]!, fail);
+        return this.join(this.vg(first!, fail), second!, fail);
       case "pvchange": {
-        const pv = this.pvOn(this.device(args[3]!, fail)) ?? fail("not a physical volume");
+        const tag = optionValue(argv, "--addtag") ?? fail("expected pvchange --addtag <tag> <device>");
+        const pv = this.pvOn(this.device(first!, fail)) ?? fail("not a physical volume");
         if (!pv.vgName) fail("Can't change tag on Physical Volume not in volume group");
-        if (!pv.tags.includes(args[2]!)) pv.tags = [...pv.tags, args[2]!];
+        if (!pv.tags.includes(tag)) pv.tags = [...pv.tags, tag];
         return;
       }
       case "pvmove": {
-        const [, interval, , from, ...to] = args;
-        if (interval !== "--interval") fail("expected pvmove --interval <seconds> <source> <destinations>");
+        const [from, ...to] = argv.positionals;
+        if (optionValue(argv, "--interval") === undefined)
+          fail("expected pvmove --interval <seconds> <source> <destinations>");
         const source = this.pvOn(this.device(from!, fail)) ?? fail("source is not a physical volume");
         const vg = this.vg(source.vgName, fail);
         let moving = Math.round((source.size - source.free) / vg.extentSize);
@@ -122,8 +127,8 @@ class State {
         return;
       }
       case "vgreduce": {
-        const vg = this.vg(args[1]!, fail);
-        const pv = this.pvOn(this.device(args[2]!, fail)) ?? fail("not a physical volume");
+        const vg = this.vg(first!, fail);
+        const pv = this.pvOn(this.device(second!, fail)) ?? fail("not a physical volume");
         if (pv.vgName !== vg.name) fail(`not in ${vg.name}`);
         if (pv.free !== pv.size) fail("Physical volume is still in use");
         if (this.pvs.filter((x) => x.vgName === vg.name).length === 1)
@@ -134,7 +139,7 @@ class State {
         return;
       }
       case "pvremove": {
-        const d = this.device(args[1]!, fail);
+        const d = this.device(first!, fail);
         const pv = this.pvOn(d) ?? fail("not a physical volume");
         if (pv.vgName) fail(`is in volume group ${pv.vgName}`);
         this.pvs = this.pvs.filter((x) => x !== pv);
@@ -142,14 +147,15 @@ class State {
         return;
       }
       case "lvcreate-thinpool":
-        return this.createPool(args, fail);
+        return this.createPool(argv, fail);
       case "lvextend-thinpool": {
-        const [vgName, name] = args[3]!.split("/");
+        const [vgName, name] = first!.split("/");
         const vg = this.vg(vgName!, fail);
         const lv =
           this.lvs.find((l) => l.vgName === vgName && l.name === name) ?? fail("no such logical volume");
         const current = Math.floor(lv.size / vg.extentSize);
-        const spec = args[2]!;
+        const spec =
+          optionValue(argv, "--extents") ?? fail("expected lvextend --extents <extents> <vg>/<pool>");
         const target =
           spec === "+100%FREE"
             ? current + vg.freeExtentCount
@@ -163,10 +169,9 @@ class State {
         return;
       }
       case "lvextend-thinpool-metadata": {
-        const [, opt, size, target] = args;
-        if (opt !== "--poolmetadatasize" || !size?.endsWith("b"))
-          fail("expected lvextend --poolmetadatasize <bytes>b <vg>/<pool>");
-        const [vgName, name] = target!.split("/");
+        const size = optionValue(argv, "--poolmetadatasize");
+        if (!size?.endsWith("b")) fail("expected lvextend --poolmetadatasize <bytes>b <vg>/<pool>");
+        const [vgName, name] = first!.split("/");
         const vg = this.vg(vgName!, fail);
         const lv =
           this.lvs.find((l) => l.vgName === vgName && l.name === name && !l.hidden) ??
@@ -186,7 +191,7 @@ class State {
         return;
       }
       case "lvchange-deactivate": {
-        const [vgName, name] = args[3]!.split("/");
+        const [vgName, name] = first!.split("/");
         const lv =
           this.lvs.find((l) => l.vgName === vgName && l.name === name) ?? fail("no such logical volume");
         if (this.lvs.some((l) => l.poolLv === name && l.vgName === vgName && l.attr[4] === "a"))
@@ -195,7 +200,7 @@ class State {
         return;
       }
       case "lvremove-thinpool": {
-        const [vgName, name] = args[1]!.split("/");
+        const [vgName, name] = first!.split("/");
         const vg = this.vg(vgName!, fail);
         const lv =
           this.lvs.find((l) => l.vgName === vgName && l.name === name) ?? fail("no such logical volume");
@@ -215,8 +220,8 @@ class State {
         return;
       }
       case "vgremove": {
-        const force = args[1] === "--force";
-        const vg = this.vg(args[force ? 2 : 1]!, fail);
+        const force = argv.options.has("--force");
+        const vg = this.vg(first!, fail);
         if (!force && this.lvs.some((l) => l.vgName === vg.name && !l.hidden && l.name !== "lvol0_pmspare"))
           fail(
             `Do you really want to remove volume group "${vg.name}" containing logical volumes? (answered no)`,
@@ -232,12 +237,9 @@ class State {
     }
   }
 
-  private createPool(args: readonly string[], fail: (m: string) => never): void {
-    const opt = (name: string) => {
-      const i = args.indexOf(name);
-      return i >= 0 ? args[i + 1] : undefined;
-    };
-    const vg = this.vg(args[args.length - 1]!, fail);
+  private createPool(argv: ParsedArgv, fail: (m: string) => never): void {
+    const opt = (name: string) => optionValue(argv, name);
+    const vg = this.vg(argv.positionals[argv.positionals.length - 1]!, fail);
     const name = opt("--name")!;
     if (this.lvs.some((l) => l.vgName === vg.name && l.name === name))
       fail(`Logical volume ${name} already exists`);

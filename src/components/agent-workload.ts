@@ -1,0 +1,154 @@
+import * as k8s from "@pulumi/kubernetes";
+import type * as pulumi from "@pulumi/pulumi";
+import { DEFAULT_IMAGE } from "../version";
+import type { LvmSystemArgs } from "./lvm-system-args";
+import { roleBindingBody } from "./system-rbac";
+import type { SystemPlan } from "./system-plan";
+
+/*
+ * The node agent as LvmSystem deploys it: its service account, its delegated-auth binding, and the
+ * privileged DaemonSet that runs lvm on every storage node.
+ */
+
+export const DEFAULT_AGENT_PORT = 8080;
+/** The agent's state (operation journal) survives pod restarts here, so an interrupted apply resumes. */
+export const AGENT_STATE_DIR = "/var/lib/pulumi-lvm";
+const TLS_DIR = "/etc/pulumi-lvm/tls";
+/** lvm runs in the host's namespaces (its /etc/lvm, lock files and udev), entered through PID 1. */
+export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net --pid --";
+
+/** Where the agent's objects go and what they wait for. */
+export interface WorkloadContext {
+  readonly parent: pulumi.Resource;
+  readonly namespace: k8s.core.v1.Namespace;
+  readonly crds: readonly pulumi.Resource[];
+}
+
+/** The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet. */
+export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: WorkloadContext) {
+  const { parent, namespace: ns } = at;
+  const serviceAccount = new k8s.core.v1.ServiceAccount(
+    plan.agent,
+    { metadata: { name: plan.agent, namespace: plan.namespace } },
+    { parent, dependsOn: [ns] },
+  );
+  // TokenReview and SubjectAccessReview create, for delegated authentication and authorization of
+  // callers (as the kubelet does): exactly the built-in system:auth-delegator ClusterRole.
+  new k8s.rbac.v1.ClusterRoleBinding(
+    `${plan.agent}-auth-delegator`,
+    {
+      metadata: { name: `${plan.agent}-auth-delegator` },
+      ...roleBindingBody(plan.agent, plan.namespace, "ClusterRole", "system:auth-delegator"),
+    },
+    { parent, dependsOn: [serviceAccount] },
+  );
+  const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
+    parent,
+    dependsOn: [ns, serviceAccount, ...at.crds],
+  });
+  return { serviceAccount, daemonSet };
+}
+
+/** The agent DaemonSet. */
+export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
+  const port = args.agentPort ?? DEFAULT_AGENT_PORT;
+  const hostPath = (name: string, path: string, type: string) => ({ name, hostPath: { path, type } });
+  const tls = args.agentTlsSecretName;
+  return {
+    metadata: { name: plan.agent, namespace: plan.namespace, labels: plan.selectorLabels },
+    spec: {
+      selector: { matchLabels: plan.selectorLabels },
+      updateStrategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 1 } },
+      template: {
+        metadata: { labels: plan.selectorLabels },
+        spec: {
+          serviceAccountName: plan.agent,
+          // lvm must run in the host's namespaces (its /etc/lvm, udev, lock files): the agent runs it
+          // through HOST_COMMAND_PREFIX (nsenter --target 1), which needs the host's PID 1 visible.
+          hostPID: true,
+          nodeSelector: args.nodeSelector ?? { "kubernetes.io/os": "linux" },
+          tolerations: args.tolerations ?? [],
+          ...(args.priorityClassName ? { priorityClassName: args.priorityClassName } : {}),
+          // A stopping agent finishes the step it is in (an lvm command is not interrupted).
+          terminationGracePeriodSeconds: 120,
+          containers: [
+            {
+              name: "agent",
+              image: args.agentImage ?? DEFAULT_IMAGE,
+              imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
+              command: args.agentCommand ?? ["pulumi-lvm", "agent"],
+              args: agentFlags(plan, args),
+              env: [
+                { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
+                { name: "POD_NAMESPACE", valueFrom: { fieldRef: { fieldPath: "metadata.namespace" } } },
+              ],
+              ports: [{ name: "http", containerPort: port, protocol: "TCP" }],
+              // Privileged, with justification: pvcreate/vgcreate/lvcreate open arbitrary block
+              // devices (including disks hot-plugged after the pod started, which a device cgroup
+              // allow-list cannot name in advance), issue device-mapper ioctls and need CAP_SYS_ADMIN
+              // to enter the host's mount namespace. No narrower securityContext allows all of that.
+              securityContext: { privileged: true, runAsUser: 0 },
+              livenessProbe: {
+                httpGet: { path: "/healthz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
+                periodSeconds: 10,
+                timeoutSeconds: 5,
+                failureThreshold: 6,
+              },
+              readinessProbe: {
+                httpGet: { path: "/readyz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
+                periodSeconds: 5,
+                timeoutSeconds: 5,
+                failureThreshold: 3,
+              },
+              resources: args.agentResources ?? {
+                requests: { cpu: "20m", memory: "64Mi" },
+                limits: { memory: "256Mi" },
+              },
+              volumeMounts: [
+                { name: "dev", mountPath: "/dev", mountPropagation: "HostToContainer" },
+                { name: "run-topolvm", mountPath: "/run/topolvm" },
+                { name: "etc-topolvm", mountPath: "/etc/topolvm" },
+                { name: "state", mountPath: AGENT_STATE_DIR },
+                ...(tls ? [{ name: "tls", mountPath: TLS_DIR, readOnly: true }] : []),
+              ],
+            },
+          ],
+          volumes: [
+            // Live device nodes, including disks that appear after the pod started.
+            hostPath("dev", "/dev", "Directory"),
+            // lvmd's socket, shared with TopoLVM.
+            hostPath("run-topolvm", "/run/topolvm", "DirectoryOrCreate"),
+            // lvmd.yaml, written by the agent from the plan.
+            hostPath("etc-topolvm", "/etc/topolvm", "DirectoryOrCreate"),
+            hostPath("state", AGENT_STATE_DIR, "DirectoryOrCreate"),
+            ...(tls ? [{ name: "tls", secret: { secretName: tls } }] : []),
+          ],
+        },
+      },
+    },
+  };
+}
+
+/**
+ * The agent's flags (src/agent/config.ts): serve on the pod network, check callers' access to
+ * LVMNodes in this namespace, run lvm in the host's namespaces, keep state on the host.
+ */
+export function agentFlags(plan: SystemPlan, args: LvmSystemArgs): string[] {
+  const tls = args.agentTlsSecretName
+    ? ["--tls-cert", `${TLS_DIR}/tls.crt`, "--tls-key", `${TLS_DIR}/tls.key`]
+    : ["--allow-plain-http"];
+  return [
+    "--listen",
+    `0.0.0.0:${args.agentPort ?? DEFAULT_AGENT_PORT}`,
+    ...tls,
+    "--namespace",
+    plan.namespace,
+    "--command-prefix",
+    HOST_COMMAND_PREFIX,
+    "--state-dir",
+    `${AGENT_STATE_DIR}/agent`,
+    "--lvmd-config",
+    "/etc/topolvm/lvmd.yaml",
+    ...(args.agentArgs ?? []),
+  ];
+}

@@ -1,0 +1,221 @@
+import { z } from "zod";
+import { dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
+import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
+import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmSettings } from "./topolvm-args";
+import type { TopolvmPlan } from "./topolvm-values";
+import * as pulumi from "@pulumi/pulumi";
+import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+
+export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
+
+/** A toleration of the agent pods (core/v1 Toleration). */
+export interface Toleration {
+  /** The taint key; empty with operator Exists matches every taint. @example "node-role.kubernetes.io/edge" */
+  readonly key?: string;
+  /** Exists or Equal. @default "Equal" */
+  readonly operator?: string;
+  /** The taint value for operator Equal. @example "true" */
+  readonly value?: string;
+  /** NoSchedule, PreferNoSchedule or NoExecute; empty matches all effects. @example "NoSchedule" */
+  readonly effect?: string;
+  /** For NoExecute: how long the pod stays bound after the taint appears. @example 300 */
+  readonly tolerationSeconds?: number;
+}
+
+/** Compute resources of the agent container (core/v1 ResourceRequirements). */
+export interface ResourceRequirements {
+  /** @example { cpu: "20m", memory: "64Mi" } */
+  readonly requests?: Record<string, string>;
+  /** @example { memory: "256Mi" } */
+  readonly limits?: Record<string, string>;
+}
+
+/** Who a role is bound to (rbac.authorization.k8s.io/v1 Subject). */
+export interface Subject {
+  /** User, Group or ServiceAccount. @example "Group" */
+  readonly kind: string;
+  /** @example "platform-deployers" */
+  readonly name: string;
+  /** A ServiceAccount's namespace. @default the LvmSystem's namespace (ServiceAccount only) */
+  readonly namespace?: string;
+}
+
+/** Arguments of an LvmSystem. */
+export interface LvmSystemArgs {
+  /** The namespace, created here, of the agents, the LVMNodeSets and LVMNodes, and TopoLVM. @default "lvm-system" */
+  readonly namespace?: string;
+  /**
+   * The node agent's (and the operator's) image, pinned. The default is the image this version's
+   * `npm run image` builds (docs/image.md): load it on the nodes or push it to your registry and
+   * name it here.
+   * @default "localhost/pulumi-lvm:<this package's version>"
+   * An Input: the image a build in the same program pushed (its Output) works too.
+   * @example "registry.example.com/storage/pulumi-lvm:0.1.0"
+   */
+  readonly agentImage?: pulumi.Input<string>;
+  /** Always, IfNotPresent or Never. @default "IfNotPresent" */
+  readonly agentImagePullPolicy?: string;
+  /** The agent's port (API, /healthz, /readyz, /metrics). @default 8080 */
+  readonly agentPort?: number;
+  /** How the image starts the agent. @default ["pulumi-lvm", "agent"] */
+  readonly agentCommand?: string[];
+  /** Extra agent flags (`pulumi-lvm agent --help`), after ours. @default [] @example ["--command-timeout", "5m"] */
+  readonly agentArgs?: string[];
+  /**
+   * A kubernetes.io/tls Secret in the namespace with the agent's serving certificate: the agent then
+   * serves HTTPS. Without it the agent serves plain HTTP on the pod network (`--allow-plain-http`),
+   * where bearer tokens travel unencrypted; set it outside a lab.
+   * @default none
+   * @example "lvm-agent-tls"
+   */
+  readonly agentTlsSecretName?: string;
+  /** Nodes the agents run on. @default { "kubernetes.io/os": "linux" } */
+  readonly nodeSelector?: Record<string, string>;
+  /** Taints the agents tolerate; storage nodes at the edge are often tainted. @default [] @example [{ operator: "Exists" }] */
+  readonly tolerations?: Toleration[];
+  /** @default { requests: { cpu: "20m", memory: "64Mi" }, limits: { memory: "256Mi" } } */
+  readonly agentResources?: ResourceRequirements;
+  /** @default none @example "system-node-critical" */
+  readonly priorityClassName?: string;
+  /**
+   * Who runs `pulumi up` for NodeSets in cluster mode: bound to the least-privilege roles that mode
+   * needs (clusterModeRules: list nodes; in the namespace list the agent pods, proxy to them and
+   * request a token for the provisioner service account only). The roles are created either way;
+   * cluster admins need no binding.
+   * @default []
+   * @example [{ kind: "Group", name: "platform-deployers" }]
+   */
+  readonly clusterModeSubjects?: Subject[];
+  /** Where the CRD YAML is read from at construction. @default this package's deploy/crds */
+  readonly crdDirectory?: string;
+  /**
+   * Leave the CRDs in the cluster when this component is deleted: deleting a CRD deletes every
+   * LVMNodeSet and LVMNode with it.
+   * @default true
+   */
+  readonly retainCrdsOnDelete?: boolean;
+  /**
+   * Install TopoLVM from its Helm chart, configured from a second copy of every node set.
+   * @deprecated In TypeScript, declare each node set once and give the NodeSets to a Topolvm
+   * component: `new Topolvm(name, { chartVersion }, { system, nodeSets })` (docs/components.md,
+   * "Upgrading from topolvm.nodeSets"). Other languages keep this arg: they cannot pass NodeSets.
+   * @default not installed
+   */
+  readonly topolvm?: TopolvmSettings;
+  /**
+   * The operator: turns the namespace's LVMNodeSets into LVMNodes, applies them through the agents
+   * and keeps their status (docs/operator.md).
+   * @default deployed, from the agent's image
+   * @example { resources: { limits: { memory: "512Mi" } } }
+   */
+  readonly operator?: OperatorSettings;
+}
+
+/** The operator (docs/operator.md), as LvmSystem deploys it. */
+export interface OperatorSettings {
+  /**
+   * Deploy the operator. Without it nothing turns LVMNodeSets into LVMNodes or applies them, and only
+   * NodeSets with `agents` or `cluster` (Pulumi applying through the agents) change disks.
+   * @default true
+   */
+  readonly enabled?: boolean;
+  /** Its image. @default the agent's image (one `pulumi-lvm` binary with both subcommands) */
+  readonly image?: pulumi.Input<string>;
+  /** How the image starts the operator. @default ["pulumi-lvm", "operator"] */
+  readonly command?: string[];
+  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
+  readonly args?: string[];
+  /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
+  readonly resources?: ResourceRequirements;
+}
+
+const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
+  error: (i) => `must be a quantity such as "64Mi" or "20m" (got ${JSON.stringify(i.input)})`,
+});
+
+/** An image: a non-empty string here; an Output when it resolves, by the apiserver (it refuses an empty image). */
+const imageInput = z.unknown().superRefine((image, ctx) => {
+  if (pulumi.Output.isInstance(image) || image instanceof Promise) return;
+  if (typeof image !== "string")
+    ctx.addIssue({ code: "custom", message: "must be a string or an Output of one" });
+  else if (image.length === 0) ctx.addIssue({ code: "custom", message: "must not be empty" });
+});
+
+const resourceRequirements = z.strictObject({
+  requests: z.record(z.string(), quantity).optional(),
+  limits: z.record(z.string(), quantity).optional(),
+});
+
+const argsSchema = z.strictObject({
+  namespace: namespaceName.optional(),
+  agentImage: imageInput.optional(),
+  agentImagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
+  agentPort: z.number().int().min(1).max(65535).optional(),
+  agentCommand: z.array(z.string()).min(1).optional(),
+  agentArgs: z.array(z.string()).optional(),
+  agentTlsSecretName: objectName.optional(),
+  nodeSelector: labels.optional(),
+  tolerations: z
+    .array(
+      z.strictObject({
+        key: z.string().optional(),
+        operator: z.enum(["Exists", "Equal"]).optional(),
+        value: z.string().optional(),
+        effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+        tolerationSeconds: z.number().int().optional(),
+      }),
+    )
+    .optional(),
+  agentResources: resourceRequirements.optional(),
+  priorityClassName: z.string().min(1).optional(),
+  clusterModeSubjects: z
+    .array(
+      z.strictObject({
+        kind: z.enum(["User", "Group", "ServiceAccount"]),
+        name: z.string().min(1),
+        namespace: namespaceName.optional(),
+      }),
+    )
+    .optional(),
+  crdDirectory: z.string().min(1).optional(),
+  retainCrdsOnDelete: z.boolean().optional(),
+  topolvm: topolvmArgsSchema.optional(),
+  operator: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      image: imageInput.optional(),
+      command: z.array(z.string()).min(1).optional(),
+      args: z.array(z.string()).optional(),
+      resources: resourceRequirements.optional(),
+    })
+    .optional(),
+});
+
+/** LvmSystem's args checked, every problem at once (ValidationError), and its CRDs read. */
+export function validateSystem(
+  name: string,
+  args: LvmSystemArgs,
+): { crds: CrdManifest[]; topolvm?: TopolvmPlan } {
+  const problems: ValidationProblem[] = [...argsProblems(argsSchema, args)];
+  const topolvm = args.topolvm ? checkTopolvmArgs(args.topolvm, args) : undefined;
+  if (topolvm) problems.push(...topolvm.problems);
+  const nameProblem = dnsLabelProblem(`${name}-provisioner`);
+  if (nameProblem)
+    problems.push({
+      path: "name",
+      message: `prefixes the Kubernetes object names ("${name}-agent"), so ${nameProblem}`,
+    });
+  throwIfInvalid("LvmSystem", name, problems);
+  let crds: CrdManifest[];
+  try {
+    crds = loadCrdManifests(args.crdDirectory ?? defaultCrdDirectory());
+  } catch (e) {
+    throw new Error(
+      `LvmSystem "${name}" cannot read its CustomResourceDefinitions: ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+  return { crds, ...(topolvm?.plan ? { topolvm: topolvm.plan } : {}) };
+}
