@@ -70,6 +70,7 @@ const LVMD_FAST = {
   "volume-group": "vg-data",
   default: true,
   type: "thin",
+  "spare-gb": 0,
   "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
 };
 const LVMD_BULK = { name: "bulk", "volume-group": "vg-bulk", type: "thick", "spare-gb": 0 };
@@ -297,6 +298,11 @@ describe("LvmSystem", () => {
     expect(container.image).toBe("ghcr.io/acme/pulumi-lvm-agent:0.1.0");
     expect(container.securityContext).toEqual({ privileged: true, runAsUser: 0 });
     expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTP" });
+    // A slow start (a loaded node) gets 5 minutes before the liveness probe may kill the agent.
+    expect(container.startupProbe).toMatchObject({
+      httpGet: { path: "/healthz", port: "http", scheme: "HTTP" },
+    });
+    expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBe(300);
     expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http", scheme: "HTTP" });
     expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
     expect(container.command).toEqual(["pulumi-lvm", "agent"]);
@@ -369,6 +375,7 @@ describe("LvmSystem", () => {
       imagePullPolicy: "Always",
       ports: [{ containerPort: 8443 }],
       resources: { requests: { cpu: "100m" } },
+      startupProbe: { httpGet: { scheme: "HTTPS" } },
       livenessProbe: { httpGet: { scheme: "HTTPS" } },
       readinessProbe: { httpGet: { scheme: "HTTPS" } },
     });

@@ -24,6 +24,7 @@ const LVMD_FAST = {
   "volume-group": "vg-data",
   default: true,
   type: "thin",
+  "spare-gb": 0,
   "thin-pool": { name: "pool0", "overprovision-ratio": 5 },
 };
 const LVMD_BULK = { name: "bulk", "volume-group": "vg-bulk", type: "thick", "spare-gb": 0 };

@@ -29,6 +29,7 @@ test("lvmd.yaml in TopoLVM's format, byte for byte", () => {
       '    volume-group: "vg1"',
       "    default: true",
       '    type: "thin"',
+      "    spare-gb: 0",
       "    thin-pool:",
       '      name: "pool0"',
       "      overprovision-ratio: 2.5",

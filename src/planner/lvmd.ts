@@ -19,6 +19,9 @@ export function lvmdConfigFor(spec: LVMNodeSpec, ready: (dc: DeviceClass) => boo
       ? {
           ...(dc.default ? { default: true } : {}),
           name: dc.name,
+          // lvmd subtracts spare-gb (default 10) from a thin class's free space too (GetFreeBytes),
+          // while topolvm-node's capacity annotation does not: 0 makes the two agree.
+          "spare-gb": 0,
           "thin-pool": { name: dc.thin!.poolName, "overprovision-ratio": dc.thin!.overprovisionRatio },
           type: "thin",
           "volume-group": dc.volumeGroup,

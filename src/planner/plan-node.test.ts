@@ -63,6 +63,7 @@ describe("a fresh node", () => {
           "volume-group": "vg1",
           default: true,
           type: "thin",
+          "spare-gb": 0,
           "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
         },
       ],

@@ -51,14 +51,18 @@ for chain in OUTPUT PREROUTING; do
   iptables -t nat -A "$chain" -d "$SERVICE_IP/32" -p tcp --dport 443 -j DNAT --to-destination "$API_TARGET"
 done
 
-step "/sbin/lvm in pid 1's root"
-# Host-namespace tools (lvmd's `nsenter -m -t 1 /sbin/lvm`) enter pid 1's mount namespace, whose root
-# is pid 1's. On a real node that is the node's root; in this guest pid 1 is the initramfs init and
-# the node's root is its chroot /host, so the initramfs gets a /sbin/lvm that enters that chroot.
-cat >/proc/1/root/sbin/lvm <<'EOF'
-#!/bin/sh
-# Written by test/cluster/node-prepare.sh: run the node's lvm in the node's root (/host).
-exec chroot /host /sbin/lvm "$@"
-EOF
-chmod 0755 /proc/1/root/sbin/lvm
+step "the node's host tools in pid 1's root"
+# Host-namespace tools (lvmd's `nsenter -m -t 1 /sbin/lvm`, the agent's `nsenter --target 1 ... lvm`,
+# lsblk, wipefs, blkid) enter pid 1's mount namespace, whose root is pid 1's. On a real node that is
+# the node's root; in this guest pid 1 is the initramfs init and the node's root is its chroot /host,
+# so the initramfs gets wrappers that run the node's tools in that chroot: /sbin/lvm (lvmd's absolute
+# path) and /usr/local/sbin/* (first in the agent's PATH, before busybox's own blkid).
+mkdir -p /proc/1/root/usr/local/sbin
+for tool in /sbin/lvm /usr/local/sbin/lvm /usr/local/sbin/lsblk /usr/local/sbin/wipefs /usr/local/sbin/blkid; do
+  name=$(basename "$tool")
+  real=$(command -v "$name")
+  printf '#!/bin/sh\n# Written by test/cluster/node-prepare.sh: the node'"'"'s %s in the node'"'"'s root (/host).\nexec chroot /host %s "$@"\n' \
+    "$name" "$real" >"/proc/1/root$tool"
+  chmod 0755 "/proc/1/root$tool"
+done
 step "done"

@@ -8,14 +8,14 @@
  *
  *   npm run test:cluster -- test/cluster/topolvm.test.ts
  *
- * The agent runs as a process in the guest here (test/vm/guest-agent.ts), not yet as LvmSystem's
- * DaemonSet pod: that needs the product image (issue 14).
+ * The agent runs as LvmSystem's DaemonSet pod from the product image (lvm-system.ts), privileged
+ * with the host namespaces LvmSystem gives it; the test calls it with the provider's client.
  */
 import * as fs from "node:fs";
-import { agentClient } from "../../src/agent-client/agent-client";
+import { defaultArchive } from "../../deploy/image/build";
+import { agentClient, type AgentEndpoint } from "../../src/agent-client/agent-client";
 import { classObjectName, type DeviceClass, type LVMNodeSpec } from "../../src/api";
 import type { Json } from "../env/cluster";
-import { startGuestAgent, type GuestAgent } from "../vm/guest-agent";
 import { requireClusterBinaries } from "./binaries";
 import { Cluster, startCluster } from "./cluster";
 import {
@@ -26,19 +26,23 @@ import {
   toolsImage,
   topolvmImageArchive,
 } from "./images";
+import { agentEndpoint, installAgent } from "./lvm-system";
 import { apply, eventsOf, get, remove, waitFor, waitPodPhase } from "./objects";
-import { installTopolvm } from "./topolvm";
+import { installTopolvm, topolvmSettings } from "./topolvm";
 
 const GiB = 1024 ** 3;
 const NS = "lvm-system";
 const APP = "default";
-const AGENT_PORT = 8443;
+/** The node port the test reaches the agent pod on (lvm-system.ts agentPortOnNode). */
+const AGENT_PORT = 30080;
 const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
+const NODE_SET = "cluster";
 const THIN_VG = "pl-thin";
 const THICK_VG = "pl-thick";
 const DISKS = [
   { sizeBytes: 4 * GiB, serial: "SN-THIN-0" },
-  { sizeBytes: 2 * GiB, serial: "SN-THICK-0" },
+  // 3 GiB: the 1Gi claim expanded to 2Gi fits, a 5Gi claim does not.
+  { sizeBytes: 3 * GiB, serial: "SN-THICK-0" },
 ];
 const DEVICE_CLASSES: DeviceClass[] = [
   {
@@ -60,6 +64,13 @@ const SPEC = {
 const SC = Object.fromEntries(DEVICE_CLASSES.map((dc) => [dc.name, classObjectName(dc, undefined)!]));
 const SNAPSHOT_CLASS = classObjectName(DEVICE_CLASSES[0]!, undefined)!;
 
+/** The product image (`npm run image`, test/image/install.sh). */
+function agentImageArchive(): string {
+  const archive = defaultArchive();
+  if (!fs.existsSync(archive)) throw new Error(`no product image at ${archive}: run npm run image`);
+  return archive;
+}
+
 function selector(serial: string) {
   return {
     deviceSelectorTerms: [{ matchExpressions: [{ key: "serial", operator: "In", values: [serial] }] }],
@@ -67,7 +78,7 @@ function selector(serial: string) {
 }
 
 let cluster: Cluster | undefined;
-let agent: GuestAgent | undefined;
+let agent: AgentEndpoint | undefined;
 const timings: Record<string, number> = {};
 
 function c(): Cluster {
@@ -91,41 +102,31 @@ beforeAll(async () => {
   const images = await timed("images (cached after the first run)", async () => [
     await pauseImage(bins),
     await toolsImage(),
+    agentImageArchive(),
     await topolvmImageArchive(bins),
     await snapshotControllerImage(bins),
   ]);
   cluster = await timed("startCluster → Node Ready", () =>
     startCluster({ disks: DISKS, images, sandboxImage: PAUSE_IMAGE, forwardPorts: [AGENT_PORT] }),
   );
-  const knames = await c().guest.run([
-    "sh",
-    "-c",
-    'for s in /sys/block/*/serial; do echo "$(cat "$s") /dev/$(basename "$(dirname "$s")")"; done',
-  ]);
-  const byserial = new Map(
-    knames
-      .trim()
-      .split("\n")
-      .map((l) => l.split(" ") as [string, string]),
-  );
-  agent = await timed("agent in the guest → /readyz", () =>
-    startGuestAgent(c().guest, {
+  const install = await timed("agent DaemonSet applied → pod Ready", () =>
+    installAgent(c().cp, {
+      name: "pl",
       node: c().nodeName,
-      port: AGENT_PORT,
-      devices: DISKS.map((d) => byserial.get(d.serial)!),
-      stateDir: "/var/lib/pulumi-lvm/agent",
-      lvmdConfig: "/etc/topolvm/lvmd.yaml",
-      commandLog: "/var/log/pulumi-lvm/commands.jsonl",
-      tokenFile: "/etc/pulumi-lvm/agent-tokens",
+      topolvm: topolvmSettings(NODE_SET, SPEC),
+      why: () => c().nodeLogs(30),
     }),
   );
+  agent = await agentEndpoint(c().cp, c().guest, install, c().nodeName, AGENT_PORT);
   const client = agentClient();
-  await timed("agent: plan + apply the LVMNode spec", async () => {
-    const plan = await client.plan(agent!.endpoint, SPEC);
-    await client.apply(agent!.endpoint, SPEC, plan.hash);
+  await timed("agent pod: plan + apply the LVMNode spec", async () => {
+    const plan = await client.plan(agent!, SPEC);
+    await client.apply(agent!, SPEC, plan.hash);
   });
+  const vgs = await c().guest.run(["vgs", "--noheadings", "-o", "vg_name"], { env: LVM_ENV });
+  expect(vgs.split(/\s+/).filter(Boolean).sort()).toEqual(expect.arrayContaining([THICK_VG, THIN_VG]));
   await timed("TopoLVM chart + snapshot controller installed → pods ready", async () => {
-    await installTopolvm(c().cp, bins, { namespace: NS, nodeSet: "cluster", deviceClasses: DEVICE_CLASSES });
+    await installTopolvm(c().cp, bins, { namespace: NS, nodeSet: NODE_SET, template: SPEC });
     await allPodsReady(NS, 5);
     await allPodsReady("kube-system", 1);
   });
@@ -133,7 +134,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   console.log(`cluster tier timings (ms): ${JSON.stringify({ ...timings, ...cluster?.timings }, null, 1)}`);
-  await agent?.stop().catch(() => undefined);
   await cluster?.stop();
 }, 300_000);
 

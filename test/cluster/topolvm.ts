@@ -15,15 +15,15 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseAllDocuments } from "yaml";
-import type { DeviceClass } from "../../src/api";
+import type { LVMNodeSpec } from "../../src/api";
 import { snapshotClassManifest, storageClassManifest } from "../../src/components/device-class";
-import { checkTopolvmArgs } from "../../src/components/topolvm-args";
+import { checkTopolvmArgs, type TopolvmSettings } from "../../src/components/topolvm-args";
 import type { ControlPlane, Json } from "../env/cluster";
 import { cacheDir, REPO_ROOT } from "../vm/guest";
 import type { ClusterBinaries } from "./binaries";
 import { pin } from "./binaries";
 import { SNAPSHOT_CONTROLLER_IMAGE, TOPOLVM_REPOSITORY } from "./images";
-import { apply, waitFor } from "./objects";
+import { apply, get, waitFor } from "./objects";
 
 export const CHART_VERSION = "17.1.0";
 const CHART_SNAPSHOT = `topolvm-chart-v${CHART_VERSION}.tar.gz`;
@@ -64,28 +64,27 @@ export interface TopolvmInstall {
   readonly objects: readonly Json[];
 }
 
-/** The chart values LvmSystem derives for one node set with these device classes, plus our images. */
-export function lvmSystemValues(
-  nodeSet: string,
-  deviceClasses: readonly DeviceClass[],
-): Record<string, unknown> {
-  const check = checkTopolvmArgs(
-    {
-      chartVersion: CHART_VERSION,
-      nodeSets: [{ name: nodeSet, template: { volumeGroups: [], deviceClasses: [...deviceClasses] } }],
-      values: {
-        // One node: the chart's two controller replicas have a required anti-affinity.
-        controller: { replicaCount: 1 },
-        // The test's other change: locally imported images, never pulled.
-        image: {
-          repository: TOPOLVM_REPOSITORY,
-          reference: pin("TOPOLVM_VERSION").replace(/^v/, ""),
-          pullPolicy: "Never",
-        },
+/** LvmSystem's `topolvm` argument for one node set (its LVMNode template), with our images. */
+export function topolvmSettings(nodeSet: string, template: LVMNodeSpec): TopolvmSettings {
+  return {
+    chartVersion: CHART_VERSION,
+    nodeSets: [{ name: nodeSet, template }],
+    values: {
+      // One node: the chart's two controller replicas have a required anti-affinity.
+      controller: { replicaCount: 1 },
+      // The test's other change: locally imported images, never pulled.
+      image: {
+        repository: TOPOLVM_REPOSITORY,
+        reference: pin("TOPOLVM_VERSION").replace(/^v/, ""),
+        pullPolicy: "Never",
       },
-    } as never,
-    {},
-  );
+    },
+  } as never;
+}
+
+/** The chart values LvmSystem derives for one node set, plus our images. */
+export function lvmSystemValues(nodeSet: string, template: LVMNodeSpec): Record<string, unknown> {
+  const check = checkTopolvmArgs(topolvmSettings(nodeSet, template), {});
   if (!check.plan) throw new Error(`LvmSystem's TopoLVM values: ${JSON.stringify(check.problems)}`);
   return check.plan.values;
 }
@@ -149,16 +148,19 @@ export function snapshotControllerObjects(): Json[] {
   return [...crds, ...deploy];
 }
 
-/** Installs the snapshot controller, TopoLVM's chart and our device classes' storage classes. */
+/**
+ * Installs the snapshot controller, TopoLVM's chart and our device classes' storage classes. The
+ * namespace is created only when absent: LvmSystem's (lvm-system.ts) carries its labels.
+ */
 export async function installTopolvm(
   cp: ControlPlane,
   bins: ClusterBinaries,
-  opts: { namespace: string; nodeSet: string; deviceClasses: readonly DeviceClass[] },
+  opts: { namespace: string; nodeSet: string; template: LVMNodeSpec },
 ): Promise<TopolvmInstall> {
-  const values = lvmSystemValues(opts.nodeSet, opts.deviceClasses);
+  const values = lvmSystemValues(opts.nodeSet, opts.template);
   const chart = renderChart(bins, opts.namespace, values);
   // The DeviceClass component's own manifests (it adds apiVersion/kind through its Pulumi resource types).
-  const classes = opts.deviceClasses.flatMap((dc) => {
+  const classes = (opts.template.deviceClasses ?? []).flatMap((dc) => {
     const sc = storageClassManifest(dc as never, {});
     const vsc = snapshotClassManifest(dc as never, {});
     return [
@@ -171,7 +173,7 @@ export async function installTopolvm(
   const rest = [...snapshot, ...chart].filter((o) => o.kind !== "CustomResourceDefinition");
   const ns = { apiVersion: "v1", kind: "Namespace", metadata: { name: opts.namespace } };
   const objects = [ns, ...crds, ...rest, ...classes];
-  await apply(cp, ns);
+  if (!(await get(cp, `/api/v1/namespaces/${opts.namespace}`))) await apply(cp, ns);
   for (const crd of crds) await apply(cp, crd);
   for (const crd of crds) {
     await waitFor(

@@ -12,6 +12,7 @@ const thin = {
   "volume-group": "vg1",
   default: true,
   type: "thin",
+  "spare-gb": 0,
   "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
 };
 const thick = { name: "fast", "volume-group": "vg2", type: "thick", "spare-gb": 0 };

@@ -9,7 +9,8 @@
  * - type "", "thick" or "thin"; thin needs thin-pool with a non-empty name and an
  *   overprovision-ratio of at least 1.0;
  * - a volume group (thick) or volume-group/thin-pool (thin) target appears once;
- * - spare-gb: lvmd keeps 10 GiB of a thick class's group unused unless it is set.
+ * - spare-gb: lvmd keeps 10 GiB of a thick class's group unused unless it is set, and subtracts it
+ *   from a thin class's free space (GetFreeBytes) too.
  *
  * Unknown keys are reported too: lvmd ignores them (sigs.k8s.io/yaml is not strict), so a misspelt
  * key would silently fall back to a default.

@@ -142,6 +142,7 @@ test("TopoLVM runs one lvmd per zone, with that zone's classes on its volume gro
     "volume-group": volumeGroup,
     default: true,
     type: "thin",
+    "spare-gb": 0,
     "thin-pool": { name: "pool0", "overprovision-ratio": 5 },
   });
   // edge-north: the chart's own lvmd (DaemonSet topolvm-lvmd-0).

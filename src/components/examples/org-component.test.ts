@@ -113,6 +113,7 @@ describe("the program", () => {
           "volume-group": "vg-local",
           default: true,
           type: "thin",
+          "spare-gb": 0,
           "thin-pool": { name: "pool0", "overprovision-ratio": 4 },
         },
       ],

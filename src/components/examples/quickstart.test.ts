@@ -131,6 +131,7 @@ test("TopoLVM's lvmd serves the node set's thin class on the storage nodes, tole
         "volume-group": "vg-data",
         default: true,
         type: "thin",
+        "spare-gb": 0,
         "thin-pool": { name: "pool0", "overprovision-ratio": 10 },
       },
     ],
