@@ -123,7 +123,7 @@ export interface OperatorSettings {
   readonly image?: pulumi.Input<string>;
   /** How the image starts the operator. @default ["pulumi-lvm", "operator"] */
   readonly command?: string[];
-  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
+  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m", "--deselection-grace", "5m"] */
   readonly args?: string[];
   /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
   readonly resources?: ResourceRequirements;

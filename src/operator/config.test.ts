@@ -63,6 +63,15 @@ describe("parseOperatorConfig", () => {
     ]);
   });
 
+  test("--deselection-grace: a duration, 0 allowed (delete at once); absent: the operator's default", () => {
+    expect(parseOperatorConfig(["--deselection-grace", "5m"], {}).deselectionGraceMs).toBe(300_000);
+    expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_DESELECTION_GRACE: "0s" }).deselectionGraceMs).toBe(0);
+    expect(parseOperatorConfig([], {}).deselectionGraceMs).toBeUndefined();
+    expect(() => parseOperatorConfig(["--deselection-grace", "soon"], {})).toThrow(
+      /--deselection-grace: must be a duration such as 0s, 30s, 10m, 1h \(got "soon"\)/,
+    );
+  });
+
   test("--server needs --token-file; --token-file needs --server; unknown flags are refused", () => {
     expect(() => parseOperatorConfig(["--server", "https://a:1"], {})).toThrow(
       /--token-file: --server needs --token-file/,

@@ -13,6 +13,8 @@ export interface OperatorConfig {
   readonly listen: { readonly host: string; readonly port: number };
   readonly workers: number;
   readonly resyncMs: number;
+  /** How long a node stays out of a set's selector before its LVMNode is deleted; absent: the operator's default (60 s). */
+  readonly deselectionGraceMs?: number;
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
@@ -32,6 +34,8 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --listen HOST:PORT    /healthz, /readyz and /metrics (default 0.0.0.0:8081)
   --workers N           reconciles at once, 1 to 64 (default 2)
   --resync DURATION     reconcile every set and LVMNode this often anyway (default 5m)
+  --deselection-grace DURATION  keep the LVMNode of a node that left a set's selector this long
+                        before deleting it; 0s deletes at once (default 60s)
   --agent-namespace NS  namespace of the agent pods (default lvm-system)
   --agent-token-file F  token for the agents, audience pulumi-lvm-agent (default ${DEFAULT_AGENT_TOKEN_FILE})
   --agent-ca-file F     CA of agents serving https (default: the system CAs)
@@ -53,6 +57,7 @@ const FLAGS = {
   listen: { type: "string" },
   workers: { type: "string" },
   resync: { type: "string" },
+  "deselection-grace": { type: "string" },
   "agent-namespace": { type: "string" },
   "agent-token-file": { type: "string" },
   "agent-ca-file": { type: "string" },
@@ -91,20 +96,8 @@ const schema = z
         return { host, port };
       }),
     workers: z.coerce.number().int().min(1).max(64).default(2),
-    resync: z
-      .string()
-      .default("5m")
-      .transform((text, ctx) => {
-        const m = /^(\d+)(ms|s|m|h)$/.exec(text);
-        if (!m || Number(m[1]) === 0) {
-          ctx.addIssue({
-            code: "custom",
-            message: `must be a duration above 0 such as 30s, 10m, 1h (got ${JSON.stringify(text)})`,
-          });
-          return z.NEVER;
-        }
-        return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
-      }),
+    resync: duration({ zero: false }).prefault("5m"),
+    "deselection-grace": duration({ zero: true }).optional(),
   })
   .superRefine((c, ctx) => {
     if (c.server && !c["token-file"])
@@ -116,6 +109,21 @@ const schema = z
         message: "--token-file and --ca-file go with --server",
       });
   });
+
+/** "30s", "10m", "1h", "500ms" as milliseconds; `zero`: whether 0 is allowed. */
+function duration({ zero }: { zero: boolean }) {
+  return z.string().transform((text, ctx) => {
+    const m = /^(\d+)(ms|s|m|h)$/.exec(text);
+    if (!m || (!zero && Number(m[1]) === 0)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a duration${zero ? "" : " above 0"} such as ${zero ? "0s, " : ""}30s, 10m, 1h (got ${JSON.stringify(text)})`,
+      });
+      return z.NEVER;
+    }
+    return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+  });
+}
 
 /** Parses and validates flags and environment; throws OperatorConfigError listing every problem. */
 export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
@@ -148,6 +156,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     listen: c.listen,
     workers: c.workers,
     resyncMs: c.resync,
+    ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
     agents: {
       namespace: c["agent-namespace"],
       tokenFile: c["agent-token-file"],

@@ -53,6 +53,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     ...(config.namespace ? { namespace: config.namespace } : {}),
     workers: config.workers,
     resyncMs: config.resyncMs,
+    ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
     agents: {
       namespace: config.agents.namespace,
       client: agentClient(),
