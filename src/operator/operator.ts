@@ -1,5 +1,5 @@
 import type { AgentClient } from "../agent-client/agent-client";
-import { AgentDriver } from "./agents/driver";
+import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "./clock";
 import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
@@ -24,10 +24,10 @@ export interface OperatorAgentOptions {
   readonly namespace: string;
   /** The agents' /v1 client. */
   readonly client: AgentClient;
-  /** The operator's token for audience "pulumi-lvm-agent". */
+  /** The operator's token for one node's agent (by default a TokenRequest per node, agents/token-request.ts). */
   readonly token: AgentTokenSource;
-  /** PEM of the CA of agents serving https. @default the system CAs */
-  readonly ca?: () => Promise<string | undefined>;
+  /** HTTPS against the agents' CA with a fixed server name, or "plain-http" (an explicit opt-out). */
+  readonly tls: AgentTls;
 }
 
 export interface OperatorOptions {

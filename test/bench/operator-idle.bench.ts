@@ -91,7 +91,12 @@ async function measure(
     await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
   }
   const op = startTestOperator(cp, cp.url, {
-    agents: { namespace: AGENT_NAMESPACE, client: agentClient(), token: async () => "stand-in" },
+    agents: {
+      namespace: AGENT_NAMESPACE,
+      client: agentClient(),
+      token: async () => "stand-in",
+      tls: "plain-http",
+    },
     resyncMs: RESYNC_MS,
   });
   const setName = `idle-${count}`;

@@ -364,7 +364,7 @@ describe("cluster mode through the API server's pod proxy", () => {
   it("plan latency: through the API server's proxy and directly (printed, not asserted)", async () => {
     const token = (
       await must("POST", `/api/v1/namespaces/${NS}/serviceaccounts/${PROVISIONER}/token`, {
-        spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: 600 },
+        spec: { audiences: ["pulumi-lvm-agent/node-a"], expirationSeconds: 600 },
       })
     ).status.token as string;
     const client = agentClient(httpTransport);
