@@ -23,7 +23,7 @@ const WINDOW_MS = 2 * RESYNC_MS;
 const NS = "storage";
 
 /** Stand-in agents: one listener per node; answers name the node they stand for. */
-async function standInAgents(
+export async function standInAgents(
   nodes: readonly string[],
 ): Promise<{ ports: Map<string, number>; close(): void }> {
   const servers: http.Server[] = [];

@@ -54,8 +54,14 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-const restarts = (reason: string) =>
-  op.logs.filter((l) => l.msg === "watch restarted" && l.reason === reason).length;
+/** Watch restarts for `reason`, from the metric: while the API server is unreachable they are not logged one by one. */
+const restarts = (reason: string) => {
+  const out: string[] = [];
+  op.metrics.watchRestarts.render(out);
+  return out
+    .filter((l) => l.includes(`reason="${reason}"`))
+    .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
+};
 const relabel = (node: string, role: string) =>
   must(cp, "PATCH", `/api/v1/nodes/${node}`, { metadata: { labels: { role } } });
 

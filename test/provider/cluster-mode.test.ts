@@ -108,7 +108,10 @@ async function kubeconfigOf(sa: string): Promise<{ kubeconfig: string; token: st
 
 /** The agent pod the LvmSystem DaemonSet would run on `node`, as the API server holds it. */
 async function createAgentPod(node: Node): Promise<void> {
-  const template = agentDaemonSet(SYSTEM, { agentImage: "pulumi-lvm-agent:test" }).spec.template;
+  // These agents serve plain HTTP (started without --tls-cert): the pod says so, as LvmSystem's
+  // explicit opt-out (agentPlainHttp) makes it; the default (HTTPS) is test/operator/agent-trust's.
+  const template = agentDaemonSet(SYSTEM, { agentImage: "pulumi-lvm-agent:test", agentPlainHttp: true }).spec
+    .template;
   await must("POST", `/api/v1/namespaces/${NS}/pods`, {
     apiVersion: "v1",
     kind: "Pod",
@@ -341,7 +344,7 @@ describe("cluster mode through the API server's pod proxy", () => {
       {
         property: "cluster",
         reason:
-          `cannot get a token for service account ${NS}/${PROVISIONER} (TokenRequest, audience pulumi-lvm-agent): ` +
+          `cannot get a token for service account ${NS}/${PROVISIONER} (TokenRequest, audience pulumi-lvm-agent/node-a): ` +
           `POST /api/v1/namespaces/${NS}/serviceaccounts/${PROVISIONER}/token: HTTP 403: serviceaccounts "${PROVISIONER}" is forbidden: ` +
           `User "system:serviceaccount:${NS}:no-token" cannot create resource "serviceaccounts/token" in API group "" in the namespace "${NS}"`,
       },
