@@ -6,9 +6,12 @@ import { issueAgentCertificates } from "./agent-certificates";
 // RSA key generation takes a while on a loaded machine.
 jest.setTimeout(60_000);
 
-const issued = issueAgentCertificates();
+let issued: Awaited<ReturnType<typeof issueAgentCertificates>>;
+beforeAll(async () => {
+  issued = await issueAgentCertificates();
+});
 
-test("a CA, and a serving certificate for pulumi-lvm-agent that it signed, with its key", () => {
+test("a CA, and a serving certificate for pulumi-lvm-agent that it signed, with its key", async () => {
   const ca = new X509Certificate(issued.caCert);
   const cert = new X509Certificate(issued.cert);
   expect(ca.ca).toBe(true);
@@ -19,7 +22,7 @@ test("a CA, and a serving certificate for pulumi-lvm-agent that it signed, with 
   expect(cert.checkHost("other")).toBeUndefined();
   expect(cert.checkPrivateKey(createPrivateKey(issued.key))).toBe(true);
   // Two issues never share a CA: a certificate from one is not trusted by the other's.
-  expect(new X509Certificate(issueAgentCertificates().cert).checkIssued(ca)).toBe(false);
+  expect(new X509Certificate((await issueAgentCertificates()).cert).checkIssued(ca)).toBe(false);
 });
 
 test("node:tls accepts it for the name against that CA only", async () => {
@@ -38,7 +41,7 @@ test("node:tls accepts it for the name against that CA only", async () => {
   try {
     expect(await get({ ca: issued.caCert, servername: "pulumi-lvm-agent" })).toBe("HTTP 200");
     await expect(
-      get({ ca: issueAgentCertificates().caCert, servername: "pulumi-lvm-agent" }),
+      get({ ca: (await issueAgentCertificates()).caCert, servername: "pulumi-lvm-agent" }),
     ).rejects.toThrow(/self-signed|unable to (get|verify)/i);
     await expect(get({ ca: issued.caCert, servername: "another-name" })).rejects.toThrow(
       /altnames|Hostname/i,

@@ -1,4 +1,5 @@
-import { generateKeyPairSync, randomBytes } from "node:crypto";
+import { constants, generateKeyPair, privateEncrypt, randomBytes, type KeyObject } from "node:crypto";
+import { promisify } from "node:util";
 import forge from "node-forge";
 import { AGENT_SERVER_NAME } from "../agent-api/identity";
 
@@ -22,17 +23,18 @@ export interface IssueOptions {
 }
 
 /**
- * A fresh CA and one serving certificate for the agents (RSA 2048, SHA-256). The keys come from
- * node:crypto; node-forge only builds and signs the X.509 structures, which node:crypto cannot.
+ * A fresh CA and one serving certificate for the agents (RSA 2048, SHA-256). The keys and the
+ * signatures come from node:crypto (native: node-forge's own RSA takes seconds on a busy machine);
+ * node-forge builds the X.509 structures, which node:crypto cannot.
  * The CA's key is not returned: it signs this one certificate and is forgotten, so no one (not
  * LvmSystem's state, not a node) can issue another certificate the operator would trust.
  */
-export function issueAgentCertificates(o: IssueOptions = {}): AgentCertificates {
+export async function issueAgentCertificates(o: IssueOptions = {}): Promise<AgentCertificates> {
   const now = o.now ?? new Date();
   const notAfter = new Date(now.getTime() + (o.days ?? 3650) * 86_400_000);
   const serverName = o.serverName ?? AGENT_SERVER_NAME;
-  const ca = rsaKeys();
-  const server = rsaKeys();
+  // Both keys at once, off the event loop (RSA key generation takes a second on a busy machine).
+  const [ca, server] = await Promise.all([rsaKeys(), rsaKeys()]);
 
   const caCert = forge.pki.createCertificate();
   caCert.publicKey = ca.publicKey;
@@ -72,18 +74,38 @@ export function issueAgentCertificates(o: IssueOptions = {}): AgentCertificates 
   };
 }
 
-function rsaKeys(): {
+async function rsaKeys(): Promise<{
   publicKey: forge.pki.rsa.PublicKey;
   privateKey: forge.pki.rsa.PrivateKey;
   pem: string;
-} {
-  const { publicKey, privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048 });
-  const pkcs1 = privateKey.export({ type: "pkcs1", format: "pem" }).toString();
+}> {
+  const { publicKey, privateKey } = await promisify(generateKeyPair)("rsa", { modulusLength: 2048 });
   return {
     publicKey: forge.pki.publicKeyFromPem(publicKey.export({ type: "spki", format: "pem" }).toString()),
-    privateKey: forge.pki.privateKeyFromPem(pkcs1) as forge.pki.rsa.PrivateKey,
+    privateKey: nativeSigner(privateKey),
     pem: privateKey.export({ type: "pkcs8", format: "pem" }).toString(),
   };
+}
+
+/** DER prefix of a PKCS#1 v1.5 DigestInfo for SHA-256 (RFC 8017, section 9.2, note 1). */
+const SHA256_DIGEST_INFO = Buffer.from("3031300d060960864801650304020105000420", "hex");
+
+/**
+ * What forge's `certificate.sign` needs of a key (`sign(md)`: a PKCS#1 v1.5 signature of the
+ * digest, as a binary string), done by node:crypto: DigestInfo(SHA-256, digest) under the private
+ * key with PKCS#1 type 1 padding is exactly RSASSA-PKCS1-v1_5.
+ */
+function nativeSigner(key: KeyObject): forge.pki.rsa.PrivateKey {
+  return {
+    sign(md: forge.md.MessageDigest) {
+      const digest = Buffer.from(md.digest().getBytes(), "binary");
+      const signature = privateEncrypt(
+        { key, padding: constants.RSA_PKCS1_PADDING },
+        Buffer.concat([SHA256_DIGEST_INFO, digest]),
+      );
+      return signature.toString("binary");
+    },
+  } as unknown as forge.pki.rsa.PrivateKey;
 }
 
 /** 16 random bytes, positive (DER integers are signed). */

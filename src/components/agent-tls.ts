@@ -46,13 +46,15 @@ export function generatedAgentTlsSecret(
   namespace: string,
   opts: pulumi.CustomResourceOptions,
 ): k8s.core.v1.Secret {
-  const issued = issueAgentCertificates();
+  const issued = pulumi.output(issueAgentCertificates());
   return new k8s.core.v1.Secret(
     name,
     {
       metadata: { name, namespace, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
       type: "kubernetes.io/tls",
-      stringData: pulumi.secret({ "tls.crt": issued.cert, "tls.key": issued.key, "ca.crt": issued.caCert }),
+      stringData: pulumi.secret(
+        issued.apply((c) => ({ "tls.crt": c.cert, "tls.key": c.key, "ca.crt": c.caCert })),
+      ),
     },
     { ...opts, ignoreChanges: ["data", "stringData"], additionalSecretOutputs: ["data", "stringData"] },
   );

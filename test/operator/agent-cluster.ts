@@ -59,7 +59,7 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
   const scratch: Record<string, Scratch> = {};
   // The agents' certificates as LvmSystem issues them, in files as the Secret volume has them.
   const tlsDir = new Scratch("agent-tls");
-  const certs = issueAgentCertificates();
+  const certs = await issueAgentCertificates();
   fs.writeFileSync(tlsDir.path("tls.crt"), certs.cert);
   fs.writeFileSync(tlsDir.path("tls.key"), certs.key, { mode: 0o600 });
   const tlsArgs = o.plainHttp

@@ -144,7 +144,7 @@ describe("TLS between the operator and the agents", () => {
   });
 
   it("an agent whose certificate another CA signed is refused: nothing is planned", async () => {
-    const other = issueAgentCertificates();
+    const other = await issueAgentCertificates();
     const d = await driverWith({ ca: async () => other.caCert, serverName: AGENT_SERVER_NAME });
     const outcome = await d.sync({ node: "n1", namespace: NS }, await spec());
     expect(outcome).toMatchObject({ kind: "unavailable" });
