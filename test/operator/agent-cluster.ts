@@ -29,8 +29,16 @@ export interface AgentCluster {
   readonly op: TestOperator;
   readonly agents: Record<string, AgentProcess>;
   readonly scratch: Record<string, Scratch>;
-  /** The agents' CA and server name (they serve HTTPS unless `plainHttp`). */
-  readonly tls?: { readonly ca: string; readonly serverName: string };
+  /**
+   * The agents' CA and server name (they serve HTTPS unless `plainHttp`), and the serving
+   * certificate and key all agents share (what a stand-in for a hostile node's agent holds too).
+   */
+  readonly tls?: {
+    readonly ca: string;
+    readonly serverName: string;
+    readonly cert: string;
+    readonly key: string;
+  };
   /** Adds (or replaces) the agent pod of `node`, Ready, at 127.0.0.1:`port`. */
   agentPod(node: string, port: number): Promise<void>;
   stop(): Promise<void>;
@@ -118,7 +126,9 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pulumi-lvm-operator-token" },
     subjects: [{ kind: "ServiceAccount", namespace: saNs, name: sa }],
   });
-  const tls = o.plainHttp ? undefined : { ca: certs.caCert, serverName: AGENT_SERVER_NAME };
+  const tls = o.plainHttp
+    ? undefined
+    : { ca: certs.caCert, serverName: AGENT_SERVER_NAME, cert: certs.cert, key: certs.key };
   const tokenKube = createKubeClient({
     connection: { server: cp.url, token: () => cp.tokens.operator, ca: () => cp.caPem },
   });

@@ -102,6 +102,9 @@ test("`pulumi-lvm operator`: ready after sync, metrics, exit 0 on SIGTERM", asyn
       "127.0.0.1:0",
       "--namespace",
       "cli",
+      // The test identity's static token is no service-account JWT: name the account agent tokens are requested for.
+      "--service-account",
+      cp.identities.operator.username.split(":").slice(2).join("/"),
     ],
     {
       env: {
