@@ -2,6 +2,11 @@
 // ts-jest transpiles each file alone because tsconfig sets isolatedModules; `npm run build` type-checks.
 const transform = { "^.+\\.ts$": "ts-jest" };
 module.exports = {
+  // Each LvmSystem built under mocks generates its agents' CA and serving key (two RSA keys,
+  // src/components/agent-certificates.ts): about a second each on a loaded 2-core machine, so the
+  // 5 s default is too tight for a beforeAll that builds a whole example program. Tests that start
+  // real processes set their own, longer timeouts.
+  testTimeout: 30_000,
   projects: [
     {
       displayName: "unit",

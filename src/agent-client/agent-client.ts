@@ -28,8 +28,10 @@ export interface AgentEndpoint {
   readonly url: string;
   /** Bearer token for the agent; never part of an error message. */
   readonly token: string;
-  /** PEM of the CA of an https agent reached directly. @default the system CAs */
+  /** PEM of the CA of an https agent reached directly: the only CA trusted then. @default the system CAs */
   readonly ca?: string;
+  /** The name the agent's certificate must carry, when reached at an IP address. @default the URL's host */
+  readonly serverName?: string;
   /** Set when the call goes through the API server's pod proxy, with the caller's own credentials. */
   readonly proxy?: { readonly namespace: string; readonly pod: string; readonly apiServer: KubeConnection };
 }
@@ -109,7 +111,17 @@ export function agentClient(transport: Transport = httpTransport) {
     // removes it; the agent token rides in its own header (src/agent/auth/request-credentials.ts).
     const credentials = ep.proxy
       ? apiServerCredentials(ep.proxy.apiServer)
-      : { headers: {}, ...(ep.ca ? { tls: { ca: ep.ca } } : {}) };
+      : {
+          headers: {},
+          ...(ep.ca || ep.serverName
+            ? {
+                tls: {
+                  ...(ep.ca ? { ca: ep.ca } : {}),
+                  ...(ep.serverName ? { servername: ep.serverName } : {}),
+                },
+              }
+            : {}),
+        };
     let response: { status: number; body: string };
     try {
       response = await transport({

@@ -18,7 +18,7 @@ describe("parseAgentConfig", () => {
       node: "node-a",
       listen: { host: "127.0.0.1", port: 8080 },
       auth: { mode: "token-file", file: "/etc/agent/tokens" },
-      audiences: ["pulumi-lvm-agent"],
+      audiences: ["pulumi-lvm-agent/node-a"],
       namespace: "lvm-system",
       authCacheTtlMs: 10_000,
       stateDir: "/var/lib/pulumi-lvm/agent",

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseQuantity, type ValidationProblem } from "../api";
-import { DEFAULT_AUDIENCE } from "./auth/authorizer";
+import { nodeAudience } from "../agent-api/identity";
 import { devicePathProblem } from "./lvm-runner";
 
 /** Where LVMNodes live unless --namespace says otherwise. */
@@ -50,7 +50,8 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --token-file FILE          static tokens, lines "token,user,node-or-*" (local sandbox)
   --kubeconfig FILE          TokenReview/SubjectAccessReview through this API server
                              (neither: in-cluster service account)
-  --audience A[,B]           audiences a token must be bound to (default ${DEFAULT_AUDIENCE})
+  --audience A[,B]           audiences a token must be bound to (default pulumi-lvm-agent/<node>: a token
+                             requested for this node only; see src/agent-api/identity.ts)
   --namespace NS             namespace of the LVMNodes, for the access check (default ${DEFAULT_NAMESPACE};
                              "" = access in every namespace, i.e. a ClusterRole binding)
   --auth-cache-ttl DURATION  reuse auth decisions this long (default 10s; 0 disables)
@@ -105,7 +106,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
       : c.kubeconfig
         ? { mode: "kubeconfig", file: c.kubeconfig }
         : { mode: "in-cluster" },
-    audiences: c.audience.split(",").map((a) => a.trim()),
+    audiences: c.audience ? c.audience.split(",").map((a) => a.trim()) : [nodeAudience(c.node)],
     namespace: c.namespace,
     authCacheTtlMs: c["auth-cache-ttl"],
     ...(devices ? { devices } : {}),
@@ -191,7 +192,7 @@ const fieldsSchema = z.object({
   "tls-key": absolutePath.optional(),
   "token-file": absolutePath.optional(),
   kubeconfig: absolutePath.optional(),
-  audience: z.string().default(DEFAULT_AUDIENCE),
+  audience: z.string().optional(),
   namespace: z
     .string()
     .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/, { error: "must be a namespace name (or empty)" })

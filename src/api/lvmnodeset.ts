@@ -38,7 +38,10 @@ export const lvmNodeSetStatusSchema = z
       )
       .max(5000) // the largest cluster Kubernetes supports
       .optional()
-      .meta({ description: "Every selected node and its state." }),
+      .meta({
+        description:
+          "The selected nodes that are not Ready, with their state (at most 100; the LVMNodesReady condition's message counts all of them). Each node's detail is in its LVMNode.",
+      }),
     conditions: conditionsSchema,
   })
   .meta({ description: "Observed state, written by the operator." });

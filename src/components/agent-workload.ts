@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { DEFAULT_IMAGE } from "../version";
+import { agentTlsSecretName, generatedAgentTlsSecret } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
 import { roleBindingBody } from "./system-rbac";
 import type { SystemPlan } from "./system-plan";
@@ -42,18 +43,24 @@ export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: Workloa
     },
     { parent, dependsOn: [serviceAccount] },
   );
+  // HTTPS by default: the Secret the agents serve with, generated once unless it is the user's.
+  const tlsSecret = agentTlsSecretName(plan.agent, args);
+  const generatedTls =
+    tlsSecret && !args.agentTlsSecretName
+      ? [generatedAgentTlsSecret(tlsSecret, plan.namespace, { parent, dependsOn: [ns] })]
+      : [];
   const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
     parent,
-    dependsOn: [ns, serviceAccount, ...at.crds],
+    dependsOn: [ns, serviceAccount, ...generatedTls, ...at.crds],
   });
-  return { serviceAccount, daemonSet };
+  return { serviceAccount, daemonSet, tlsSecret, generatedTls };
 }
 
 /** The agent DaemonSet. */
 export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
   const port = args.agentPort ?? DEFAULT_AGENT_PORT;
   const hostPath = (name: string, path: string, type: string) => ({ name, hostPath: { path, type } });
-  const tls = args.agentTlsSecretName;
+  const tls = agentTlsSecretName(plan.agent, args);
   return {
     metadata: { name: plan.agent, namespace: plan.namespace, labels: plan.selectorLabels },
     spec: {
@@ -143,7 +150,7 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
  * LVMNodes in this namespace, run lvm in the host's namespaces, keep state on the host.
  */
 export function agentFlags(plan: SystemPlan, args: LvmSystemArgs): string[] {
-  const tls = args.agentTlsSecretName
+  const tls = agentTlsSecretName(plan.agent, args)
     ? ["--tls-cert", `${TLS_DIR}/tls.crt`, "--tls-key", `${TLS_DIR}/tls.key`]
     : ["--allow-plain-http"];
   return [

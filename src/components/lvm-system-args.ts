@@ -4,6 +4,7 @@ import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds"
 import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmSettings } from "./topolvm-args";
 import type { TopolvmPlan } from "./topolvm-values";
 import * as pulumi from "@pulumi/pulumi";
+import { agentTlsProblems } from "./agent-tls";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 
 export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
@@ -62,13 +63,19 @@ export interface LvmSystemArgs {
   /** Extra agent flags (`pulumi-lvm agent --help`), after ours. @default [] @example ["--command-timeout", "5m"] */
   readonly agentArgs?: string[];
   /**
-   * A kubernetes.io/tls Secret in the namespace with the agent's serving certificate: the agent then
-   * serves HTTPS. Without it the agent serves plain HTTP on the pod network (`--allow-plain-http`),
-   * where bearer tokens travel unencrypted; set it outside a lab.
-   * @default none
+   * A kubernetes.io/tls Secret in the namespace, yours (e.g. cert-manager's), with the agents' serving
+   * certificate (tls.crt, tls.key) for the DNS name `pulumi-lvm-agent` and its CA (ca.crt), which
+   * the operator trusts for the agents and nothing else.
+   * @default a Secret `<name>-agent-tls` LvmSystem generates once: its own CA and a certificate for that name
    * @example "lvm-agent-tls"
    */
   readonly agentTlsSecretName?: string;
+  /**
+   * Agents serve, and the operator calls them over, plain HTTP on the pod network: bearer tokens and
+   * plans travel unencrypted and anyone on the path can answer for an agent. Only for a lab.
+   * @default false
+   */
+  readonly agentPlainHttp?: boolean;
   /** Nodes the agents run on. @default { "kubernetes.io/os": "linux" } */
   readonly nodeSelector?: Record<string, string>;
   /** Taints the agents tolerate; storage nodes at the edge are often tainted. @default [] @example [{ operator: "Exists" }] */
@@ -123,7 +130,7 @@ export interface OperatorSettings {
   readonly image?: pulumi.Input<string>;
   /** How the image starts the operator. @default ["pulumi-lvm", "operator"] */
   readonly command?: string[];
-  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m"] */
+  /** Extra operator flags (`pulumi-lvm operator --help`), after ours. @default [] @example ["--resync", "10m", "--deselection-grace", "5m"] */
   readonly args?: string[];
   /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
   readonly resources?: ResourceRequirements;
@@ -154,6 +161,7 @@ const argsSchema = z.strictObject({
   agentCommand: z.array(z.string()).min(1).optional(),
   agentArgs: z.array(z.string()).optional(),
   agentTlsSecretName: objectName.optional(),
+  agentPlainHttp: z.boolean().optional(),
   nodeSelector: labels.optional(),
   tolerations: z
     .array(
@@ -196,7 +204,7 @@ export function validateSystem(
   name: string,
   args: LvmSystemArgs,
 ): { crds: CrdManifest[]; topolvm?: TopolvmPlan } {
-  const problems: ValidationProblem[] = [...argsProblems(argsSchema, args)];
+  const problems: ValidationProblem[] = [...argsProblems(argsSchema, args), ...agentTlsProblems(args)];
   const topolvm = args.topolvm ? checkTopolvmArgs(args.topolvm, args) : undefined;
   if (topolvm) problems.push(...topolvm.problems);
   const nameProblem = dnsLabelProblem(`${name}-provisioner`);

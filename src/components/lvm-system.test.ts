@@ -5,11 +5,10 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-client/agent-pods";
-import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { ValidationError } from "../api";
-import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
+import { DEFAULT_AGENT_CA_FILE } from "../operator/config";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
-import { operatorRules } from "./operator-workload";
+import { operatorRules, operatorTokenRules } from "./operator-workload";
 import { crdDirectory, tempDir } from "./testing/crd-fixtures";
 import { find, installMocks, runFailingProgram, runProgram, type Recorded } from "./testing/pulumi-mocks";
 
@@ -92,6 +91,7 @@ describe("LvmSystem", () => {
       ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodesets.lvm.topolvm.io"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
+      ["kubernetes:core/v1:Secret", "lvm-agent-tls"],
       [DS, "lvm-agent"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner"],
@@ -157,8 +157,19 @@ describe("LvmSystem", () => {
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-operator").inputs,
     ).toMatchObject({
       metadata: { name: "lvm-operator", namespace: "lvm-system" },
-      rules: [...rules.nodeSets, ...rules.agentPods],
+      rules: [
+        ...rules.nodeSets,
+        ...rules.agentPods,
+        // a token per node for its own service account, and for no other
+        {
+          apiGroups: [""],
+          resources: ["serviceaccounts/token"],
+          resourceNames: ["lvm-operator"],
+          verbs: ["create"],
+        },
+      ],
     });
+    expect(operatorTokenRules("lvm-operator")).toHaveLength(1);
     expect(
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator").inputs,
     ).toMatchObject({
@@ -174,7 +185,7 @@ describe("LvmSystem", () => {
       });
   });
 
-  test("the operator runs once, unprivileged, in the namespace, with a projected agent token", () => {
+  test("the operator runs once, unprivileged, in the namespace, with the agents' CA and nothing else of theirs", () => {
     const deployment = find(recorded, DEPLOYMENT, "lvm-operator");
     expect(deployment.opts.dependsOn).toBeDefined();
     const spec = deployment.inputs.spec;
@@ -191,27 +202,30 @@ describe("LvmSystem", () => {
     expect(container).toMatchObject({
       image: "ghcr.io/acme/pulumi-lvm-agent:0.1.0",
       command: ["pulumi-lvm", "operator"],
-      args: ["--namespace", "lvm-system", "--agent-namespace", "lvm-system", "--listen", "0.0.0.0:8081"],
+      args: [
+        "--namespace",
+        "lvm-system",
+        "--agent-namespace",
+        "lvm-system",
+        "--listen",
+        "0.0.0.0:8081",
+        "--service-account",
+        "lvm-system/lvm-operator",
+      ],
       securityContext: {
         allowPrivilegeEscalation: false,
         readOnlyRootFilesystem: true,
         capabilities: { drop: ["ALL"] },
       },
-      volumeMounts: [
-        { name: "agent-token", mountPath: "/var/run/secrets/pulumi-lvm/agent-token", readOnly: true },
-      ],
+      volumeMounts: [{ name: "agent-ca", mountPath: "/var/run/secrets/pulumi-lvm/agent-ca", readOnly: true }],
     });
     expect(container.securityContext.privileged).toBeUndefined();
-    // the file the operator reads by default (src/operator/config.ts), with the agents' audience
-    expect(`${container.volumeMounts[0].mountPath}/token`).toBe(DEFAULT_AGENT_TOKEN_FILE);
+    // the file the operator reads by default (src/operator/config.ts): the CA only, never the agents' key
+    expect(`${container.volumeMounts[0].mountPath}/ca.crt`).toBe(DEFAULT_AGENT_CA_FILE);
     expect(pod.volumes).toEqual([
       {
-        name: "agent-token",
-        projected: {
-          sources: [
-            { serviceAccountToken: { audience: DEFAULT_AUDIENCE, expirationSeconds: 3600, path: "token" } },
-          ],
-        },
+        name: "agent-ca",
+        secret: { secretName: "lvm-agent-tls", items: [{ key: "ca.crt", path: "ca.crt" }] },
       },
     ]);
   });
@@ -297,19 +311,22 @@ describe("LvmSystem", () => {
     expect(pod.tolerations).toEqual([]);
     expect(container.image).toBe("ghcr.io/acme/pulumi-lvm-agent:0.1.0");
     expect(container.securityContext).toEqual({ privileged: true, runAsUser: 0 });
-    expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTP" });
+    expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTPS" });
     // A slow start (a loaded node) gets 5 minutes before the liveness probe may kill the agent.
     expect(container.startupProbe).toMatchObject({
-      httpGet: { path: "/healthz", port: "http", scheme: "HTTP" },
+      httpGet: { path: "/healthz", port: "http", scheme: "HTTPS" },
     });
     expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBe(300);
-    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http", scheme: "HTTP" });
+    expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http", scheme: "HTTPS" });
     expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
     expect(container.command).toEqual(["pulumi-lvm", "agent"]);
     expect(container.args).toEqual([
       "--listen",
       "0.0.0.0:8080",
-      "--allow-plain-http",
+      "--tls-cert",
+      "/etc/pulumi-lvm/tls/tls.crt",
+      "--tls-key",
+      "/etc/pulumi-lvm/tls/tls.key",
       "--namespace",
       "lvm-system",
       "--command-prefix",
@@ -332,12 +349,14 @@ describe("LvmSystem", () => {
       "/run/topolvm",
       "/etc/topolvm",
       "/var/lib/pulumi-lvm",
+      "/etc/pulumi-lvm/tls",
     ]);
     expect(pod.volumes).toEqual([
       { name: "dev", hostPath: { path: "/dev", type: "Directory" } },
       { name: "run-topolvm", hostPath: { path: "/run/topolvm", type: "DirectoryOrCreate" } },
       { name: "etc-topolvm", hostPath: { path: "/etc/topolvm", type: "DirectoryOrCreate" } },
       { name: "state", hostPath: { path: "/var/lib/pulumi-lvm", type: "DirectoryOrCreate" } },
+      { name: "tls", secret: { secretName: "lvm-agent-tls" } },
     ]);
     expect(ds.inputs.spec.selector.matchLabels).toEqual(ds.inputs.spec.template.metadata.labels);
   });
@@ -417,6 +436,8 @@ describe("LvmSystem", () => {
         "storage",
         "--listen",
         "0.0.0.0:8081",
+        "--service-account",
+        "storage/edge-operator",
         "--resync",
         "10m",
       ],
@@ -444,6 +465,39 @@ describe("LvmSystem", () => {
     expect(find(recorded, DEPLOYMENT, "img-operator").inputs.spec.template.spec.containers[0].image).toBe(
       image,
     );
+  });
+
+  test("HTTPS by default: a generated Secret with a CA and the agents' certificate, kept as first issued", () => {
+    const secret = find(recorded, "kubernetes:core/v1:Secret", "lvm-agent-tls");
+    expect(secret.inputs).toMatchObject({
+      metadata: { name: "lvm-agent-tls", namespace: "lvm-system" },
+      type: "kubernetes.io/tls",
+    });
+    // a Pulumi secret: the mocks see its wrapper
+    const data = secret.inputs.stringData.value ?? secret.inputs.stringData;
+    expect(Object.keys(data).sort()).toEqual(["ca.crt", "tls.crt", "tls.key"]);
+    expect(data["ca.crt"]).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(secret.opts.ignoreChanges).toEqual(["data", "stringData"]);
+  });
+
+  test("agentPlainHttp: no Secret, agents and operator told plain HTTP; with agentTlsSecretName: refused", async () => {
+    const plain = await runProgram(() => new LvmSystem("plain", args({ agentPlainHttp: true })));
+    expect(plain.filter((r) => r.type === "kubernetes:core/v1:Secret")).toEqual([]);
+    expect(find(plain, DS, "plain-agent").inputs.spec.template.spec.containers[0].args).toContain(
+      "--allow-plain-http",
+    );
+    const op = find(plain, DEPLOYMENT, "plain-operator").inputs.spec.template.spec;
+    expect(op.containers[0].args).toContain("--agent-allow-plain-http");
+    expect(op.volumes).toEqual([]);
+    const mine = await runProgram(() => new LvmSystem("mine", args({ agentTlsSecretName: "cm-tls" })));
+    expect(mine.filter((r) => r.type === "kubernetes:core/v1:Secret")).toEqual([]);
+    expect(
+      find(mine, DEPLOYMENT, "mine-operator").inputs.spec.template.spec.volumes[0].secret.secretName,
+    ).toBe("cm-tls");
+    const { error } = await runFailingProgram(
+      () => new LvmSystem("both", args({ agentPlainHttp: true, agentTlsSecretName: "x" })),
+    );
+    expect(error.message).toContain("agentPlainHttp: excludes agentTlsSecretName");
   });
 
   test("without the operator: no operator account, roles or Deployment", async () => {

@@ -97,9 +97,10 @@ export class LvmSystem extends pulumi.ComponentResource {
             name: plan.operator,
             agentImage: args.agentImage ?? DEFAULT_IMAGE,
             imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
+            ...(agent.tlsSecret ? { agentTlsSecret: agent.tlsSecret } : {}),
           },
           args.operator,
-          at,
+          { ...at, crds: [...at.crds, ...agent.generatedTls] },
         )
       : undefined;
     if (args.topolvm && topolvm) topolvmRelease(name, args.topolvm, topolvm, plan.namespace, at);

@@ -1,9 +1,8 @@
 import { posix } from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
 import { API_GROUP } from "../api";
-import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
+import { DEFAULT_AGENT_CA_FILE } from "../operator/config";
 import type { WorkloadContext } from "./agent-workload";
 import type { OperatorSettings } from "./lvm-system-args";
 import { roleBinding, roleBindingBody } from "./system-rbac";
@@ -19,6 +18,11 @@ export interface OperatorPlacement {
   /** The agent's image, the default. */
   readonly agentImage: pulumi.Input<string>;
   readonly imagePullPolicy: string;
+  /**
+   * The Secret with the agents' CA (`ca.crt`), mounted for the operator (that key only); undefined:
+   * the agents serve plain HTTP and the operator is told so (`--agent-allow-plain-http`).
+   */
+  readonly agentTlsSecret?: string;
 }
 
 /**
@@ -40,7 +44,10 @@ export function operatorWorkload(
   );
   const role = new k8s.rbac.v1.Role(
     at.name,
-    { metadata: { name: at.name, namespace: at.namespace }, rules: [...rules.nodeSets, ...rules.agentPods] },
+    {
+      metadata: { name: at.name, namespace: at.namespace },
+      rules: [...rules.nodeSets, ...rules.agentPods, ...operatorTokenRules(at.name)],
+    },
     inNamespace,
   );
   new k8s.rbac.v1.RoleBinding(at.name, roleBinding(at.name, at.namespace, "Role", at.name), {
@@ -66,8 +73,8 @@ export function operatorWorkload(
 
 /** Port of /healthz, /readyz and /metrics (the operator's --listen). */
 export const OPERATOR_PORT = 8081;
-/** Where the projected agent token is mounted: where the operator reads it by default (--agent-token-file). */
-const AGENT_TOKEN_DIR = posix.dirname(DEFAULT_AGENT_TOKEN_FILE);
+/** Where the agents' CA is mounted: where the operator reads it by default (--agent-ca-file). */
+const AGENT_CA_DIR = posix.dirname(DEFAULT_AGENT_CA_FILE);
 /** The operator's labels, and its Deployment's selector. */
 export const operatorLabels = (instance: string) => ({
   "app.kubernetes.io/name": "pulumi-lvm-operator",
@@ -82,8 +89,8 @@ export const operatorLabels = (instance: string) => ({
  *   (src/agent/auth/authorizer.ts REQUIRED_ACCESS).
  * - `agentPods`: find each node's agent pod, in the agents' namespace.
  * - `clusterWide`: Nodes, to evaluate node selectors.
- * Nothing else: the agent token is a projected volume (no serviceaccounts/token), and the agents are
- * called at their pod IPs (no pods/proxy).
+ * Plus `operatorTokenRules`: a token per node for its own service account. Nothing else: the agents
+ * are called at their pod IPs (no pods/proxy).
  */
 export function operatorRules() {
   return {
@@ -105,9 +112,25 @@ export function operatorRules() {
 }
 
 /**
+ * The operator's tokens for the agents: `create` on its own service account's `token` subresource
+ * only (a TokenRequest per node, audience pulumi-lvm-agent/<node>; src/operator/agents/token-request.ts).
+ * A Role in the service account's namespace.
+ */
+export function operatorTokenRules(serviceAccount: string) {
+  return [
+    {
+      apiGroups: [""],
+      resources: ["serviceaccounts/token"],
+      resourceNames: [serviceAccount],
+      verbs: ["create"],
+    },
+  ];
+}
+
+/**
  * The operator's Deployment: one replica, replaced with Recreate (there is no leader election, so two
- * must never run at once), watching only the system's namespace, with the agent token as a projected
- * service-account token (audience pulumi-lvm-agent, rotated by the kubelet). It needs no privilege:
+ * must never run at once), watching only the system's namespace, requesting a token per node for its
+ * own service account and verifying the agents against their CA (the Secret's ca.crt only). It needs no privilege:
  * non-root, read-only root filesystem, no capabilities, RuntimeDefault seccomp.
  */
 export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings = {}) {
@@ -143,6 +166,9 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 at.namespace,
                 "--listen",
                 `0.0.0.0:${OPERATOR_PORT}`,
+                "--service-account",
+                `${at.namespace}/${at.name}`,
+                ...(at.agentTlsSecret ? [] : ["--agent-allow-plain-http"]),
                 ...(args.args ?? []),
               ],
               ports: [{ name: "http", containerPort: OPERATOR_PORT, protocol: "TCP" }],
@@ -167,25 +193,23 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 requests: { cpu: "20m", memory: "96Mi" },
                 limits: { memory: "256Mi" },
               },
-              volumeMounts: [{ name: "agent-token", mountPath: AGENT_TOKEN_DIR, readOnly: true }],
+              volumeMounts: at.agentTlsSecret
+                ? [{ name: "agent-ca", mountPath: AGENT_CA_DIR, readOnly: true }]
+                : [],
             },
           ],
-          volumes: [
-            {
-              name: "agent-token",
-              projected: {
-                sources: [
-                  {
-                    serviceAccountToken: {
-                      audience: DEFAULT_AUDIENCE,
-                      expirationSeconds: 3600,
-                      path: posix.basename(DEFAULT_AGENT_TOKEN_FILE),
-                    },
+          volumes: at.agentTlsSecret
+            ? [
+                {
+                  name: "agent-ca",
+                  // The CA only: the operator never holds the agents' serving key.
+                  secret: {
+                    secretName: at.agentTlsSecret,
+                    items: [{ key: "ca.crt", path: posix.basename(DEFAULT_AGENT_CA_FILE) }],
                   },
-                ],
-              },
-            },
-          ],
+                },
+              ]
+            : [],
         },
       },
     },

@@ -1,13 +1,17 @@
 import { OperatorConfigError, parseOperatorConfig } from "./config";
 
 describe("parseOperatorConfig", () => {
-  test("defaults: in-cluster, all namespaces, 0.0.0.0:8081, 2 workers, 5m resync, projected agent token", () => {
+  test("defaults: in-cluster, all namespaces, 0.0.0.0:8081, 2 workers, 5m resync, per-node tokens, HTTPS to the agents", () => {
     expect(parseOperatorConfig([], {})).toEqual({
       namespace: "",
       listen: { host: "0.0.0.0", port: 8081 },
       workers: 2,
       resyncMs: 300_000,
-      agents: { namespace: "lvm-system", tokenFile: "/var/run/secrets/pulumi-lvm/agent-token/token" },
+      agents: {
+        namespace: "lvm-system",
+        token: {},
+        tls: { caFile: "/var/run/secrets/pulumi-lvm/agent-ca/ca.crt", serverName: "pulumi-lvm-agent" },
+      },
     });
   });
 
@@ -40,8 +44,36 @@ describe("parseOperatorConfig", () => {
       listen: { host: "::1", port: 9000 },
       workers: 4,
       resyncMs: 300_000,
-      agents: { namespace: "storage-system", tokenFile: "/agent-token", caFile: "/agent-ca.crt" },
+      agents: {
+        namespace: "storage-system",
+        token: { file: "/agent-token" },
+        tls: { caFile: "/agent-ca.crt", serverName: "pulumi-lvm-agent" },
+      },
     });
+  });
+
+  test("--service-account, --agent-server-name, and plain HTTP only when asked for", () => {
+    expect(
+      parseOperatorConfig(["--service-account", "lvm/op", "--agent-server-name", "agents.example"], {})
+        .agents,
+    ).toEqual({
+      namespace: "lvm-system",
+      token: { serviceAccount: { namespace: "lvm", name: "op" } },
+      tls: { caFile: "/var/run/secrets/pulumi-lvm/agent-ca/ca.crt", serverName: "agents.example" },
+    });
+    expect(parseOperatorConfig(["--agent-allow-plain-http"], {}).agents.tls).toBe("plain-http");
+    expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_AGENT_ALLOW_PLAIN_HTTP: "true" }).agents.tls).toBe(
+      "plain-http",
+    );
+    expect(() => parseOperatorConfig([], { PULUMI_LVM_OPERATOR_AGENT_ALLOW_PLAIN_HTTP: "yes" })).toThrow(
+      /--agent-allow-plain-http: is a switch/,
+    );
+    expect(() => parseOperatorConfig(["--service-account", "op"], {})).toThrow(
+      /--service-account: must be NAMESPACE\/NAME/,
+    );
+    expect(() =>
+      parseOperatorConfig(["--service-account", "lvm/op", "--agent-token-file", "/t"], {}),
+    ).toThrow(/exclude each other/);
   });
 
   test("every problem at once, each naming its flag", () => {
@@ -61,6 +93,17 @@ describe("parseOperatorConfig", () => {
       "--server",
       "--workers",
     ]);
+  });
+
+  test("--deselection-grace: a duration, 0 allowed (delete at once); absent: the operator's default", () => {
+    expect(parseOperatorConfig(["--deselection-grace", "5m"], {}).deselectionGraceMs).toBe(300_000);
+    expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_DESELECTION_GRACE: "0s" }).deselectionGraceMs).toBe(
+      0,
+    );
+    expect(parseOperatorConfig([], {}).deselectionGraceMs).toBeUndefined();
+    expect(() => parseOperatorConfig(["--deselection-grace", "soon"], {})).toThrow(
+      /--deselection-grace: must be a duration such as 0s, 30s, 10m, 1h \(got "soon"\)/,
+    );
   });
 
   test("--server needs --token-file; --token-file needs --server; unknown flags are refused", () => {

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { ValidationProblem } from "../api";
-import { DEFAULT_AGENT_TOKEN_FILE } from "./agents/token-file";
+import { AGENT_SERVER_NAME } from "../agent-api/identity";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
 export interface OperatorConfig {
@@ -13,16 +13,26 @@ export interface OperatorConfig {
   readonly listen: { readonly host: string; readonly port: number };
   readonly workers: number;
   readonly resyncMs: number;
+  /** How long a node stays out of a set's selector before its LVMNode is deleted; absent: the operator's default (60 s). */
+  readonly deselectionGraceMs?: number;
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
     readonly namespace: string;
-    /** The projected token for audience pulumi-lvm-agent (re-read on every use). */
-    readonly tokenFile: string;
-    /** CA of agents serving https. */
-    readonly caFile?: string;
+    /**
+     * Per node a TokenRequest for this service account (audience pulumi-lvm-agent/<node>); absent:
+     * the one the API token names (in a pod, the operator's own). Or one static token from a file.
+     */
+    readonly token:
+      | { readonly serviceAccount?: { readonly namespace: string; readonly name: string } }
+      | { readonly file: string };
+    /** HTTPS against this CA (re-read on every use), for this server name; or plain HTTP, opted into. */
+    readonly tls: { readonly caFile: string; readonly serverName: string } | "plain-http";
   };
 }
+
+/** Where LvmSystem mounts the agents' CA in the operator's pod (src/components/operator-workload.ts). */
+export const DEFAULT_AGENT_CA_FILE = "/var/run/secrets/pulumi-lvm/agent-ca/ca.crt";
 
 export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --server URL          API server (default: in-cluster, KUBERNETES_SERVICE_HOST and the service account)
@@ -32,9 +42,16 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --listen HOST:PORT    /healthz, /readyz and /metrics (default 0.0.0.0:8081)
   --workers N           reconciles at once, 1 to 64 (default 2)
   --resync DURATION     reconcile every set and LVMNode this often anyway (default 5m)
+  --deselection-grace DURATION  keep the LVMNode of a node that left a set's selector this long
+                        before deleting it; 0s deletes at once (default 60s)
   --agent-namespace NS  namespace of the agent pods (default lvm-system)
-  --agent-token-file F  token for the agents, audience pulumi-lvm-agent (default ${DEFAULT_AGENT_TOKEN_FILE})
-  --agent-ca-file F     CA of agents serving https (default: the system CAs)
+  --service-account NS/NAME  request each node's agent token (TokenRequest, audience
+                        pulumi-lvm-agent/<node>) for this service account, the operator's own
+                        (default: the one the API token names; in a pod, the pod's)
+  --agent-token-file F  instead: one static token for every agent, re-read on every use
+  --agent-ca-file F     the agents' CA, the only one trusted for them (default ${DEFAULT_AGENT_CA_FILE})
+  --agent-server-name N the name in every agent's certificate (default ${AGENT_SERVER_NAME})
+  --agent-allow-plain-http  call the agents over plain HTTP: tokens and plans travel unencrypted
 Every flag can also be given as PULUMI_LVM_OPERATOR_<FLAG>, e.g. PULUMI_LVM_OPERATOR_NAMESPACE.`;
 
 /** The configuration is invalid; every problem names its flag. */
@@ -53,9 +70,13 @@ const FLAGS = {
   listen: { type: "string" },
   workers: { type: "string" },
   resync: { type: "string" },
+  "deselection-grace": { type: "string" },
   "agent-namespace": { type: "string" },
+  "service-account": { type: "string" },
   "agent-token-file": { type: "string" },
   "agent-ca-file": { type: "string" },
+  "agent-server-name": { type: "string" },
+  "agent-allow-plain-http": { type: "boolean" },
 } as const;
 
 const absolutePath = z.string().regex(/^\/[^\0]*$/, { error: "must be an absolute path" });
@@ -75,8 +96,21 @@ const schema = z
       .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/, { error: "must be a namespace name" })
       .max(63)
       .default("lvm-system"),
-    "agent-token-file": absolutePath.default(DEFAULT_AGENT_TOKEN_FILE),
-    "agent-ca-file": absolutePath.optional(),
+    "service-account": z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9]*[a-z0-9])?\/[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, {
+        error: "must be NAMESPACE/NAME of a service account",
+      })
+      .optional(),
+    "agent-token-file": absolutePath.optional(),
+    "agent-ca-file": absolutePath.default(DEFAULT_AGENT_CA_FILE),
+    "agent-server-name": z
+      .string()
+      .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: "must be a DNS name" })
+      .default(AGENT_SERVER_NAME),
+    "agent-allow-plain-http": z
+      .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
+      .optional(),
     listen: z
       .string()
       .default("0.0.0.0:8081")
@@ -91,24 +125,18 @@ const schema = z
         return { host, port };
       }),
     workers: z.coerce.number().int().min(1).max(64).default(2),
-    resync: z
-      .string()
-      .default("5m")
-      .transform((text, ctx) => {
-        const m = /^(\d+)(ms|s|m|h)$/.exec(text);
-        if (!m || Number(m[1]) === 0) {
-          ctx.addIssue({
-            code: "custom",
-            message: `must be a duration above 0 such as 30s, 10m, 1h (got ${JSON.stringify(text)})`,
-          });
-          return z.NEVER;
-        }
-        return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
-      }),
+    resync: duration({ zero: false }).prefault("5m"),
+    "deselection-grace": duration({ zero: true }).optional(),
   })
   .superRefine((c, ctx) => {
     if (c.server && !c["token-file"])
       ctx.addIssue({ code: "custom", path: ["token-file"], message: "--server needs --token-file" });
+    if (c["service-account"] && c["agent-token-file"])
+      ctx.addIssue({
+        code: "custom",
+        path: ["agent-token-file"],
+        message: "--agent-token-file and --service-account exclude each other",
+      });
     if (!c.server && (c["token-file"] || c["ca-file"]))
       ctx.addIssue({
         code: "custom",
@@ -117,17 +145,37 @@ const schema = z
       });
   });
 
+/** "30s", "10m", "1h", "500ms" as milliseconds; `zero`: whether 0 is allowed. */
+function duration({ zero }: { zero: boolean }) {
+  return z.string().transform((text, ctx) => {
+    const m = /^(\d+)(ms|s|m|h)$/.exec(text);
+    if (!m || (!zero && Number(m[1]) === 0)) {
+      ctx.addIssue({
+        code: "custom",
+        message: `must be a duration${zero ? "" : " above 0"} such as ${zero ? "0s, " : ""}30s, 10m, 1h (got ${JSON.stringify(text)})`,
+      });
+      return z.NEVER;
+    }
+    return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+  });
+}
+
 /** Parses and validates flags and environment; throws OperatorConfigError listing every problem. */
 export function parseOperatorConfig(argv: readonly string[], env: NodeJS.ProcessEnv): OperatorConfig {
-  let values: Record<string, string | undefined>;
+  let values: Record<string, string | boolean | undefined>;
   try {
     values = parseArgs({ args: [...argv], options: FLAGS, strict: true, allowPositionals: false }).values;
   } catch (e) {
     throw new OperatorConfigError([{ path: "(command line)", message: (e as Error).message }]);
   }
   const input: Record<string, string | undefined> = {};
-  for (const flag of Object.keys(FLAGS))
-    input[flag] = values[flag] ?? env[`PULUMI_LVM_OPERATOR_${flag.toUpperCase().replace(/-/g, "_")}`];
+  for (const flag of Object.keys(FLAGS)) {
+    const value = values[flag];
+    input[flag] =
+      typeof value === "boolean"
+        ? String(value)
+        : (value ?? env[`PULUMI_LVM_OPERATOR_${flag.toUpperCase().replace(/-/g, "_")}`]);
+  }
   const r = schema.safeParse(input);
   if (!r.success)
     throw new OperatorConfigError(
@@ -148,10 +196,23 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     listen: c.listen,
     workers: c.workers,
     resyncMs: c.resync,
+    ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
     agents: {
       namespace: c["agent-namespace"],
-      tokenFile: c["agent-token-file"],
-      ...(c["agent-ca-file"] ? { caFile: c["agent-ca-file"] } : {}),
+      token: c["agent-token-file"]
+        ? { file: c["agent-token-file"] }
+        : c["service-account"]
+          ? { serviceAccount: splitName(c["service-account"]) }
+          : {},
+      tls:
+        c["agent-allow-plain-http"] === "true"
+          ? "plain-http"
+          : { caFile: c["agent-ca-file"], serverName: c["agent-server-name"] },
     },
   };
+}
+
+function splitName(text: string): { namespace: string; name: string } {
+  const [namespace, name] = text.split("/") as [string, string];
+  return { namespace, name };
 }

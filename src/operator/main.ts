@@ -1,12 +1,14 @@
 import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { agentClient } from "../agent-client/agent-client";
-import { tokenFromFile } from "./agents/token-file";
+import type { AgentTls } from "./agents/driver";
+import { tokenFromFile, type AgentTokenSource } from "./agents/token-file";
+import { serviceAccountOfToken, tokenRequests } from "./agents/token-request";
 import { systemClock, type Clock } from "./clock";
-import { parseOperatorConfig, type OperatorConfig } from "./config";
+import { OperatorConfigError, parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
 import { createKubeClient, type KubeClient } from "./kube/client";
-import { explicitConnection, inClusterConnection } from "./kube/connection";
+import { explicitConnection, inClusterConnection, type KubeConnection } from "./kube/connection";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
 
@@ -39,12 +41,17 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const log = (entry: Record<string, unknown>) =>
     writeLine(JSON.stringify({ time: new Date(clock.now()).toISOString(), ...entry }));
   const metrics = new OperatorMetrics();
+  const connection = args.kube
+    ? undefined
+    : config.connection
+      ? explicitConnection(config.connection)
+      : inClusterConnection(args.env);
   const kube =
-    args.kube ??
-    createKubeClient({
-      connection: config.connection ? explicitConnection(config.connection) : inClusterConnection(args.env),
-      onRequest: (r) => metrics.recordRequest(r),
-    });
+    args.kube ?? createKubeClient({ connection: connection!, onRequest: (r) => metrics.recordRequest(r) });
+  const agentTls: AgentTls =
+    config.agents.tls === "plain-http"
+      ? "plain-http"
+      : { ca: readCa(config.agents.tls.caFile), serverName: config.agents.tls.serverName };
   const operator = new Operator({
     kube,
     clock,
@@ -53,11 +60,12 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     ...(config.namespace ? { namespace: config.namespace } : {}),
     workers: config.workers,
     resyncMs: config.resyncMs,
+    ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
     agents: {
       namespace: config.agents.namespace,
       client: agentClient(),
-      token: tokenFromFile(config.agents.tokenFile),
-      ...(config.agents.caFile ? { ca: readCa(config.agents.caFile) } : {}),
+      token: agentTokens(config, kube, clock, connection),
+      tls: agentTls,
     },
   });
   const stopping = new AbortController();
@@ -91,7 +99,44 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   return { config, url, operator, stop };
 }
 
-/** The agents' CA, re-read on every call (cert-manager rotates it). */
+/** The agents' CA, re-read on every call (it may be rotated); a missing CA is an error, never the system roots. */
 function readCa(file: string): () => Promise<string> {
-  return () => readFile(file, "utf8");
+  return async () => {
+    let pem: string;
+    try {
+      pem = await readFile(file, "utf8");
+    } catch (e) {
+      throw new Error(
+        `cannot read the agents' CA ${file} (--agent-ca-file; --agent-allow-plain-http to call them without TLS): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
+    }
+    if (!pem.includes("-----BEGIN CERTIFICATE-----"))
+      throw new Error(`the agents' CA ${file} (--agent-ca-file) holds no PEM certificate`);
+    return pem;
+  };
+}
+
+/**
+ * Each node's agent token: a static file when asked for, else a TokenRequest per node for the
+ * operator's service account, named by --service-account or by its own API token (a service-account
+ * JWT in a pod).
+ */
+function agentTokens(
+  config: OperatorConfig,
+  kube: KubeClient,
+  clock: Clock,
+  connection: KubeConnection | undefined,
+): AgentTokenSource {
+  const token = config.agents.token;
+  if ("file" in token) return tokenFromFile(token.file);
+  const serviceAccount = token.serviceAccount ?? (connection && serviceAccountOfToken(connection.token()));
+  if (!serviceAccount)
+    throw new OperatorConfigError([
+      {
+        path: "--service-account",
+        message:
+          "the operator's API token does not name a service account; give --service-account NAMESPACE/NAME (the operator's own) or --agent-token-file",
+      },
+    ]);
+  return tokenRequests({ kube, serviceAccount, clock });
 }

@@ -1,5 +1,6 @@
 import type { AgentClient } from "../agent-client/agent-client";
-import { AgentDriver } from "./agents/driver";
+import { ApiReachability } from "./api-reachability";
+import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "./clock";
 import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
@@ -24,10 +25,10 @@ export interface OperatorAgentOptions {
   readonly namespace: string;
   /** The agents' /v1 client. */
   readonly client: AgentClient;
-  /** The operator's token for audience "pulumi-lvm-agent". */
+  /** The operator's token for one node's agent (by default a TokenRequest per node, agents/token-request.ts). */
   readonly token: AgentTokenSource;
-  /** PEM of the CA of agents serving https. @default the system CAs */
-  readonly ca?: () => Promise<string | undefined>;
+  /** HTTPS against the agents' CA with a fixed server name, or "plain-http" (an explicit opt-out). */
+  readonly tls: AgentTls;
 }
 
 export interface OperatorOptions {
@@ -76,8 +77,14 @@ export class Operator {
   private readonly nodes: Informer<NodeObject>;
   private readonly pods?: Informer<KubeObject>;
   private started = false;
+  /** Whether the API server answers; reconciles wait while it does not. */
+  readonly api: ApiReachability;
+  private readonly kube: KubeClient;
 
   constructor(private readonly o: OperatorOptions) {
+    // The probe: a GET of a Node that does not exist (404 is an answer), as small as a request gets.
+    this.api = new ApiReachability(o.clock, o.log, () => o.kube.get(NODES, undefined, "pulumi-lvm-probe"));
+    this.kube = this.api.watching(o.kube);
     const backoff = o.retryBackoff ? { backoff: o.retryBackoff } : {};
     this.queue = new WorkQueue({ clock: o.clock, ...backoff });
     const nodeQueue = o.agents ? new WorkQueue({ clock: o.clock, ...backoff }) : undefined;
@@ -110,7 +117,7 @@ export class Operator {
       this.pods = pods;
       this.nodeQueue = nodeQueue;
       this.nodeReconciler = new LVMNodeReconciler({
-        kube: o.kube,
+        kube: this.kube,
         clock: o.clock,
         log: o.log,
         nodeExists: (name) => this.nodes.get(name) !== undefined,
@@ -127,7 +134,7 @@ export class Operator {
       });
     }
     this.reconciler = new NodeSetReconciler({
-      kube: o.kube,
+      kube: this.kube,
       clock: o.clock,
       log: o.log,
       nodes: () => this.nodes.list(),
@@ -171,18 +178,32 @@ export class Operator {
     addAll();
     const workers = this.o.workers ?? 2;
     await Promise.all([
-      this.queue.run(workers, async (key) => (await this.reconcileOne(key), {}), signal),
+      this.queue.run(
+        workers,
+        async (key) => {
+          // While the API server does not answer, keys wait here instead of failing one by one.
+          await this.api.whenReachable(signal);
+          if (!signal.aborted) await this.reconcileOne(key);
+          return {};
+        },
+        signal,
+      ),
       ...(this.nodeQueue
         ? [
             this.nodeQueue.run(
               workers,
-              async (key, release) => (await this.reconcileLVMNode(key, signal, release), {}),
+              async (key, release) => {
+                await this.api.whenReachable(signal);
+                if (!signal.aborted) await this.reconcileLVMNode(key, signal, release);
+                return {};
+              },
               signal,
             ),
           ]
         : []),
       ...watching,
     ]);
+    this.api.close();
     this.started = false;
   }
 
@@ -195,12 +216,14 @@ export class Operator {
       return result;
     } catch (e) {
       const error = e as Error;
-      this.o.log({
-        msg: e instanceof StaleCacheError ? "stale cache; retrying" : "reconcile failed",
-        nodeSet: key,
-        error: error.message,
-        retries: this.queue.retries(key),
-      });
+      // An unreachable API server is logged once (ApiReachability), not once per key and retry.
+      if (this.api.reachable)
+        this.o.log({
+          msg: e instanceof StaleCacheError ? "stale cache; retrying" : "reconcile failed",
+          nodeSet: key,
+          error: error.message,
+          retries: this.queue.retries(key),
+        });
       throw e;
     } finally {
       this.o.metrics.recordReconcile(result, (this.o.clock.now() - t0) / 1000);
@@ -220,15 +243,16 @@ export class Operator {
       result = await reconciler.reconcile(key, stop, release);
       return result;
     } catch (e) {
-      this.o.log({
-        msg:
-          e instanceof ReconcileStoppedError
-            ? "LVMNode reconcile stopped; the next operator carries on"
-            : "LVMNode not in sync; retrying with backoff",
-        lvmNode: key,
-        error: (e as Error).message,
-        retries: this.nodeQueue?.retries(key) ?? 0,
-      });
+      if (this.api.reachable || e instanceof ReconcileStoppedError)
+        this.o.log({
+          msg:
+            e instanceof ReconcileStoppedError
+              ? "LVMNode reconcile stopped; the next operator carries on"
+              : "LVMNode not in sync; retrying with backoff",
+          lvmNode: key,
+          error: (e as Error).message,
+          retries: this.nodeQueue?.retries(key) ?? 0,
+        });
       throw e;
     } finally {
       this.o.metrics.lvmNodeReconciles.inc({ result });
@@ -252,7 +276,7 @@ export class Operator {
     onChange: ConstructorParameters<typeof Informer<T>>[0]["onChange"],
   ): Informer<T> {
     return new Informer<T>({
-      kube: this.o.kube,
+      kube: this.kube,
       resource,
       ...(namespace ? { namespace } : {}),
       clock: this.o.clock,
@@ -260,12 +284,14 @@ export class Operator {
       ...(this.o.watchBackoff ? { backoff: this.o.watchBackoff } : {}),
       onRestart: (reason: RestartReason, error?: Error) => {
         this.o.metrics.watchRestarts.inc({ resource: resource.plural, reason });
-        this.o.log({
-          msg: "watch restarted",
-          resource: resource.plural,
-          reason,
-          ...(error ? { error: error.message } : {}),
-        });
+        // Each reconnect is counted; it is logged unless the API server is known to be unreachable.
+        if (this.api.reachable)
+          this.o.log({
+            msg: "watch restarted",
+            resource: resource.plural,
+            reason,
+            ...(error ? { error: error.message } : {}),
+          });
       },
     });
   }

@@ -23,7 +23,7 @@ const WINDOW_MS = 2 * RESYNC_MS;
 const NS = "storage";
 
 /** Stand-in agents: one listener per node; answers name the node they stand for. */
-async function standInAgents(
+export async function standInAgents(
   nodes: readonly string[],
 ): Promise<{ ports: Map<string, number>; close(): void }> {
   const servers: http.Server[] = [];
@@ -91,7 +91,12 @@ async function measure(
     await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
   }
   const op = startTestOperator(cp, cp.url, {
-    agents: { namespace: AGENT_NAMESPACE, client: agentClient(), token: async () => "stand-in" },
+    agents: {
+      namespace: AGENT_NAMESPACE,
+      client: agentClient(),
+      token: async () => "stand-in",
+      tls: "plain-http",
+    },
     resyncMs: RESYNC_MS,
   });
   const setName = `idle-${count}`;

@@ -6,7 +6,12 @@
  */
 import * as fs from "node:fs";
 import { agentClient, type Transport } from "../../src/agent-client/agent-client";
-import { tokenFromFile } from "../../src/operator/agents/token-file";
+import { AGENT_SERVER_NAME } from "../../src/agent-api/identity";
+import { issueAgentCertificates } from "../../src/components/agent-certificates";
+import { operatorTokenRules } from "../../src/components/operator-workload";
+import { tokenRequests } from "../../src/operator/agents/token-request";
+import { systemClock } from "../../src/operator/clock";
+import { createKubeClient } from "../../src/operator/kube/client";
 import { ControlPlane, startControlPlane } from "../env/cluster";
 import { reportPodStatus } from "../env/kubelet-stand-in";
 import { requireHostTier, Scratch, startAgent, type AgentProcess } from "../agent/harness";
@@ -24,6 +29,16 @@ export interface AgentCluster {
   readonly op: TestOperator;
   readonly agents: Record<string, AgentProcess>;
   readonly scratch: Record<string, Scratch>;
+  /**
+   * The agents' CA and server name (they serve HTTPS unless `plainHttp`), and the serving
+   * certificate and key all agents share (what a stand-in for a hostile node's agent holds too).
+   */
+  readonly tls?: {
+    readonly ca: string;
+    readonly serverName: string;
+    readonly cert: string;
+    readonly key: string;
+  };
   /** Adds (or replaces) the agent pod of `node`, Ready, at 127.0.0.1:`port`. */
   agentPod(node: string, port: number): Promise<void>;
   stop(): Promise<void>;
@@ -41,6 +56,8 @@ export interface AgentClusterOptions {
   /** The operator's transport to the agents. @default node:http(s) */
   readonly transport?: Transport;
   readonly labels?: Record<string, string>;
+  /** Agents serve plain HTTP and the operator is told it may use it. @default false: HTTPS */
+  readonly plainHttp?: boolean;
 }
 
 export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCluster> {
@@ -48,6 +65,14 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
   const cp = await startControlPlane();
   const agents: Record<string, AgentProcess> = {};
   const scratch: Record<string, Scratch> = {};
+  // The agents' certificates as LvmSystem issues them, in files as the Secret volume has them.
+  const tlsDir = new Scratch("agent-tls");
+  const certs = await issueAgentCertificates();
+  fs.writeFileSync(tlsDir.path("tls.crt"), certs.cert);
+  fs.writeFileSync(tlsDir.path("tls.key"), certs.key, { mode: 0o600 });
+  const tlsArgs = o.plainHttp
+    ? []
+    : ["--tls-cert", tlsDir.path("tls.crt"), "--tls-key", tlsDir.path("tls.key")];
   await prepareCluster(cp);
   for (const ns of o.namespaces) await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
   await must(cp, "POST", "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings", {
@@ -84,24 +109,40 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
       devices: s.loops,
       ...s.agentFiles(),
       auth: { kubeconfig: cp.kubeconfigFor("agent") },
-      extraArgs: ["--namespace", o.namespaces[0]!],
+      extraArgs: ["--namespace", o.namespaces[0]!, ...tlsArgs],
     });
     await agentPod(node, Number(new URL(agents[node].url).port));
   }
   const [, , saNs, sa] = cp.identities.operator.username.split(":");
   await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: saNs } });
   await must(cp, "POST", `/api/v1/namespaces/${saNs}/serviceaccounts`, { metadata: { name: sa } });
-  const tr = await must(cp, "POST", `/api/v1/namespaces/${saNs}/serviceaccounts/${sa}/token`, {
-    spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: 3600 },
+  // The operator may request tokens for its own service account, and only that one (as LvmSystem grants).
+  await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${saNs}/roles`, {
+    metadata: { name: "pulumi-lvm-operator-token" },
+    rules: operatorTokenRules(sa!),
   });
-  const tokenDir = new Scratch("operator-token");
-  const tokenFile = tokenDir.path("agent-token");
-  fs.writeFileSync(tokenFile, tr.status.token, { mode: 0o600 });
+  await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${saNs}/rolebindings`, {
+    metadata: { name: "pulumi-lvm-operator-token" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pulumi-lvm-operator-token" },
+    subjects: [{ kind: "ServiceAccount", namespace: saNs, name: sa }],
+  });
+  const tls = o.plainHttp
+    ? undefined
+    : { ca: certs.caCert, serverName: AGENT_SERVER_NAME, cert: certs.cert, key: certs.key };
+  const tokenKube = createKubeClient({
+    connection: { server: cp.url, token: () => cp.tokens.operator, ca: () => cp.caPem },
+  });
   const op = startTestOperator(cp, cp.url, {
     agents: {
       namespace: AGENT_NAMESPACE,
       client: agentClient(o.transport),
-      token: tokenFromFile(tokenFile),
+      // Per node, a token only that node's agent accepts, as the operator requests it in a cluster.
+      token: tokenRequests({
+        kube: tokenKube,
+        serviceAccount: { namespace: saNs!, name: sa! },
+        clock: systemClock,
+      }),
+      tls: tls ? { ca: async () => tls.ca, serverName: tls.serverName } : "plain-http",
     },
     resyncMs: o.resyncMs,
   });
@@ -111,13 +152,14 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
     op,
     agents,
     scratch,
+    ...(tls ? { tls } : {}),
     agentPod,
     stop: async () => {
       await op.stop();
       for (const a of Object.values(agents)) await a.stop();
       await cp.stop();
       for (const s of Object.values(scratch)) s.cleanup();
-      tokenDir.cleanup();
+      tlsDir.cleanup();
     },
   };
 }

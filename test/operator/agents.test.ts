@@ -77,17 +77,23 @@ beforeAll(async () => {
     });
     await createAgentPod(node, Number(new URL(agents[node].url).port));
   }
-  // The operator's service account, and a token for it bound to the agents' audience.
+  // The operator's service account, and one static token for it that both agents accept (the
+  // --agent-token-file mode; per-node tokens and TLS are test/operator/agent-trust.test.ts's).
   const [, , saNs, sa] = cp.identities.operator.username.split(":");
   await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: saNs } });
   await must(cp, "POST", `/api/v1/namespaces/${saNs}/serviceaccounts`, { metadata: { name: sa } });
   const tr = await must(cp, "POST", `/api/v1/namespaces/${saNs}/serviceaccounts/${sa}/token`, {
-    spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: 3600 },
+    spec: { audiences: NODES.map((n) => `pulumi-lvm-agent/${n}`), expirationSeconds: 3600 },
   });
   const tokenFile = scratch.n1.path("agent-token");
   fs.writeFileSync(tokenFile, tr.status.token, { mode: 0o600 });
   op = startTestOperator(cp, cp.url, {
-    agents: { namespace: AGENT_NAMESPACE, client: agentClient(), token: tokenFromFile(tokenFile) },
+    agents: {
+      namespace: AGENT_NAMESPACE,
+      client: agentClient(),
+      token: tokenFromFile(tokenFile),
+      tls: "plain-http",
+    },
     resyncMs: RESYNC_MS,
   });
   await eventually("caches synced", async () => op.operator.ready);

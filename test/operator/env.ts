@@ -120,6 +120,8 @@ export function startTestOperator(
     resyncMs?: number;
     /** @default 0: a deselected node's LVMNode goes at once (the flapping test sets a grace) */
     deselectionGraceMs?: number;
+    /** The operator's own watch and retry backoff (0.5 s to 30 s, 1 s to 5 min), not the tests' quick one. */
+    defaultBackoff?: boolean;
   } = {},
 ): TestOperator {
   const requests: RequestRecord[] = [];
@@ -139,11 +141,11 @@ export function startTestOperator(
     metrics,
     log: (e) => logs.push(e),
     workers: 2,
-    retryBackoff: { baseMs: 200, capMs: 2000 },
+    ...(options.defaultBackoff ? {} : { retryBackoff: { baseMs: 200, capMs: 2000 } }),
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
     deselectionGraceMs: options.deselectionGraceMs ?? 0,
-    watchBackoff: { baseMs: 100, capMs: 1000 },
+    ...(options.defaultBackoff ? {} : { watchBackoff: { baseMs: 100, capMs: 1000 } }),
   });
   const stopping = new AbortController();
   const running = operator.run(stopping.signal);

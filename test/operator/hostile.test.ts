@@ -5,7 +5,8 @@
  *
  *   npx jest test/operator/hostile --selectProjects integration
  */
-import * as http from "node:http";
+import type * as http from "node:http";
+import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import type { Json } from "../env/cluster";
 import { commandLog, isWrite, lvm, membersOf } from "../agent/harness";
@@ -31,7 +32,8 @@ const applies: string[] = [];
 beforeAll(async () => {
   c = await startAgentCluster({ nodes: ["n1", "n2"], namespaces: [NS, TENANT, OTHER], resyncMs: RESYNC_MS });
   await c.cp.createNode("n3", { role: "lying" });
-  standInServer = http.createServer((req, res) => {
+  // The stand-ins serve HTTPS with the agents' shared serving key, as a hostile node's agent could.
+  standInServer = https.createServer({ cert: c.tls!.cert, key: c.tls!.key }, (req, res) => {
     req.resume();
     req.on("end", () => {
       standIn.requests.push(`${req.method} ${req.url}`);
@@ -284,7 +286,7 @@ describe("item 6: a status that would lie (stand-in agent on n3)", () => {
 describe("item 4: agents that never answer an apply", () => {
   test("two hung applies do not stop the operator from serving the other nodes", async () => {
     for (const node of ["h1", "h2"]) {
-      const server = http.createServer((req, res) => {
+      const server = https.createServer({ cert: c.tls!.cert, key: c.tls!.key }, (req, res) => {
         req.resume();
         req.on("end", () => {
           if (req.url?.endsWith("/v1/apply")) return void applies.push(node); // never answered

@@ -54,8 +54,14 @@ afterAll(async () => {
   await cp?.stop();
 });
 
-const restarts = (reason: string) =>
-  op.logs.filter((l) => l.msg === "watch restarted" && l.reason === reason).length;
+/** Watch restarts for `reason`, from the metric: while the API server is unreachable they are not logged one by one. */
+const restarts = (reason: string) => {
+  const out: string[] = [];
+  op.metrics.watchRestarts.render(out);
+  return out
+    .filter((l) => l.includes(`reason="${reason}"`))
+    .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
+};
 const relabel = (node: string, role: string) =>
   must(cp, "PATCH", `/api/v1/nodes/${node}`, { metadata: { labels: { role } } });
 
@@ -96,6 +102,9 @@ test("`pulumi-lvm operator`: ready after sync, metrics, exit 0 on SIGTERM", asyn
       "127.0.0.1:0",
       "--namespace",
       "cli",
+      // The test identity's static token is no service-account JWT: name the account agent tokens are requested for.
+      "--service-account",
+      cp.identities.operator.username.split(":").slice(2).join("/"),
     ],
     {
       env: {

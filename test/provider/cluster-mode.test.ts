@@ -108,7 +108,10 @@ async function kubeconfigOf(sa: string): Promise<{ kubeconfig: string; token: st
 
 /** The agent pod the LvmSystem DaemonSet would run on `node`, as the API server holds it. */
 async function createAgentPod(node: Node): Promise<void> {
-  const template = agentDaemonSet(SYSTEM, { agentImage: "pulumi-lvm-agent:test" }).spec.template;
+  // These agents serve plain HTTP (started without --tls-cert): the pod says so, as LvmSystem's
+  // explicit opt-out (agentPlainHttp) makes it; the default (HTTPS) is test/operator/agent-trust's.
+  const template = agentDaemonSet(SYSTEM, { agentImage: "pulumi-lvm-agent:test", agentPlainHttp: true }).spec
+    .template;
   await must("POST", `/api/v1/namespaces/${NS}/pods`, {
     apiVersion: "v1",
     kind: "Pod",
@@ -341,7 +344,7 @@ describe("cluster mode through the API server's pod proxy", () => {
       {
         property: "cluster",
         reason:
-          `cannot get a token for service account ${NS}/${PROVISIONER} (TokenRequest, audience pulumi-lvm-agent): ` +
+          `cannot get a token for service account ${NS}/${PROVISIONER} (TokenRequest, audience pulumi-lvm-agent/node-a): ` +
           `POST /api/v1/namespaces/${NS}/serviceaccounts/${PROVISIONER}/token: HTTP 403: serviceaccounts "${PROVISIONER}" is forbidden: ` +
           `User "system:serviceaccount:${NS}:no-token" cannot create resource "serviceaccounts/token" in API group "" in the namespace "${NS}"`,
       },
@@ -364,7 +367,7 @@ describe("cluster mode through the API server's pod proxy", () => {
   it("plan latency: through the API server's proxy and directly (printed, not asserted)", async () => {
     const token = (
       await must("POST", `/api/v1/namespaces/${NS}/serviceaccounts/${PROVISIONER}/token`, {
-        spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: 600 },
+        spec: { audiences: ["pulumi-lvm-agent/node-a"], expirationSeconds: 600 },
       })
     ).status.token as string;
     const client = agentClient(httpTransport);

@@ -48,7 +48,7 @@ const cluster = {
 const ok = (body: unknown) => ({ status: 200, body });
 
 describe("findClusterAgents", () => {
-  test("the nodes the selector picks, their ready agent pods behind the pod proxy, one token for all", async () => {
+  test("the nodes the selector picks, their ready agent pods behind the pod proxy, a token per node for its audience", async () => {
     const { transport, calls } = apiServer({
       "GET /api/v1/nodes": ok({
         items: [node("n2", "edge"), node("n1", "edge"), node("n3", "core"), node("n4", "edge")],
@@ -88,13 +88,16 @@ describe("findClusterAgents", () => {
         message: "node n4: no agent pod on it is Running and Ready: lvm/p4 (phase Running, Ready False)",
       },
     ]);
-    expect(calls.map((c) => c.call)).toEqual(["GET /api/v1/nodes", PODS, TOKEN]);
+    expect(calls.map((c) => c.call)).toEqual(["GET /api/v1/nodes", PODS, TOKEN, TOKEN]);
     expect(calls.every((c) => c.headers.authorization === "Bearer user-token")).toBe(true);
-    expect(calls[2]!.body).toEqual({
-      apiVersion: "authentication.k8s.io/v1",
-      kind: "TokenRequest",
-      spec: { audiences: ["pulumi-lvm-agent"], expirationSeconds: AGENT_TOKEN_SECONDS },
-    });
+    // Each node's token is bound to that node's audience only: n1's agent cannot replay it at n2's.
+    expect(calls.slice(2).map((c) => c.body)).toEqual(
+      ["n1", "n2"].map((n) => ({
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "TokenRequest",
+        spec: { audiences: [`pulumi-lvm-agent/${n}`], expirationSeconds: AGENT_TOKEN_SECONDS },
+      })),
+    );
   });
 
   test("given nodes (apply, delete): no node listing; no token when no agent can be called", async () => {
@@ -134,7 +137,7 @@ describe("findClusterAgents", () => {
           body: { kind: "Status", message: 'serviceaccounts "lvm-provisioner" is forbidden' },
         },
       },
-      `cannot get a token for service account lvm/lvm-provisioner (TokenRequest, audience pulumi-lvm-agent): ${TOKEN}: HTTP 403: serviceaccounts "lvm-provisioner" is forbidden`,
+      `cannot get a token for service account lvm/lvm-provisioner (TokenRequest, audience pulumi-lvm-agent/n1): ${TOKEN}: HTTP 403: serviceaccounts "lvm-provisioner" is forbidden`,
     ],
   ])(
     "a refused call (%s) is an error with the status and the API server's message",
@@ -152,7 +155,7 @@ describe("findClusterAgents", () => {
     });
     const error = (await findClusterAgents(transport, "lvm", cluster).catch((e: Error) => e)) as Error;
     expect(error.message).toBe(
-      "the API server's answer for a token for service account lvm/lvm-provisioner (TokenRequest, audience pulumi-lvm-agent) is not what Kubernetes sends: status.token",
+      "the API server's answer for a token for service account lvm/lvm-provisioner (TokenRequest, audience pulumi-lvm-agent/n1) is not what Kubernetes sends: status.token",
     );
   });
 

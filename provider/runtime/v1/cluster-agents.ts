@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { DEFAULT_AUDIENCE } from "../../../src/agent/auth/authorizer";
 import { connectionFromKubeconfigText } from "../../../src/agent/auth/kubeconfig";
 import type { NodeSelector } from "../../../src/api";
 import { matchesNodeSelector } from "../../../src/planner/node-selector";
 import type { AgentEndpoint, Transport } from "../../../src/agent-client/agent-client";
+import { nodeAudience } from "../../../src/agent-api/identity";
 import { AGENT_POD_LABELS, agentPodOf, podProxyPath, podSchema } from "../../../src/agent-client/agent-pods";
 import { apiUrl, kubeApi, type KubeApi } from "./kube-api";
 
@@ -31,8 +31,9 @@ export const AGENT_TOKEN_SECONDS = 600;
 /**
  * The agents of a node set in a cluster, reached through the API server's pod proxy with the
  * kubeconfig's user: the nodes `nodes` names, or else every node the nodeSelector picks; per node
- * the agent DaemonSet's pod on it, Running and Ready (or why not); and one short-lived token for
- * the provisioner service account, bound to the agents' audience, requested now and never stored.
+ * the agent DaemonSet's pod on it, Running and Ready (or why not); and per node one short-lived
+ * token for the provisioner service account, bound to that node's audience (pulumi-lvm-agent/<node>),
+ * requested now and never stored.
  * Failing to list, or to get the token, is an error naming the call, the HTTP status and the API
  * server's message; a node without a callable agent is in `missing`.
  */
@@ -57,13 +58,15 @@ export async function findClusterAgents(
   );
   const ready = found.flatMap(({ node, located }) => (located.ok ? [{ node, pod: located.pod }] : []));
   if (!ready.length) return { endpoints: [], missing };
-  const token = await agentToken(api, namespace, cluster.serviceAccount);
-  const endpoints = ready.map(({ node, pod }) => ({
-    node,
-    url: apiUrl(conn, podProxyPath(namespace, pod)).href,
-    token,
-    proxy: { namespace, pod: pod.name, apiServer: conn },
-  }));
+  // One token per node, bound to that node's audience: a token one agent sees is useless at another.
+  const endpoints: AgentEndpoint[] = [];
+  for (const { node, pod } of ready)
+    endpoints.push({
+      node,
+      url: apiUrl(conn, podProxyPath(namespace, pod)).href,
+      token: await agentToken(api, namespace, cluster.serviceAccount, node),
+      proxy: { namespace, pod: pod.name, apiServer: conn },
+    });
   return { endpoints, missing };
 }
 
@@ -99,15 +102,21 @@ async function agentPods(api: KubeApi, namespace: string) {
   ).items;
 }
 
-async function agentToken(api: KubeApi, namespace: string, serviceAccount: string): Promise<string> {
-  const what = `a token for service account ${namespace}/${serviceAccount} (TokenRequest, audience ${DEFAULT_AUDIENCE})`;
+async function agentToken(
+  api: KubeApi,
+  namespace: string,
+  serviceAccount: string,
+  node: string,
+): Promise<string> {
+  const audience = nodeAudience(node);
+  const what = `a token for service account ${namespace}/${serviceAccount} (TokenRequest, audience ${audience})`;
   const response = await api
     .post(
       `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
       {
         apiVersion: "authentication.k8s.io/v1",
         kind: "TokenRequest",
-        spec: { audiences: [DEFAULT_AUDIENCE], expirationSeconds: AGENT_TOKEN_SECONDS },
+        spec: { audiences: [audience], expirationSeconds: AGENT_TOKEN_SECONDS },
       },
     )
     .catch(rethrow(`cannot get ${what}`));

@@ -408,11 +408,12 @@ users: [{name: u, user: {token: user-token}}]
       "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
       value: kubeconfig,
     });
-    // No node listing (apply works on the reviewed plans), one token, node-c not called.
+    // No node listing (apply works on the reviewed plans), a token per called node, node-c not called.
     expect(calls.sort()).toEqual([
       "GET /api/v1/namespaces/lvm-system/pods",
       "POST /api/v1/namespaces/lvm-system/pods/http:pa:8080/proxy/v1/apply",
       "POST /api/v1/namespaces/lvm-system/pods/http:pb:8080/proxy/v1/apply",
+      "POST /api/v1/namespaces/lvm-system/serviceaccounts/lvm-provisioner/token",
       "POST /api/v1/namespaces/lvm-system/serviceaccounts/lvm-provisioner/token",
     ]);
   });

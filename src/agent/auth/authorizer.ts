@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { AGENT_AUDIENCE, nodeAudience } from "../../agent-api/identity";
 import { API_GROUP } from "../../api";
 import type { KubeAuthClient, ResourceAttributes, ReviewedUser } from "./kube-auth";
 import { TtlCache } from "./ttl-cache";
@@ -9,7 +10,7 @@ export interface AuthorizerOptions {
   readonly node: string;
   /** Namespace of the SubjectAccessReview; "" for a cluster-scoped check. @default "" */
   readonly namespace?: string;
-  /** Audiences a token must be bound to. @default ["pulumi-lvm-agent"] */
+  /** Audiences a token must be bound to. @default [nodeAudience(node)]: "pulumi-lvm-agent/<node>" */
   readonly audiences?: readonly string[];
   /** How long a decision (allowed or denied) is reused; errors are never cached. @default 10000 */
   readonly cacheTtlMs?: number;
@@ -19,7 +20,8 @@ export interface AuthorizerOptions {
   readonly now?: () => number;
 }
 
-export const DEFAULT_AUDIENCE = "pulumi-lvm-agent";
+/** The audience prefix of agent tokens; an agent accepts `nodeAudience(node)` by default (src/agent-api/identity.ts). */
+export const DEFAULT_AUDIENCE = AGENT_AUDIENCE;
 /** What every /v1 call needs: `update` on this node's LVMNode. */
 export const REQUIRED_ACCESS = { verb: "update", group: API_GROUP, resource: "lvmnodes" } as const;
 
@@ -42,7 +44,7 @@ export type AuthOutcome =
 export function createAuthorizer(
   options: AuthorizerOptions,
 ): (authorization: string | undefined) => Promise<AuthOutcome> {
-  const audiences = options.audiences ?? [DEFAULT_AUDIENCE];
+  const audiences = options.audiences ?? [nodeAudience(options.node)];
   const attributes: ResourceAttributes = {
     ...REQUIRED_ACCESS,
     name: options.node,

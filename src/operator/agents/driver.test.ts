@@ -1,7 +1,7 @@
 import type { LVMNodeSpec } from "../../api";
 import { AgentCallError, type AgentClient, type AgentEndpoint } from "../../agent-client/agent-client";
 import { ManualClock } from "../testing/manual-clock";
-import { AgentDriver, type AgentCall, type AgentCallResult } from "./driver";
+import { AgentDriver, type AgentCall, type AgentCallResult, type AgentTls } from "./driver";
 
 const SPEC = { volumeGroups: [{ name: "vg1" }] } as unknown as LVMNodeSpec;
 const STATUS = { state: "Ready" as const, volumeGroups: [], conditions: [] };
@@ -57,13 +57,16 @@ function fakeClient(behaviour: Partial<Record<keyof AgentClient, (ep: AgentEndpo
 function driver(
   client: AgentClient,
   pods: unknown[] = [pod("agent-a", "n1", "10.0.0.1"), pod("agent-b", "n2", "10.0.0.2")],
+  tls: AgentTls = "plain-http",
+  token: (node: string) => Promise<string> = async () => "agent-token",
 ) {
   const recorded: Array<[AgentCall, AgentCallResult]> = [];
   const d = new AgentDriver({
     client,
     pods: () => pods,
     namespace: "lvm-system",
-    token: async () => "agent-token",
+    token,
+    tls,
     clock: new ManualClock(0),
     onCall: (call, result) => recorded.push([call, result]),
   });
@@ -75,6 +78,52 @@ const error =
   () => {
     throw new AgentCallError("n1", status, code, `node n1: ${code}: it says why`, details);
   };
+
+describe("how an agent is called", () => {
+  test("HTTPS by default, whatever the pod says: the agents' CA and server name, the node's own token", async () => {
+    const seen: AgentEndpoint[] = [];
+    const { client } = fakeClient({
+      plan: (ep) => (seen.push(ep), plan()),
+      status: (ep) => (seen.push(ep), { node: "n1", status: STATUS }),
+    });
+    const tls = { ca: async () => "CA PEM", serverName: "pulumi-lvm-agent" };
+    const { d } = driver(client, undefined, tls, async (node) => `token-for-${node}`);
+    expect(await d.sync({ node: "n1", namespace: "storage" }, SPEC)).toMatchObject({ kind: "synced" });
+    expect(seen).toHaveLength(2);
+    for (const ep of seen)
+      expect(ep).toEqual({
+        node: "n1",
+        namespace: "storage",
+        url: "https://10.0.0.1:8080/",
+        token: "token-for-n1",
+        ca: "CA PEM",
+        serverName: "pulumi-lvm-agent",
+      });
+  });
+
+  test("no CA, or no token: nothing is sent, the node is unavailable with the reason", async () => {
+    const { client, calls } = fakeClient({});
+    const noCa = driver(client, undefined, {
+      ca: async () => {
+        throw new Error("cannot read the agents' CA /ca.crt: ENOENT");
+      },
+      serverName: "pulumi-lvm-agent",
+    }).d;
+    expect(await noCa.sync("n1", SPEC)).toEqual({
+      kind: "unavailable",
+      message:
+        "node n1: cannot call agent pod lvm-system/agent-a: cannot read the agents' CA /ca.crt: ENOENT",
+    });
+    const noToken = driver(client, undefined, "plain-http", async (node) => {
+      throw new Error(`cannot get a token for node ${node}'s agent: HTTP 403`);
+    }).d;
+    expect(await noToken.teardown("n1", SPEC)).toMatchObject({
+      kind: "unavailable",
+      message: expect.stringContaining("cannot get a token for node n1's agent: HTTP 403"),
+    });
+    expect(calls).toEqual([]);
+  });
+});
 
 describe("sync: the decision table", () => {
   test("converged: plan and status, no apply; only the node's own pod, at its pod IP", async () => {

@@ -49,14 +49,21 @@ export interface AgentDriverOptions {
   readonly pods: () => readonly unknown[];
   /** The agents' namespace. @example "lvm-system" */
   readonly namespace: string;
-  /** The operator's token for audience "pulumi-lvm-agent". */
+  /** The operator's token for one node's agent (audience pulumi-lvm-agent/<node>). */
   readonly token: AgentTokenSource;
-  /** PEM of the CA of agents serving https. @default the system CAs */
-  readonly ca?: () => Promise<string | undefined>;
+  /** How the agents are verified: HTTPS against their CA, or plain HTTP (an explicit opt-out). */
+  readonly tls: AgentTls;
   readonly clock: Clock;
   /** Told about every call: for metrics. */
   readonly onCall?: (call: AgentCall, result: AgentCallResult, seconds: number) => void;
 }
+
+/**
+ * HTTPS: the agents' CA (PEM, read on every call so a rotated CA is picked up) is the only trust
+ * anchor, never the system roots, and every agent's certificate must name `serverName`
+ * (src/agent-api/identity.ts AGENT_SERVER_NAME). "plain-http": no TLS (`--agent-allow-plain-http`).
+ */
+export type AgentTls = { readonly ca: () => Promise<string>; readonly serverName: string } | "plain-http";
 
 type Target = { ok: true; pod: string; endpoint: AgentEndpoint } | { ok: false; message: string };
 
@@ -177,16 +184,21 @@ export class AgentDriver implements NodeAgentDriver {
     const host = ip.includes(":") ? `[${ip}]` : ip;
     const pod = `${ns}/${found.pod.name}`;
     try {
-      const [token, ca] = await Promise.all([this.o.token(), this.o.ca?.()]);
+      const tls = this.o.tls;
+      const [token, ca] = await Promise.all([
+        this.o.token(node),
+        tls === "plain-http" ? undefined : tls.ca(),
+      ]);
       return {
         ok: true,
         pod,
         endpoint: {
           node,
           ...(namespace ? { namespace } : {}),
-          url: `${found.pod.scheme}://${host}:${found.pod.port}/`,
+          // The operator's setting decides, never the pod: HTTPS unless plain HTTP was allowed.
+          url: `${tls === "plain-http" ? "http" : "https"}://${host}:${found.pod.port}/`,
           token,
-          ...(ca ? { ca } : {}),
+          ...(tls === "plain-http" ? {} : { ca, serverName: tls.serverName }),
         },
       };
     } catch (e) {

@@ -1,17 +1,17 @@
 import { readFile } from "node:fs/promises";
 
 /**
- * The operator's token for the agents: a service-account token bound to the audience
- * "pulumi-lvm-agent". In a pod it is a projected `serviceAccountToken` volume (the kubelet writes
- * and rotates it), so the operator needs no permission to mint tokens; tests write a TokenRequest's
- * token to a file the same way.
+ * The operator's token for one node's agent. By default a TokenRequest per node, bound to that
+ * node's audience (token-request.ts); `tokenFromFile` is the explicit alternative for agents that
+ * accept one static token (`--agent-token-file`, e.g. a sandbox).
  */
-export type AgentTokenSource = () => Promise<string>;
+export type AgentTokenSource = (node: string) => Promise<string>;
 
-/** The default path of the projected token (docs/operator.md shows the volume). */
-export const DEFAULT_AGENT_TOKEN_FILE = "/var/run/secrets/pulumi-lvm/agent-token/token";
-
-/** Reads `file` on every call: the kubelet replaces it before it expires. The token is never logged. */
+/**
+ * Reads `file` on every call (whoever writes it may replace it before it expires), the same token for
+ * every node: such a token must be one each agent accepts, so any agent that sees it can replay it at
+ * the others. The token is never logged.
+ */
 export function tokenFromFile(file: string): AgentTokenSource {
   return async () => {
     let text: string;
@@ -19,7 +19,7 @@ export function tokenFromFile(file: string): AgentTokenSource {
       text = await readFile(file, "utf8");
     } catch (e) {
       throw new Error(
-        `cannot read the agent token ${file} (a projected serviceAccountToken with audience pulumi-lvm-agent): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+        `cannot read the agent token ${file} (--agent-token-file): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
       );
     }
     const token = text.trim();

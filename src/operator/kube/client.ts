@@ -59,6 +59,14 @@ export interface KubeClient {
     signal: AbortSignal,
   ): Promise<void>;
   create<T extends KubeObject>(r: Resource, namespace: string, body: T): Promise<T>;
+  /** POST to a subresource of an object, e.g. a TokenRequest to serviceaccounts/<name>/token. */
+  createSubresource<T>(
+    r: Resource,
+    namespace: string,
+    name: string,
+    subresource: string,
+    body: unknown,
+  ): Promise<T>;
   /** A JSON merge patch (RFC 7386) of the object or its status subresource. */
   patch<T extends KubeObject>(
     r: Resource,
@@ -204,6 +212,16 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
       const res = await call("CREATE", r, what, {
         method: "POST",
         path: resourcePath(r, ns),
+        body: JSON.stringify(body),
+      });
+      return parse<T>("POST", what, res, [201, 200]);
+    },
+
+    async createSubresource<T>(r: Resource, ns: string, name: string, subresource: string, body: unknown) {
+      const what = `${describeObject(r, ns, name)} (${subresource})`;
+      const res = await call("CREATE", { ...r, plural: `${r.plural}/${subresource}` }, what, {
+        method: "POST",
+        path: resourcePath(r, ns, name, subresource),
         body: JSON.stringify(body),
       });
       return parse<T>("POST", what, res, [201, 200]);

@@ -27,6 +27,13 @@ export const LVM_NODES: Resource = {
   namespaced: true,
 };
 export const PODS: Resource = { group: "", version: "v1", plural: "pods", kind: "Pod", namespaced: true };
+export const SERVICE_ACCOUNTS: Resource = {
+  group: "",
+  version: "v1",
+  plural: "serviceaccounts",
+  kind: "ServiceAccount",
+  namespaced: true,
+};
 export const NODES: Resource = { group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false };
 
 /**
@@ -36,7 +43,7 @@ export const NODES: Resource = { group: "", version: "v1", plural: "nodes", kind
  * @example resourcePath(LVM_NODES, "storage", "node-a", "status")
  *   // "/apis/lvm.topolvm.io/v2alpha1/namespaces/storage/lvmnodes/node-a/status"
  */
-export function resourcePath(r: Resource, namespace?: string, name?: string, subresource?: "status"): string {
+export function resourcePath(r: Resource, namespace?: string, name?: string, subresource?: string): string {
   const base = r.group ? `/apis/${r.group}/${r.version}` : `/api/${r.version}`;
   const ns = r.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
   const obj = name === undefined ? "" : `/${encodeURIComponent(name)}${subresource ? `/${subresource}` : ""}`;

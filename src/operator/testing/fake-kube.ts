@@ -15,7 +15,7 @@ export interface FakeCall {
  * An in-memory API server for reconciler unit tests: get and merge-patch (metadata or the status
  * subresource), a resourceVersion precondition that gives 409 Conflict, the removal of the last
  * finalizer of an object being deleted deleting it, and every request recorded in `calls`.
- * Lists, watches, create and delete are not needed by the LVMNode reconciler and throw.
+ * Lists, watches, create (also of subresources) and delete are not needed by the LVMNode reconciler and throw.
  */
 export class FakeKube implements KubeClient {
   readonly calls: FakeCall[] = [];
@@ -85,6 +85,10 @@ export class FakeKube implements KubeClient {
 
   create<T extends KubeObject>(): Promise<T> {
     throw new Error("FakeKube: create is not faked");
+  }
+
+  createSubresource<T>(): Promise<T> {
+    throw new Error("FakeKube: createSubresource is not faked");
   }
 
   delete(): Promise<void> {
