@@ -10,7 +10,7 @@
  *            DaemonSet sets runAsUser 0 and privileged), OCI labels.
  *
  * Output: an oci-archive (default dist/image/pulumi-lvm-<version>.oci.tar) named DEFAULT_IMAGE
- * (src/version.ts). Layers are cached in ~/.cache/pulumi-lvm/image by the hash of their inputs.
+ * (src/version.ts). Layers are cached in $PULUMI_LVM_CACHE/image (default ~/.cache/pulumi-lvm/image) by the hash of their inputs.
  * Usage: npm run image -- [--archive FILE] [--name REF:TAG] [--update-lock] [--no-cache]
  */
 import { execFileSync } from "node:child_process";
@@ -44,7 +44,7 @@ export interface BuildOptions {
   readonly archive?: string;
   /** @default DEFAULT_IMAGE */
   readonly name?: string;
-  /** @default ~/.cache/pulumi-lvm/image */
+  /** @default $PULUMI_LVM_CACHE/image, else ~/.cache/pulumi-lvm/image */
   readonly cacheDir?: string;
   /** Rebuild both layers even when cached. @default false */
   readonly noCache?: boolean;
@@ -65,7 +65,10 @@ export function defaultArchive(): string {
 export async function buildImage(options: BuildOptions = {}): Promise<BuildResult> {
   const started = Date.now();
   const log = options.log ?? (() => undefined);
-  const cacheDir = options.cacheDir ?? join(homedir(), ".cache", "pulumi-lvm", "image");
+  // Beside the other test binaries: PULUMI_LVM_CACHE moves every cache, so a cold CI run is cold here too.
+  const cacheDir =
+    options.cacheDir ??
+    join(process.env.PULUMI_LVM_CACHE || join(homedir(), ".cache", "pulumi-lvm"), "image");
   const name = options.name ?? DEFAULT_IMAGE;
   const archive = resolve(options.archive ?? defaultArchive());
   const git = (...args: string[]) => execFileSync("git", args, { cwd: REPO_DIR, encoding: "utf8" }).trim();

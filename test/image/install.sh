@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The image tier: podman, runc and skopeo from Debian, and the image itself (npm run image), whose
-# layers are cached under ~/.cache/pulumi-lvm/image by the hash of their inputs (a warm run only
+# layers are cached under $PULUMI_LVM_CACHE/image (default ~/.cache/pulumi-lvm/image) by the hash of their inputs (a warm run only
 # re-writes the archive). crun is not used: crun 1.8 refuses this machine's hybrid cgroup layout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
