@@ -4,11 +4,7 @@ import { AgentService, type Planner } from "../agent/agent-service";
 import { writeAllSync } from "../agent/atomic-file";
 import { createAuthorizer } from "../agent/auth/authorizer";
 import type { KubeAuthClient } from "../agent/auth/kube-auth";
-import {
-  connectionFromKubeconfig,
-  createKubeAuthClient,
-  inClusterConnection,
-} from "../agent/auth/kube-client";
+import { createKubeAuthClient } from "../agent/auth/kube-client";
 import { createTokenFileClient } from "../agent/auth/token-file";
 import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "../agent/config";
 import { createDiscovery } from "../agent/discovery";
@@ -21,6 +17,8 @@ import { metricsRoute } from "../agent/routes/metrics";
 import { v1Routes } from "../agent/routes/v1";
 import { createAgentServer } from "../agent/server";
 import { lockStateDir } from "../agent/state-lock";
+import { inClusterConnection } from "../kube/connection";
+import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { planNode, planTeardown } from "../planner";
 import type { CliIO } from "./io";
 
@@ -207,7 +205,9 @@ function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthCli
     case "token-file":
       return readFlagFile("token-file", config.auth.file, createTokenFileClient);
     case "kubeconfig":
-      return createKubeAuthClient(readFlagFile("kubeconfig", config.auth.file, connectionFromKubeconfig));
+      return createKubeAuthClient(
+        readFlagFile("kubeconfig", config.auth.file, (f) => connectionFromKubeconfigFile(f)),
+      );
     case "in-cluster":
       return createKubeAuthClient(inClusterConnection(env));
   }

@@ -2,11 +2,11 @@ import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { agentClient } from "../agent-client/agent-client";
 import { tokenFromFile } from "./agents/token-file";
-import { systemClock, type Clock } from "./clock";
+import { systemClock, type Clock } from "../kube/clock";
 import { parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
-import { createKubeClient, type KubeClient } from "./kube/client";
-import { explicitConnection, inClusterConnection } from "./kube/connection";
+import { createKubeClient, type KubeClient } from "../kube/client";
+import { explicitConnection, inClusterConnection } from "../kube/connection";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
 

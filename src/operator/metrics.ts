@@ -1,5 +1,5 @@
 import { Counter, Histogram } from "../agent/metrics";
-import type { RequestRecord } from "./kube/client";
+import type { RequestRecord } from "../kube/client";
 import type { ReconcileResult } from "./reconciler";
 
 /**

@@ -5,7 +5,8 @@
  * pods are API objects (no kubelet: the test writes their status) at the port each agent listens on.
  */
 import * as fs from "node:fs";
-import { agentClient, type Transport } from "../../src/agent-client/agent-client";
+import { agentClient } from "../../src/agent-client/agent-client";
+import type { Transport } from "../../src/kube/http";
 import { tokenFromFile } from "../../src/operator/agents/token-file";
 import { ControlPlane, startControlPlane } from "../env/cluster";
 import { reportPodStatus } from "../env/kubelet-stand-in";

@@ -1,5 +1,6 @@
 import { AgentError, errorBody } from "../../../src/agent/errors";
-import { AgentCallError, errorFrom, type Transport } from "../../../src/agent-client/agent-client";
+import { AgentCallError, errorFrom } from "../../../src/agent-client/agent-client";
+import type { Transport } from "../../../src/kube/http";
 import { createProvider, describeApplyFailure, diff, UNKNOWN } from "./index";
 import { PartialApplyError } from "./partial-failure";
 import type { PlanSummary } from "./plan-summary";
