@@ -7,6 +7,7 @@ import { parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
 import { createKubeClient, type KubeClient } from "../kube/client";
 import { explicitConnection, inClusterConnection } from "../kube/connection";
+import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
 
@@ -42,7 +43,11 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const kube =
     args.kube ??
     createKubeClient({
-      connection: config.connection ? explicitConnection(config.connection) : inClusterConnection(args.env),
+      connection: config.connection
+        ? explicitConnection(config.connection)
+        : config.kubeconfig
+          ? connectionFromKubeconfigFile(config.kubeconfig.file, config.kubeconfig.context)
+          : inClusterConnection(args.env),
       onRequest: (r) => metrics.recordRequest(r),
     });
   const operator = new Operator({
