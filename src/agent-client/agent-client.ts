@@ -3,13 +3,13 @@ import type { LVMNodeSpec } from "../api";
 import { requestCredentials, type KubeConnection } from "../kube/connection";
 import { kubeStatusMessage } from "../kube/errors";
 import { httpTransport, type Transport } from "../kube/http";
-import { PROXY_AUTHORIZATION_HEADER } from "../agent/auth/request-credentials";
+import { PROXY_AUTHORIZATION_HEADER } from "../agent-api/auth";
 import {
   errorResponseSchema,
   nodePlanSchema,
   operationResultSchema,
   statusResponseSchema,
-} from "../agent/schemas";
+} from "../agent-api/schemas";
 import { describeTarget, formatTarget, TARGET_HEADER } from "../agent-api/target";
 
 /** One node's agent as the provider reaches it. */

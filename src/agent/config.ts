@@ -2,8 +2,8 @@ import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseQuantity, type ValidationProblem } from "../api";
-import { DEFAULT_AUDIENCE } from "./auth/authorizer";
-import { devicePathProblem } from "./lvm-runner";
+import { DEFAULT_AUDIENCE } from "../agent-api/auth";
+import { devicePathProblem } from "../agent-api/device-names";
 
 /** Where LVMNodes live unless --namespace says otherwise. */
 export const DEFAULT_NAMESPACE = "lvm-system";

@@ -1,9 +1,8 @@
 import { posix } from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { DEFAULT_AUDIENCE } from "../agent/auth/authorizer";
+import { DEFAULT_AGENT_TOKEN_FILE, DEFAULT_AUDIENCE } from "../agent-api/auth";
 import { API_GROUP } from "../api";
-import { DEFAULT_AGENT_TOKEN_FILE } from "../operator/agents/token-file";
 import type { WorkloadContext } from "./agent-workload";
 import type { OperatorSettings } from "./lvm-system-args";
 import { roleBinding, roleBindingBody } from "./system-rbac";

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { ValidationProblem } from "../api";
-import { DEFAULT_AGENT_TOKEN_FILE } from "./agents/token-file";
+import { DEFAULT_AGENT_TOKEN_FILE } from "../agent-api/auth";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
 export interface OperatorConfig {

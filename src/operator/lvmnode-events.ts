@@ -1,4 +1,5 @@
-import { AGENT_POD_LABELS, podSchema } from "../agent-client/agent-pods";
+import { AGENT_POD_LABELS } from "../agent-api/pods";
+import { podSchema } from "../agent-client/agent-pods";
 import type { Change } from "../kube/informer";
 import { objectKey } from "../kube/informer";
 import { jsonEqual } from "../kube/json-equal";

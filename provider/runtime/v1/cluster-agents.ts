@@ -1,9 +1,10 @@
 import { z } from "zod";
-import { DEFAULT_AUDIENCE } from "../../../src/agent/auth/authorizer";
+import { DEFAULT_AUDIENCE } from "../../../src/agent-api/auth";
 import type { NodeSelector } from "../../../src/api";
 import { matchesNodeSelector } from "../../../src/planner/node-selector";
 import type { AgentEndpoint } from "../../../src/agent-client/agent-client";
-import { AGENT_POD_LABELS, agentPodOf, podProxyPath, podSchema } from "../../../src/agent-client/agent-pods";
+import { AGENT_POD_LABELS } from "../../../src/agent-api/pods";
+import { agentPodOf, podProxyPath, podSchema } from "../../../src/agent-client/agent-pods";
 import { createKubeClient, type KubePaths } from "../../../src/kube/client";
 import { apiUrl } from "../../../src/kube/connection";
 import type { Transport } from "../../../src/kube/http";

@@ -1,3 +1,4 @@
+import { DEFAULT_AUDIENCE } from "../../agent-api/auth";
 import { createHash } from "node:crypto";
 import { API_GROUP } from "../../api";
 import type { KubeAuthClient, ResourceAttributes, ReviewedUser } from "./kube-auth";
@@ -19,7 +20,6 @@ export interface AuthorizerOptions {
   readonly now?: () => number;
 }
 
-export const DEFAULT_AUDIENCE = "pulumi-lvm-agent";
 /** What every /v1 call needs: `update` on this node's LVMNode. */
 export const REQUIRED_ACCESS = { verb: "update", group: API_GROUP, resource: "lvmnodes" } as const;
 

@@ -8,8 +8,6 @@ import { readFile } from "node:fs/promises";
  */
 export type AgentTokenSource = () => Promise<string>;
 
-/** The default path of the projected token (docs/operator.md shows the volume). */
-export const DEFAULT_AGENT_TOKEN_FILE = "/var/run/secrets/pulumi-lvm/agent-token/token";
 
 /** Reads `file` on every call: the kubelet replaces it before it expires. The token is never logged. */
 export function tokenFromFile(file: string): AgentTokenSource {
