@@ -9,8 +9,8 @@ import { DEFAULT_AGENT_TOKEN_FILE, DEFAULT_AUDIENCE } from "../agent-api/auth";
 import { ValidationError } from "../api";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
 import { operatorRules } from "./operator-workload";
-import { crdDirectory, tempDir } from "./testing/crd-fixtures";
-import { find, installMocks, runFailingProgram, runProgram, type Recorded } from "./testing/pulumi-mocks";
+import { crdDirectory, tempDir } from "../../test/support/components/crd-fixtures";
+import { find, installMocks, runFailingProgram, runProgram, type Recorded } from "../../test/support/components/pulumi-mocks";
 
 const DS = "kubernetes:apps/v1:DaemonSet";
 const CHART = "kubernetes:helm.sh/v4:Chart";

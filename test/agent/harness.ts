@@ -375,7 +375,7 @@ export function isWrite(c: { tool: string; requested: string[] }): boolean {
 
 /* ----------------------------------------------------------------------------- HTTP ---- */
 
-export { request, type Res } from "../../src/agent/testing/http";
+export { request, type Res } from "../support/agent/http";
 
 /** A Thick LVMNode spec: one volume group on the given devices (selected by path), one device class. */
 export function thickSpec(vg: string, devices: readonly string[]) {
