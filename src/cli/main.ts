@@ -24,7 +24,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "show the per-node plan for a node set against an inventory",
     load: () => import("./plan"),
   },
-  agent: { summary: "run the node agent (HTTP API over lvm2 on this node)", load: () => import("./agent") },
+  agent: {
+    summary: "run the node agent (HTTP API over lvm2 on this node)",
+    load: () => import("../agent/main"),
+  },
   operator: {
     summary: "run the operator (LVMNodeSets into LVMNodes, status, metrics)",
     load: () => import("../operator/cli"),
