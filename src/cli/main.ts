@@ -67,6 +67,11 @@ export async function main(io: CliIO): Promise<number> {
     );
     return USAGE_EXIT;
   }
+  // Every subcommand answers --version as the binary does (before its own flags are parsed).
+  if (rest.includes("--version")) {
+    io.stdout(`pulumi-lvm ${PACKAGE_VERSION}\n`);
+    return 0;
+  }
   const subcommand = await command.load();
   return subcommand.run({ ...io, argv: rest });
 }
