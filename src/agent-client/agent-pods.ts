@@ -6,7 +6,6 @@ import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-api
  * the pods the API server listed (core/v1 Pod, read with zod because it comes from outside).
  */
 
-
 const containerSchema = z.looseObject({
   name: z.string(),
   ports: z.array(z.looseObject({ name: z.string().optional(), containerPort: z.number() })).optional(),

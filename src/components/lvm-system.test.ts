@@ -10,7 +10,13 @@ import { ValidationError } from "../api";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
 import { operatorRules } from "./operator-workload";
 import { crdDirectory, tempDir } from "../../test/support/components/crd-fixtures";
-import { find, installMocks, runFailingProgram, runProgram, type Recorded } from "../../test/support/components/pulumi-mocks";
+import {
+  find,
+  installMocks,
+  runFailingProgram,
+  runProgram,
+  type Recorded,
+} from "../../test/support/components/pulumi-mocks";
 
 const DS = "kubernetes:apps/v1:DaemonSet";
 const CHART = "kubernetes:helm.sh/v4:Chart";

@@ -173,8 +173,15 @@ export function createKubeClient(options: KubeClientOptions): KubeClient & KubeP
     }
   }
 
-  function parse<T>(verb: string, what: string, res: { status: number; text: string }, ok: number[]): T {
-    if (!ok.includes(res.status)) throw KubeApiError.fromResponse(verb, what, res.status, res.text);
+  function parse<T>(
+    verb: string,
+    what: string,
+    res: { status: number; text: string },
+    ok: number[],
+    byPath = false,
+  ): T {
+    if (!ok.includes(res.status))
+      throw KubeApiError.fromResponse(verb, what, res.status, res.text, { reasonInMessage: !byPath });
     try {
       return JSON.parse(res.text) as T;
     } catch (e) {
@@ -190,7 +197,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient & KubeP
   return {
     async getPath(path: string) {
       const res = await call("GET", path.split("?")[0]!, path, { method: "GET", path });
-      return parse("GET", path, res, success(res));
+      return parse("GET", path, res, success(res), true);
     },
 
     async postPath(path: string, body: unknown) {
@@ -199,7 +206,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient & KubeP
         path,
         body: JSON.stringify(body),
       });
-      return parse("POST", path, res, success(res));
+      return parse("POST", path, res, success(res), true);
     },
 
     async get<T extends KubeObject>(r: Resource, ns: string | undefined, name: string) {

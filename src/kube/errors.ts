@@ -22,7 +22,10 @@ export class KubeApiError extends Error {
     readonly reason: string,
     readonly apiMessage: string,
     readonly causes: ReadonlyArray<{ readonly field?: string; readonly message?: string }> = [],
-    options?: ErrorOptions,
+    options?: ErrorOptions & {
+      /** Leave the reason out of the message (requests by path name the call, not an object). @default true */
+      readonly reasonInMessage?: boolean;
+    },
   ) {
     const fields = causes
       .filter((c) => c.field || c.message)
@@ -30,14 +33,20 @@ export class KubeApiError extends Error {
     const detail =
       fields.length && !fields.every((f) => apiMessage.includes(f)) ? ` (${fields.join("; ")})` : "";
     super(
-      `${verb} ${object}: ${status ? `HTTP ${status}${reason ? ` ${reason}` : ""}: ` : ""}${apiMessage}${detail}`,
+      `${verb} ${object}: ${status ? `HTTP ${status}${reason && options?.reasonInMessage !== false ? ` ${reason}` : ""}: ` : ""}${apiMessage}${detail}`,
       options,
     );
     this.name = "KubeApiError";
   }
 
   /** From a response: the Status body when there is one, else the start of the text. */
-  static fromResponse(verb: string, object: string, status: number, text: string): KubeApiError {
+  static fromResponse(
+    verb: string,
+    object: string,
+    status: number,
+    text: string,
+    options?: { readonly reasonInMessage?: boolean },
+  ): KubeApiError {
     let body: StatusBody = {};
     try {
       body = JSON.parse(text) as StatusBody;
@@ -51,6 +60,7 @@ export class KubeApiError extends Error {
       body.reason ?? "",
       body.message ?? text.slice(0, 500),
       body.details?.causes ?? [],
+      options,
     );
   }
 }

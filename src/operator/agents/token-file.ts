@@ -8,7 +8,6 @@ import { readFile } from "node:fs/promises";
  */
 export type AgentTokenSource = () => Promise<string>;
 
-
 /** Reads `file` on every call: the kubelet replaces it before it expires. The token is never logged. */
 export function tokenFromFile(file: string): AgentTokenSource {
   return async () => {
