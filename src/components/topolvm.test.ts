@@ -3,7 +3,13 @@ import { ValidationError } from "../api";
 import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
 import { NodeSet, type NodeSetArgs } from "./node-set";
 import { crdDirectory } from "../../test/support/components/crd-fixtures";
-import { find, installMocks, ofType, runFailingProgram, runProgram } from "../../test/support/components/pulumi-mocks";
+import {
+  find,
+  installMocks,
+  ofType,
+  runFailingProgram,
+  runProgram,
+} from "../../test/support/components/pulumi-mocks";
 import { Topolvm, TOPOLVM_TYPE } from "./topolvm";
 
 const CHART = "kubernetes:helm.sh/v4:Chart";
