@@ -1,12 +1,7 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
-import {
-  agentClient,
-  httpTransport,
-  type AgentClient,
-  type AgentEndpoint,
-  type Transport,
-} from "./agent-client";
+import { httpTransport, type Transport } from "../kube/http";
+import { agentClient, type AgentClient, type AgentEndpoint } from "./agent-client";
 
 const status = { node: "node-a", status: { conditions: [] } };
 
@@ -18,7 +13,7 @@ describe("agentClient through the API server's pod proxy", () => {
     proxy: {
       namespace: "lvm",
       pod: "p1",
-      apiServer: { server: "https://api:6443", ca: "CA", token: () => "user-token" },
+      apiServer: { server: "https://api:6443", ca: () => "CA", token: () => "user-token" },
     },
   };
 

@@ -1,17 +1,16 @@
-import * as http from "node:http";
-import * as https from "node:https";
 import type { z } from "zod";
 import type { LVMNodeSpec } from "../api";
-import type { KubeConnection } from "../agent/auth/kubeconfig";
-import { PROXY_AUTHORIZATION_HEADER } from "../agent/auth/request-credentials";
+import { requestCredentials, type KubeConnection } from "../kube/connection";
+import { kubeStatusMessage } from "../kube/errors";
+import { httpTransport, type Transport } from "../kube/http";
+import { PROXY_AUTHORIZATION_HEADER } from "../agent-api/auth";
 import {
   errorResponseSchema,
   nodePlanSchema,
   operationResultSchema,
   statusResponseSchema,
-} from "../agent/schemas";
+} from "../agent-api/schemas";
 import { describeTarget, formatTarget, TARGET_HEADER } from "../agent-api/target";
-import { apiServerCredentials, kubeStatusMessage } from "./api-server";
 
 /** One node's agent as the provider reaches it. */
 export interface AgentEndpoint {
@@ -35,27 +34,6 @@ export interface AgentEndpoint {
   /** Set when the call goes through the API server's pod proxy, with the caller's own credentials. */
   readonly proxy?: { readonly namespace: string; readonly pod: string; readonly apiServer: KubeConnection };
 }
-
-/** TLS options of one request (node:https). */
-export interface TlsOptions {
-  readonly ca?: string;
-  readonly cert?: string;
-  readonly key?: string;
-  readonly servername?: string;
-  readonly rejectUnauthorized?: boolean;
-}
-
-/** One HTTP exchange; the seam tests and other transports plug into. */
-export type Transport = (request: {
-  readonly method: "GET" | "POST";
-  readonly url: URL;
-  readonly headers: Readonly<Record<string, string>>;
-  readonly body?: string;
-  readonly timeoutMs: number;
-  readonly tls?: TlsOptions;
-  /** Ends the request when aborted (the transport rejects). */
-  readonly signal?: AbortSignal;
-}) => Promise<{ readonly status: number; readonly body: string }>;
 
 /** How long each call may take. apply/teardown run lvm (a pvmove may take hours). */
 export const TIMEOUTS_MS = {
@@ -109,21 +87,21 @@ export function agentClient(transport: Transport = httpTransport) {
     const what = `${method} /${path}${ep.proxy ? ` (pod ${ep.proxy.namespace}/${ep.proxy.pod}, through the API server)` : ""}`;
     // Through the pod proxy, Authorization holds the caller's credentials for the API server, which
     // removes it; the agent token rides in its own header (src/agent/auth/request-credentials.ts).
-    const credentials = ep.proxy
-      ? apiServerCredentials(ep.proxy.apiServer)
-      : {
-          headers: {},
-          ...(ep.ca || ep.serverName
-            ? {
-                tls: {
-                  ...(ep.ca ? { ca: ep.ca } : {}),
-                  ...(ep.serverName ? { servername: ep.serverName } : {}),
-                },
-              }
-            : {}),
-        };
     let response: { status: number; body: string };
     try {
+      const credentials = ep.proxy
+        ? await requestCredentials(ep.proxy.apiServer)
+        : {
+            headers: {},
+            ...(ep.ca || ep.serverName
+              ? {
+                  tls: {
+                    ...(ep.ca ? { ca: ep.ca } : {}),
+                    ...(ep.serverName ? { servername: ep.serverName } : {}),
+                  },
+                }
+              : {}),
+          };
       response = await transport({
         method,
         url,
@@ -248,35 +226,3 @@ function parseJson(text: string): unknown {
     return undefined;
   }
 }
-
-/**
- * node:http(s) rather than fetch: fetch (undici) gives up on a response after 300 s of silence,
- * and an apply that moves extents may take hours.
- */
-export const httpTransport: Transport = (request) =>
-  new Promise((resolve, reject) => {
-    const client = request.url.protocol === "https:" ? https : http;
-    const options = {
-      method: request.method,
-      headers: request.headers,
-      timeout: request.timeoutMs,
-      ...(request.signal ? { signal: request.signal } : {}),
-      ...request.tls,
-    };
-    const req = client.request(request.url, options, (res) => {
-      const chunks: Buffer[] = [];
-      res.on("data", (c: Buffer) => chunks.push(c));
-      res.on("end", () =>
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
-      );
-      res.on("error", reject);
-    });
-    // TCP keepalive: a node that lost power (no FIN, no RST) ends a long apply in minutes, not at
-    // the 25 h idle timeout (probes after 30 s idle, then the kernel's interval and count).
-    req.on("socket", (socket) => socket.setKeepAlive(true, 30_000));
-    req.on("timeout", () =>
-      req.destroy(new Error(`no answer within ${Math.round(request.timeoutMs / 1000)} s`)),
-    );
-    req.on("error", reject);
-    req.end(request.body);
-  });

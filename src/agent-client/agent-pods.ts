@@ -1,15 +1,10 @@
 import { z } from "zod";
+import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-api/pods";
 
 /**
  * Which pod is a node's agent, and how the API server's pod proxy reaches it: pure functions over
  * the pods the API server listed (core/v1 Pod, read with zod because it comes from outside).
  */
-
-/** The label every agent pod carries (the LvmSystem DaemonSet's pod template). */
-export const AGENT_POD_LABELS = { "app.kubernetes.io/name": "pulumi-lvm-agent" } as const;
-/** The container that serves the agent's API, and the name of its port. */
-export const AGENT_CONTAINER = "agent";
-export const AGENT_PORT_NAME = "http";
 
 const containerSchema = z.looseObject({
   name: z.string(),

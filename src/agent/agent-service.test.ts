@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { adoptableOrphans, readLvmdConfig } from "./agent-service";
 import { Journal } from "./journal";
-import { FakeNode } from "./testing/fake-node";
+import { FakeNode } from "../../test/support/agent/fake-node";
 
 let dir: string;
 beforeEach(() => {

@@ -13,7 +13,7 @@ import { AgentError } from "./errors";
 import type { Journal, OperationKind } from "./journal";
 import { LvmCommandError, type Runner } from "./lvm-runner";
 import type { AgentMetrics } from "./metrics";
-import type { ApplyRequest, LastOperation, TeardownRequest } from "./schemas";
+import type { ApplyRequest, LastOperation, TeardownRequest } from "../agent-api/schemas";
 import { buildStatus } from "./status";
 import { checkNoUserVolumes, teardownVolumeGroup } from "./teardown";
 import type { LVMNodeStatus } from "../api";

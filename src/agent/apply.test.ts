@@ -7,7 +7,7 @@ import { readLvmdConfig } from "./agent-service";
 import { sha256Canonical } from "../planner/hash";
 import { AgentError } from "./errors";
 import { Journal } from "./journal";
-import { FakeNode, fakePlanner, specFor } from "./testing/fake-node";
+import { FakeNode, fakePlanner, specFor } from "../../test/support/agent/fake-node";
 
 let dir: string;
 beforeEach(() => {

@@ -3,7 +3,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseQuantity, type ValidationProblem } from "../api";
 import { nodeAudience } from "../agent-api/identity";
-import { devicePathProblem } from "./lvm-runner";
+import { devicePathProblem } from "../agent-api/device-names";
 
 /** Where LVMNodes live unless --namespace says otherwise. */
 export const DEFAULT_NAMESPACE = "lvm-system";

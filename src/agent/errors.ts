@@ -1,3 +1,5 @@
+import { errorResponse } from "../agent-api/errors";
+
 /**
  * Errors the agent answers with: each carries its HTTP status, a stable machine-readable code and
  * the details a caller needs (field paths, the fresh plan, the volumes in the way, the failed
@@ -16,8 +18,6 @@ export class AgentError extends Error {
 }
 
 /** The body every error response has. */
-export function errorBody(e: AgentError): {
-  error: { code: string; message: string } & Record<string, unknown>;
-} {
-  return { error: { code: e.code, message: e.message, ...e.details } };
+export function errorBody(e: AgentError): ReturnType<typeof errorResponse> {
+  return errorResponse(e.code, e.message, e.details);
 }

@@ -1,3 +1,4 @@
+import { devicePathProblem } from "../agent-api/device-names";
 import { spawn } from "node:child_process";
 
 /** The tools the agent may run, and nothing else. argv[0] must be one of these bare names. */
@@ -364,16 +365,6 @@ function checkWord(argv: readonly unknown[], word: unknown, what: string): void 
   if (word.includes("\0")) throw new CommandRefusedError(argv, `${what} contains a NUL byte`);
   if (word.length > MAX_ARG_LENGTH)
     throw new CommandRefusedError(argv, `${what} is longer than ${MAX_ARG_LENGTH} characters`);
-}
-
-/** Why `p` is not an acceptable device path for the allow-list, or undefined. */
-export function devicePathProblem(p: string): string | undefined {
-  if (!p.startsWith("/dev/")) return "is not under /dev/";
-  if (!/^\/dev\/[A-Za-z0-9/_.:+-]+$/.test(p))
-    return "contains characters other than letters, digits and / _ . : + -";
-  if (p.split("/").some((seg) => seg === ".." || seg === ".")) return "contains a . or .. segment";
-  if (p.endsWith("/") || p.includes("//")) return "is not a normalized path";
-  return undefined;
 }
 
 /** "/dev/sdb1" of "/dev/sdb", "/dev/loop3p1" of "/dev/loop3", "/dev/nvme0n1p2" of "/dev/nvme0n1". */

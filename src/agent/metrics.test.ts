@@ -1,5 +1,6 @@
 import type { NodeInventory } from "../inventory/types";
-import { AgentMetrics, formatLabels } from "./metrics";
+import { formatLabels } from "../metrics/prometheus";
+import { AgentMetrics } from "./metrics";
 
 const inventory: NodeInventory = {
   node: "n",

@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { z } from "zod";
 import type { AgentService } from "./agent-service";
 import { healthRoutes } from "./routes/health";
-import { agentSpecSchema } from "./schemas";
+import { agentSpecSchema } from "../agent-api/schemas";
 import { metricsRoute } from "./routes/metrics";
 import { route, type Route } from "./routes/route";
 import { v1Routes } from "./routes/v1";

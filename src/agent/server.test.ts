@@ -14,8 +14,8 @@ import { healthRoutes } from "./routes/health";
 import { metricsRoute } from "./routes/metrics";
 import { v1Routes } from "./routes/v1";
 import { createAgentServer } from "./server";
-import { FakeNode, fakePlanner, specFor } from "./testing/fake-node";
-import { request as httpRequest, type Res } from "./testing/http";
+import { FakeNode, fakePlanner, specFor } from "../../test/support/agent/fake-node";
+import { request as httpRequest, type Res } from "../../test/support/agent/http";
 
 /**
  * The HTTP edge in-process: the real server, routes, service, authorizer (static tokens) and

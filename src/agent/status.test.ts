@@ -3,7 +3,7 @@ import type { NodeInventory } from "../inventory/types";
 import type { NodePlan } from "../planner/types";
 import type { OperationSummary } from "./journal";
 import { buildStatus } from "./status";
-import { specFor } from "./testing/fake-node";
+import { specFor } from "../../test/support/agent/fake-node";
 
 const now = new Date("2026-11-22T10:00:00.000Z");
 const spec = {

@@ -9,7 +9,7 @@ import {
 import type { NodeInventory, PhysicalVolume } from "../inventory/types";
 import type { NodePlan } from "../planner/types";
 import type { OperationSummary } from "./journal";
-import type { LastOperation } from "./schemas";
+import type { LastOperation } from "../agent-api/schemas";
 
 export interface StatusInput {
   /** The spec of the last operation, if the agent ever ran one. */

@@ -36,7 +36,7 @@ export async function runInventory(io: CliIO, discover: Discover = discoverThisM
   const args = parseArgs(io.argv, os.hostname());
   if (args.kind === "help") {
     io.stdout(INVENTORY_USAGE);
-    return USAGE_EXIT;
+    return 0;
   }
   if (args.kind === "error") {
     io.stderr(`pulumi-lvm inventory: ${args.message}\n\n${INVENTORY_USAGE}`);

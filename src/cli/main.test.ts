@@ -1,6 +1,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { CliIO } from "./io";
+import { PACKAGE_VERSION } from "../version";
 import { COMMANDS, main, usage } from "./main";
 
 async function cli(argv: string[], files: Record<string, string> = {}) {
@@ -57,4 +58,18 @@ function escapeRegExp(text: string): string {
 test.each([["--version"], ["version"]])("%s prints the version of package.json and exits 0", async (flag) => {
   const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, "../../package.json"), "utf8"));
   expect(await cli([flag])).toEqual({ code: 0, stdout: `pulumi-lvm ${pkg.version}\n`, stderr: "" });
+});
+
+test.each(Object.keys(COMMANDS))("%s --help prints its usage on stdout and exits 0", async (name) => {
+  const r = await cli([name, "--help"]);
+  expect(r).toMatchObject({ code: 0, stderr: "" });
+  expect(r.stdout).toMatch(/usage: pulumi-lvm/);
+});
+
+test.each(Object.keys(COMMANDS))("%s --version prints the version and exits 0", async (name) => {
+  expect(await cli([name, "--version"])).toEqual({
+    code: 0,
+    stdout: `pulumi-lvm ${PACKAGE_VERSION}\n`,
+    stderr: "",
+  });
 });

@@ -24,7 +24,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "show the per-node plan for a node set against an inventory",
     load: () => import("./plan"),
   },
-  agent: { summary: "run the node agent (HTTP API over lvm2 on this node)", load: () => import("./agent") },
+  agent: {
+    summary: "run the node agent (HTTP API over lvm2 on this node)",
+    load: () => import("../agent/main"),
+  },
   operator: {
     summary: "run the operator (LVMNodeSets into LVMNodes, status, metrics)",
     load: () => import("../operator/cli"),
@@ -63,6 +66,11 @@ export async function main(io: CliIO): Promise<number> {
       `${name === undefined ? "pulumi-lvm: no command" : `pulumi-lvm: unknown command "${name}"`}\n\n${usage()}`,
     );
     return USAGE_EXIT;
+  }
+  // Every subcommand answers --version as the binary does (before its own flags are parsed).
+  if (rest.includes("--version")) {
+    io.stdout(`pulumi-lvm ${PACKAGE_VERSION}\n`);
+    return 0;
   }
   const subcommand = await command.load();
   return subcommand.run({ ...io, argv: rest });

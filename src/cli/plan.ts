@@ -35,7 +35,7 @@ export async function runPlan(io: CliIO): Promise<number> {
   const args = parseArgs(io.argv[0] === "plan" ? io.argv.slice(1) : io.argv);
   if (args.kind === "help") {
     io.stdout(PLAN_USAGE);
-    return USAGE_EXIT;
+    return 0;
   }
   if (args.kind === "error") {
     io.stderr(`pulumi-lvm plan: ${args.message}\n\n${PLAN_USAGE}`);

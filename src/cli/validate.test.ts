@@ -157,7 +157,7 @@ describe("pulumi-lvm validate", () => {
   });
 
   test("--help prints the usage on stdout", async () => {
-    expect(await validate(["--help"], {})).toEqual({ code: 2, stdout: VALIDATE_USAGE, stderr: "" });
+    expect(await validate(["--help"], {})).toEqual({ code: 0, stdout: VALIDATE_USAGE, stderr: "" });
   });
 
   test("a file named like an option can follow --", async () => {

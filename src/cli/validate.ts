@@ -27,7 +27,10 @@ export async function run(io: CliIO): Promise<number> {
   const args = parseArgs(io.argv);
   if ("error" in args) {
     if (args.error) io.stderr(`pulumi-lvm validate: ${args.error}\n\n${VALIDATE_USAGE}`);
-    else io.stdout(VALIDATE_USAGE);
+    else {
+      io.stdout(VALIDATE_USAGE);
+      return 0;
+    }
     return USAGE_EXIT;
   }
   let failed = false;

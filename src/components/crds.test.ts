@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import { defaultCrdDirectory, loadCrdManifests } from "./crds";
-import { crdYaml, tempDir } from "./testing/crd-fixtures";
+import { crdYaml, tempDir } from "../../test/support/components/crd-fixtures";
 
 describe("loadCrdManifests", () => {
   test("reads every CRD of every YAML file, files in name order, documents in file order", () => {

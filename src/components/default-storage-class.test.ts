@@ -1,6 +1,11 @@
 import { ValidationError } from "../api";
 import { NodeSet } from "./node-set";
-import { find, installMocks, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
+import {
+  find,
+  installMocks,
+  runFailingProgram,
+  runProgram,
+} from "../../test/support/components/pulumi-mocks";
 
 /** NodeSet's defaultStorageClass (and DeviceClass's clusterDefault): the cluster default, as LVMS marks it. */
 jest.setTimeout(60_000);

@@ -2,7 +2,13 @@ import * as pulumi from "@pulumi/pulumi";
 import type { DeviceClass as ApiDeviceClass } from "../api";
 import { DeviceClass, snapshotClassManifest, storageClassManifest } from "./device-class";
 import type { DeviceClassSpec } from "./spec-args";
-import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
+import {
+  find,
+  installMocks,
+  ofType,
+  runFailingProgram,
+  runProgram,
+} from "../../test/support/components/pulumi-mocks";
 
 const SC = "kubernetes:storage.k8s.io/v1:StorageClass";
 const VSC = "kubernetes:snapshot.storage.k8s.io/v1:VolumeSnapshotClass";

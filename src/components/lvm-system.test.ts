@@ -4,13 +4,19 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-client/agent-pods";
+import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-api/pods";
 import { ValidationError } from "../api";
-import { DEFAULT_AGENT_CA_FILE } from "../operator/config";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
+import { DEFAULT_AGENT_CA_FILE } from "../operator/config";
 import { operatorRules, operatorTokenRules } from "./operator-workload";
-import { crdDirectory, tempDir } from "./testing/crd-fixtures";
-import { find, installMocks, runFailingProgram, runProgram, type Recorded } from "./testing/pulumi-mocks";
+import { crdDirectory, tempDir } from "../../test/support/components/crd-fixtures";
+import {
+  find,
+  installMocks,
+  runFailingProgram,
+  runProgram,
+  type Recorded,
+} from "../../test/support/components/pulumi-mocks";
 
 const DS = "kubernetes:apps/v1:DaemonSet";
 const CHART = "kubernetes:helm.sh/v4:Chart";

@@ -3,8 +3,14 @@ import * as pulumi from "@pulumi/pulumi";
 import { ValidationError } from "../api";
 import { LvmSystem } from "./lvm-system";
 import { NodeSet, NODE_SET_TYPE, type NodeSetArgs } from "./node-set";
-import { edgeArgs } from "./testing/fixtures";
-import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
+import { edgeArgs } from "../../test/support/components/fixtures";
+import {
+  find,
+  installMocks,
+  ofType,
+  runFailingProgram,
+  runProgram,
+} from "../../test/support/components/pulumi-mocks";
 
 const CR = "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet";
 const SC = "kubernetes:storage.k8s.io/v1:StorageClass";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { ValidationError, type DeviceClass, type NodeSelector } from "../api";
 import { matchesNodeSelector } from "../planner/node-selector";
-import { chartOnNode } from "./testing/topolvm-chart";
+import { chartOnNode } from "../../test/support/components/topolvm-chart";
 import {
   lvmdDeviceClasses,
   mergeValues,

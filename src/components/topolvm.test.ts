@@ -2,8 +2,14 @@ import * as pulumi from "@pulumi/pulumi";
 import { ValidationError } from "../api";
 import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
 import { NodeSet, type NodeSetArgs } from "./node-set";
-import { crdDirectory } from "./testing/crd-fixtures";
-import { find, installMocks, ofType, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
+import { crdDirectory } from "../../test/support/components/crd-fixtures";
+import {
+  find,
+  installMocks,
+  ofType,
+  runFailingProgram,
+  runProgram,
+} from "../../test/support/components/pulumi-mocks";
 import { Topolvm, TOPOLVM_TYPE } from "./topolvm";
 
 const CHART = "kubernetes:helm.sh/v4:Chart";

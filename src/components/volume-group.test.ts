@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { VolumeGroup } from "./volume-group";
-import { installMocks, runFailingProgram, runProgram } from "./testing/pulumi-mocks";
+import { installMocks, runFailingProgram, runProgram } from "../../test/support/components/pulumi-mocks";
 
 beforeAll(installMocks);
 

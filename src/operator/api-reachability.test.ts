@@ -1,6 +1,6 @@
 import { ApiReachability } from "./api-reachability";
-import { KubeApiError } from "./kube/errors";
-import { ManualClock } from "./testing/manual-clock";
+import { KubeApiError } from "../kube/errors";
+import { ManualClock } from "../../test/support/kube/manual-clock";
 
 const unreachable = () => new KubeApiError("GET", "LVMNodes", 0, "", "connect ECONNREFUSED 127.0.0.1:6443");
 

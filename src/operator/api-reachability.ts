@@ -1,7 +1,7 @@
-import { backoffDelay } from "./backoff";
-import type { Clock } from "./clock";
-import type { KubeClient } from "./kube/client";
-import { KubeApiError } from "./kube/errors";
+import { backoffDelay } from "../kube/backoff";
+import type { Clock } from "../kube/clock";
+import type { KubeClient } from "../kube/client";
+import { KubeApiError } from "../kube/errors";
 
 /**
  * Whether the API server answers, as the operator's own requests show it: a request that got no

@@ -113,6 +113,19 @@ describe("parseOperatorConfig", () => {
     expect(() => parseOperatorConfig(["--token-file", "/t"], {})).toThrow(
       /--server: --token-file and --ca-file go with --server/,
     );
-    expect(() => parseOperatorConfig(["--kubeconfig", "/k"], {})).toThrow(/\(command line\)/);
+    expect(() => parseOperatorConfig(["--no-such-flag", "/k"], {})).toThrow(/\(command line\)/);
   });
+});
+
+test("--kubeconfig and --context: a kubeconfig instead of --server", () => {
+  expect(parseOperatorConfig(["--kubeconfig", "/k", "--context", "prod"], {}).kubeconfig).toEqual({
+    file: "/k",
+    context: "prod",
+  });
+  expect(() =>
+    parseOperatorConfig(["--kubeconfig", "/k", "--server", "https://a", "--token-file", "/t"], {}),
+  ).toThrow(/--kubeconfig: give --server or --kubeconfig, not both/);
+  expect(() => parseOperatorConfig(["--context", "prod"], {})).toThrow(
+    /--context: --context goes with --kubeconfig/,
+  );
 });

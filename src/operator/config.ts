@@ -7,6 +7,8 @@ import { AGENT_SERVER_NAME } from "../agent-api/identity";
 export interface OperatorConfig {
   /** Explicit API server (local runs, tests); absent: the in-cluster service account. */
   readonly connection?: { readonly server: string; readonly tokenFile: string; readonly caFile?: string };
+  /** A kubeconfig (src/kube/kubeconfig.ts: tokens, client certificates, exec plugins); absent: --server or in-cluster. */
+  readonly kubeconfig?: { readonly file: string; readonly context?: string };
   /** Only this namespace's LVMNodeSets and LVMNodes; "" for all namespaces. */
   readonly namespace: string;
   /** healthz, readyz and metrics. */
@@ -38,6 +40,8 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --server URL          API server (default: in-cluster, KUBERNETES_SERVICE_HOST and the service account)
   --token-file FILE     bearer token for --server (re-read when it changes)
   --ca-file FILE        CA of --server (default: the system CAs)
+  --kubeconfig FILE     reach the API server as this kubeconfig says (exec plugins too), instead of --server
+  --context NAME        the kubeconfig's context (default: its current-context)
   --namespace NS        watch LVMNodeSets and LVMNodes in NS only (default: all namespaces)
   --listen HOST:PORT    /healthz, /readyz and /metrics (default 0.0.0.0:8081)
   --workers N           reconciles at once, 1 to 64 (default 2)
@@ -66,6 +70,8 @@ const FLAGS = {
   server: { type: "string" },
   "token-file": { type: "string" },
   "ca-file": { type: "string" },
+  kubeconfig: { type: "string" },
+  context: { type: "string" },
   namespace: { type: "string" },
   listen: { type: "string" },
   workers: { type: "string" },
@@ -86,6 +92,8 @@ const schema = z
     server: z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).optional(),
     "token-file": absolutePath.optional(),
     "ca-file": absolutePath.optional(),
+    kubeconfig: absolutePath.optional(),
+    context: z.string().min(1).optional(),
     namespace: z
       .string()
       .regex(/^([a-z0-9]([-a-z0-9]*[a-z0-9])?)?$/, { error: "must be a namespace name (or empty)" })
@@ -143,6 +151,14 @@ const schema = z
         path: ["server"],
         message: "--token-file and --ca-file go with --server",
       });
+    if (c.server && c.kubeconfig)
+      ctx.addIssue({
+        code: "custom",
+        path: ["kubeconfig"],
+        message: "give --server or --kubeconfig, not both",
+      });
+    if (c.context && !c.kubeconfig)
+      ctx.addIssue({ code: "custom", path: ["context"], message: "--context goes with --kubeconfig" });
   });
 
 /** "30s", "10m", "1h", "500ms" as milliseconds; `zero`: whether 0 is allowed. */
@@ -191,6 +207,9 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
             ...(c["ca-file"] ? { caFile: c["ca-file"] } : {}),
           },
         }
+      : {}),
+    ...(c.kubeconfig
+      ? { kubeconfig: { file: c.kubeconfig, ...(c.context ? { context: c.context } : {}) } }
       : {}),
     namespace: c.namespace,
     listen: c.listen,

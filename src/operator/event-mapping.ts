@@ -1,7 +1,7 @@
-import { jsonEqual } from "./json-equal";
+import { jsonEqual } from "../kube/json-equal";
 import { matchesNodeSelector } from "../planner/node-selector";
-import type { Change } from "./informer";
-import { objectKey } from "./informer";
+import type { Change } from "../kube/informer";
+import { objectKey } from "../kube/informer";
 import { controllerOf } from "./ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 

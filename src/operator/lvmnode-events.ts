@@ -1,8 +1,9 @@
-import { AGENT_POD_LABELS, podSchema } from "../agent-client/agent-pods";
-import type { Change } from "./informer";
-import { objectKey } from "./informer";
-import { jsonEqual } from "./json-equal";
-import type { KubeObject } from "./kube/client";
+import { AGENT_POD_LABELS } from "../agent-api/pods";
+import { podSchema } from "../agent-client/agent-pods";
+import type { Change } from "../kube/informer";
+import { objectKey } from "../kube/informer";
+import { jsonEqual } from "../kube/json-equal";
+import type { KubeObject } from "../kube/client";
 import type { LVMNodeObject } from "./types";
 
 /**

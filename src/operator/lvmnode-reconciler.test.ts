@@ -1,8 +1,8 @@
 import type { LVMNodeSpec, LVMNodeStatus } from "../api";
 import type { NodeAgentDriver } from "./agents/driver";
 import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
-import { KubeApiError } from "./kube/errors";
-import { LVM_NODES } from "./kube/resources";
+import { KubeApiError } from "../kube/errors";
+import { LVM_NODES } from "../kube/resources";
 import {
   AgentNotSyncedError,
   LVMNodeReconciler,
@@ -10,8 +10,8 @@ import {
   ReconcileStoppedError,
 } from "./lvmnode-reconciler";
 import { RECONCILED } from "./lvmnode-status";
-import { FakeKube } from "./testing/fake-kube";
-import { ManualClock } from "./testing/manual-clock";
+import { FakeKube } from "../../test/support/kube/fake-kube";
+import { ManualClock } from "../../test/support/kube/manual-clock";
 import { controllerReference } from "./ownership";
 import type { LVMNodeObject, LVMNodeSetObject } from "./types";
 

@@ -1,9 +1,9 @@
 import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../api";
 import type { BeforeChange, NodeAgentDriver } from "./agents/driver";
-import type { Clock } from "./clock";
-import { jsonEqual } from "./json-equal";
-import type { KubeClient } from "./kube/client";
-import { LVM_NODES } from "./kube/resources";
+import type { Clock } from "../kube/clock";
+import { jsonEqual } from "../kube/json-equal";
+import type { KubeClient } from "../kube/client";
+import { LVM_NODES } from "../kube/resources";
 import { lvmNodeStatus, type NodeFinding } from "./lvmnode-status";
 import { mandateOf, type Mandate } from "./ownership";
 import { splitKey, type ReconcileResult } from "./reconciler";

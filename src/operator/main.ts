@@ -4,11 +4,12 @@ import { agentClient } from "../agent-client/agent-client";
 import type { AgentTls } from "./agents/driver";
 import { tokenFromFile, type AgentTokenSource } from "./agents/token-file";
 import { serviceAccountOfToken, tokenRequests } from "./agents/token-request";
-import { systemClock, type Clock } from "./clock";
+import { systemClock, type Clock } from "../kube/clock";
 import { OperatorConfigError, parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
-import { createKubeClient, type KubeClient } from "./kube/client";
-import { explicitConnection, inClusterConnection, type KubeConnection } from "./kube/connection";
+import { createKubeClient, type KubeClient } from "../kube/client";
+import { explicitConnection, inClusterConnection, type KubeConnection } from "../kube/connection";
+import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
 
@@ -45,7 +46,9 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     ? undefined
     : config.connection
       ? explicitConnection(config.connection)
-      : inClusterConnection(args.env);
+      : config.kubeconfig
+        ? connectionFromKubeconfigFile(config.kubeconfig.file, config.kubeconfig.context)
+        : inClusterConnection(args.env);
   const kube =
     args.kube ?? createKubeClient({ connection: connection!, onRequest: (r) => metrics.recordRequest(r) });
   const agentTls: AgentTls =
@@ -129,7 +132,8 @@ function agentTokens(
 ): AgentTokenSource {
   const token = config.agents.token;
   if ("file" in token) return tokenFromFile(token.file);
-  const serviceAccount = token.serviceAccount ?? (connection && serviceAccountOfToken(connection.token()));
+  const serviceAccount =
+    token.serviceAccount ?? (connection?.token && serviceAccountOfToken(connection.token()));
   if (!serviceAccount)
     throw new OperatorConfigError([
       {

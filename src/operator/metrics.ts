@@ -1,10 +1,10 @@
-import { Counter, Histogram } from "../agent/metrics";
-import type { RequestRecord } from "./kube/client";
+import { Counter, Histogram } from "../metrics/prometheus";
+import type { RequestRecord } from "../kube/client";
 import type { ReconcileResult } from "./reconciler";
 
 /**
- * The operator's metrics in the Prometheus text format (0.0.4), with the agent's counter and
- * histogram types: reconciles by result, their duration, the work queue's depth (read at scrape
+ * The operator's metrics in the Prometheus text format (0.0.4), with the shared counter and
+ * histogram types (src/metrics): reconciles by result, their duration, the work queue's depth (read at scrape
  * time), API requests by verb, resource and code, and watch restarts by reason.
  */
 export class OperatorMetrics {

@@ -2,11 +2,11 @@ import type { AgentClient } from "../agent-client/agent-client";
 import { ApiReachability } from "./api-reachability";
 import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
-import type { Clock } from "./clock";
+import type { Clock } from "../kube/clock";
 import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
-import { Informer, objectKey, type RestartReason } from "./informer";
-import type { KubeClient, KubeObject } from "./kube/client";
-import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "./kube/resources";
+import { Informer, objectKey, type RestartReason } from "../kube/informer";
+import type { KubeClient, KubeObject } from "../kube/client";
+import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "../kube/resources";
 import {
   keysForAgentPodChange,
   keysForNodeDeleted,
@@ -17,7 +17,7 @@ import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode-reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
-import { WorkQueue } from "./work-queue";
+import { WorkQueue } from "../kube/work-queue";
 
 /** How the operator reaches the node agents. */
 export interface OperatorAgentOptions {

@@ -1,5 +1,5 @@
 import { GROUP_VERSION } from "../api";
-import type { KubeObject, OwnerReference } from "./kube/client";
+import type { KubeObject, OwnerReference } from "../kube/client";
 import type { LVMNodeObject, LVMNodeSetObject } from "./types";
 
 /**

@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { applyMergePatch } from "./merge-patch";
+import { applyMergePatch } from "../kube/merge-patch";
 import { controllerReference } from "./ownership";
 import { planFinalize, planNodeSet, type Action } from "./plan";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";

@@ -1,6 +1,6 @@
-import { jsonEqual } from "./json-equal";
+import { jsonEqual } from "../kube/json-equal";
 import { desiredLVMNode, desiredSpec, selectedNodes } from "./desired";
-import { mergePatch } from "./merge-patch";
+import { mergePatch } from "../kube/merge-patch";
 import { controllerOf, controllingSet, describeController, isControlledBy, precedes } from "./ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 

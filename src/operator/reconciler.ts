@@ -1,9 +1,9 @@
-import { jsonEqual } from "./json-equal";
+import { jsonEqual } from "../kube/json-equal";
 import { checkLVMNodeSetSpec } from "../api";
-import type { Clock } from "./clock";
-import type { KubeClient } from "./kube/client";
-import { isConflict, KubeApiError } from "./kube/errors";
-import { LVM_NODES, LVM_NODE_SETS } from "./kube/resources";
+import type { Clock } from "../kube/clock";
+import type { KubeClient } from "../kube/client";
+import { isConflict, KubeApiError } from "../kube/errors";
+import { LVM_NODES, LVM_NODE_SETS } from "../kube/resources";
 import { isControlledBy, NODESET_FINALIZER } from "./ownership";
 import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
 import { nodeSetStatus, type StatusInput } from "./status";

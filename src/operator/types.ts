@@ -1,5 +1,5 @@
 import type { LVMNode, LVMNodeSet } from "../api";
-import type { KubeObject, ObjectMeta } from "./kube/client";
+import type { KubeObject, ObjectMeta } from "../kube/client";
 
 /** An LVMNodeSet as the API server returns it (metadata with uid, generation, finalizers, ...). */
 export type LVMNodeSetObject = Omit<LVMNodeSet, "metadata"> & { readonly metadata: ObjectMeta };

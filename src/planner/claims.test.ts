@@ -14,7 +14,7 @@ import {
   nodeSpec,
   partition,
   volumeGroup,
-} from "./testing";
+} from "../../test/support/planner/testing";
 import type { VolumeGroupPlan } from "./types";
 
 const proposal = parseLVMNode(

@@ -1,7 +1,7 @@
 import type { DeviceRequirement } from "./device-selector";
 import { matchDeviceSelector, resolveDeviceName } from "./device-selector";
 import { indexNode } from "./node-index";
-import { disk, GiB, inventory, mapper, partition } from "./testing";
+import { disk, GiB, inventory, mapper, partition } from "../../test/support/planner/testing";
 
 const node = indexNode(
   inventory([

@@ -3,7 +3,17 @@ import type { BlockDevice, NodeInventory } from "../inventory/types";
 import { eligibility } from "./filters";
 import { indexNode } from "./node-index";
 import { ownershipOf } from "./ownership";
-import { asMember, disk, GiB, inventory, mapper, MiB, partition, signature, volumeGroup } from "./testing";
+import {
+  asMember,
+  disk,
+  GiB,
+  inventory,
+  mapper,
+  MiB,
+  partition,
+  signature,
+  volumeGroup,
+} from "../../test/support/planner/testing";
 
 const group: VolumeGroup = {
   name: "vg1",

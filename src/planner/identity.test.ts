@@ -1,6 +1,6 @@
 import { deviceIds } from "./identity";
 import { indexNode } from "./node-index";
-import { disk, inventory, partition } from "./testing";
+import { disk, inventory, partition } from "../../test/support/planner/testing";
 
 test("wwn+serial, else a by-id link, else the PV UUID, else the kernel name", () => {
   const inv = inventory(

@@ -1,6 +1,6 @@
 import YAML from "yaml";
 import { lvmdConfigFor, lvmdWriteAction, renderLvmdYaml } from "./lvmd";
-import { knameGroup, nodeSpec } from "./testing";
+import { knameGroup, nodeSpec } from "../../test/support/planner/testing";
 
 const spec = {
   ...nodeSpec(

@@ -1,5 +1,5 @@
 import { compareNatural, indexNode, InventoryError, joinNames } from "./node-index";
-import { disk, inventory, mapper, partition } from "./testing";
+import { disk, inventory, mapper, partition } from "../../test/support/planner/testing";
 
 test("natural order: numbers by value, whatever the input order", () => {
   const names = [

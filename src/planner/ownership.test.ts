@@ -1,6 +1,6 @@
 import { indexNode } from "./node-index";
 import { knameTag, ownershipOf, recordedKnameOf } from "./ownership";
-import { asMember, disk, inventory, volumeGroup } from "./testing";
+import { asMember, disk, inventory, volumeGroup } from "../../test/support/planner/testing";
 
 const ours = volumeGroup("vg1", [
   { device: disk("sdc"), joinedAs: "/dev/sdb" },

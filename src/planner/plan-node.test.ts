@@ -12,7 +12,7 @@ import {
   signature,
   thinPoolLv,
   volumeGroup,
-} from "./testing";
+} from "../../test/support/planner/testing";
 import type { NodePlan } from "./types";
 
 const argvs = (plan: NodePlan) =>

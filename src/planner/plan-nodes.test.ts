@@ -1,6 +1,6 @@
 import type { LVMNodeSetSpec } from "../api";
 import { planNodes } from "./plan-nodes";
-import { disk, inventory, knameGroup, nodeSpec } from "./testing";
+import { disk, inventory, knameGroup, nodeSpec } from "../../test/support/planner/testing";
 
 const template = nodeSpec([knameGroup("vg1", ["sdb"])]);
 const nodes = [

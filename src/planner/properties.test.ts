@@ -11,7 +11,16 @@ import { OWNER_TAG } from "../inventory/types";
 import type { DeviceRequirement } from "./device-selector";
 import { planNode } from "./plan-node";
 import { applyPlanEffects } from "./simulate";
-import { asMember, disk, GiB, MiB, partition, signature, thinPoolLv, volumeGroup } from "./testing";
+import {
+  asMember,
+  disk,
+  GiB,
+  MiB,
+  partition,
+  signature,
+  thinPoolLv,
+  volumeGroup,
+} from "../../test/support/planner/testing";
 import type { NodePlan } from "./types";
 
 /**

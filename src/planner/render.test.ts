@@ -1,6 +1,6 @@
 import { planNodes } from "./plan-nodes";
 import { formatPlanText, shellQuote } from "./render";
-import { disk, GiB, inventory, knameGroup, nodeSpec, signature } from "./testing";
+import { disk, GiB, inventory, knameGroup, nodeSpec, signature } from "../../test/support/planner/testing";
 
 test.each([
   ["/dev/sdb", "/dev/sdb"],

@@ -1,5 +1,5 @@
 import { applyPlanEffects, SimulationError } from "./simulate";
-import { disk, inventory, signature } from "./testing";
+import { disk, inventory, signature } from "../../test/support/planner/testing";
 import type { PlanAction } from "./types";
 
 const act = (op: PlanAction["op"], ...argv: string[]): PlanAction => ({ op, argv, reason: "test" });

@@ -2,7 +2,14 @@ import type { LogicalVolume } from "../inventory/types";
 import { planNode } from "./plan-node";
 import { applyPlanEffects } from "./simulate";
 import { planTeardown } from "./teardown";
-import { asMember, disk, inventory, knameGroup, nodeSpec, volumeGroup } from "./testing";
+import {
+  asMember,
+  disk,
+  inventory,
+  knameGroup,
+  nodeSpec,
+  volumeGroup,
+} from "../../test/support/planner/testing";
 
 const spec = nodeSpec(
   [knameGroup("vg1", ["sdb", "sdc"]), knameGroup("vg2", ["sdd"])],

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { applyPlanEffects } from "./simulate";
 import { lvmThinMetadataBytes, planThinPools, thinMetadataExtents } from "./thin";
-import { thinPoolLv } from "./testing";
+import { thinPoolLv } from "../../test/support/planner/testing";
 import type { DeviceClass } from "../api";
 import type { LogicalVolume } from "../inventory/types";
 

@@ -1,5 +1,5 @@
 import { estimateThinMetadataBytes, percentOfExtents, planThinPools, type VolumeGroupGeometry } from "./thin";
-import { thinPoolLv } from "./testing";
+import { thinPoolLv } from "../../test/support/planner/testing";
 import type { DeviceClass } from "../api";
 
 const MiB = 1024 ** 2;

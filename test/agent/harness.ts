@@ -1,7 +1,7 @@
 /**
  * What the agent's integration tests share: loop devices of their own (backing files under
  * /var/tmp/agent-tests/, volume groups named agt-*), lvm run by the test itself (restricted to its
- * own devices by a filter, independent of the agent), agent processes started from src/cli/agent.ts,
+ * own devices by a filter, independent of the agent), agent processes started from src/agent/main.ts,
  * and a small HTTP(S) client.
  *
  * Other engineers create loop devices and volume groups on the same machine: everything here touches
@@ -14,7 +14,10 @@ import * as path from "node:path";
 
 export const REPO = path.resolve(__dirname, "..", "..");
 export const ROOT = "/var/tmp/agent-tests";
-const AGENT = path.join(REPO, "src", "cli", "agent.ts");
+const AGENT = path.join(REPO, "src", "agent", "main.ts");
+/** The agent with its test hook (pause after a step), used when a test sets PAUSE_ENV. */
+const PAUSING_AGENT = path.join(REPO, "test", "support", "agent", "pausing-agent.ts");
+const PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
 const LVM_ENV = { ...process.env, LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 
 /** Fails loudly (never skips) when this machine cannot run the host tier. */
@@ -220,7 +223,7 @@ process.on("exit", () => {
 });
 
 /**
- * Starts `node --import tsx src/cli/agent.ts` (one process, so kill -9 hits the agent itself; under
+ * Starts `node --import tsx src/agent/main.ts` (one process, so kill -9 hits the agent itself; under
  * setpriv --pdeathsig, so it dies with the test) and waits for it to listen.
  */
 export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
@@ -240,7 +243,13 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
     ...("tokenFile" in o.auth ? ["--token-file", o.auth.tokenFile] : ["--kubeconfig", o.auth.kubeconfig]),
     ...(o.extraArgs ?? []),
   ];
-  const agentArgv = [process.execPath, "--import", "tsx", AGENT, ...args];
+  const agentArgv = [
+    process.execPath,
+    "--import",
+    "tsx",
+    o.env?.[PAUSE_ENV] ? PAUSING_AGENT : AGENT,
+    ...args,
+  ];
   const ownMachine = o.ownMachine
     ? ["unshare", "--mount", "--propagation", "private", "--", "sh", "-c", OWN_MACHINE_SCRIPT, "sh"]
     : [];
@@ -375,7 +384,7 @@ export function isWrite(c: { tool: string; requested: string[] }): boolean {
 
 /* ----------------------------------------------------------------------------- HTTP ---- */
 
-export { request, type Res } from "../../src/agent/testing/http";
+export { request, type Res } from "../support/agent/http";
 
 /** A Thick LVMNode spec: one volume group on the given devices (selected by path), one device class. */
 export function thickSpec(vg: string, devices: readonly string[]) {

@@ -18,7 +18,7 @@ beforeAll(() => {
 afterAll(() => scratch?.cleanup());
 
 function runSync(args: string[]) {
-  return spawnSync(process.execPath, ["--import", "tsx", path.join(REPO, "src/cli/agent.ts"), ...args], {
+  return spawnSync(process.execPath, ["--import", "tsx", path.join(REPO, "src/agent/main.ts"), ...args], {
     cwd: REPO,
     encoding: "utf8",
     env: { PATH: process.env.PATH },

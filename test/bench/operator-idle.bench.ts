@@ -12,7 +12,7 @@
 import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import { agentClient } from "../../src/agent-client/agent-client";
-import type { RequestRecord } from "../../src/operator/kube/client";
+import type { RequestRecord } from "../../src/kube/client";
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 import { reportPodStatus } from "../env/kubelet-stand-in";
 import { AGENT_NAMESPACE, eventually, must, nodeSet, prepareCluster, setsPath, sleep } from "../operator/env";

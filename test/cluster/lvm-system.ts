@@ -11,7 +11,7 @@
  * agent checks it with a TokenReview and a SubjectAccessReview against the apiserver, as in production.
  */
 import type { AgentEndpoint } from "../../src/agent-client/agent-client";
-import { DEFAULT_AUDIENCE } from "../../src/agent/auth/authorizer";
+import { DEFAULT_AUDIENCE } from "../../src/agent-api/auth";
 import { loadCrdManifests, defaultCrdDirectory } from "../../src/components/crds";
 import {
   agentDaemonSet,

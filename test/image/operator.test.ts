@@ -7,7 +7,7 @@ import * as path from "node:path";
 import { ControlPlane, startControlPlane } from "../env/cluster";
 import { freePort } from "../net";
 import { eventually, lvmNodes, must, nodeSet, prepareCluster, setsPath } from "../operator/env";
-import { request } from "../../src/agent/testing/http";
+import { request } from "../support/agent/http";
 import { Podman, requireImageTier, uidsOf } from "./podman";
 
 jest.setTimeout(300_000);

@@ -5,13 +5,14 @@
  * pods are API objects (no kubelet: the test writes their status) at the port each agent listens on.
  */
 import * as fs from "node:fs";
-import { agentClient, type Transport } from "../../src/agent-client/agent-client";
+import { agentClient } from "../../src/agent-client/agent-client";
+import type { Transport } from "../../src/kube/http";
 import { AGENT_SERVER_NAME } from "../../src/agent-api/identity";
 import { issueAgentCertificates } from "../../src/components/agent-certificates";
 import { operatorTokenRules } from "../../src/components/operator-workload";
 import { tokenRequests } from "../../src/operator/agents/token-request";
-import { systemClock } from "../../src/operator/clock";
-import { createKubeClient } from "../../src/operator/kube/client";
+import { systemClock } from "../../src/kube/clock";
+import { createKubeClient } from "../../src/kube/client";
 import { ControlPlane, startControlPlane } from "../env/cluster";
 import { reportPodStatus } from "../env/kubelet-stand-in";
 import { requireHostTier, Scratch, startAgent, type AgentProcess } from "../agent/harness";

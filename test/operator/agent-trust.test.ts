@@ -9,12 +9,8 @@
  *
  *   npx jest test/operator/agent-trust --selectProjects integration
  */
-import {
-  agentClient,
-  AgentCallError,
-  httpTransport,
-  type Transport,
-} from "../../src/agent-client/agent-client";
+import { agentClient, AgentCallError } from "../../src/agent-client/agent-client";
+import { httpTransport, type Transport } from "../../src/kube/http";
 import { TARGET_HEADER } from "../../src/agent-api/target";
 import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
@@ -24,8 +20,8 @@ import { AGENT_SERVER_NAME } from "../../src/agent-api/identity";
 import { issueAgentCertificates } from "../../src/components/agent-certificates";
 import { AgentDriver, type AgentTls } from "../../src/operator/agents/driver";
 import { tokenRequests } from "../../src/operator/agents/token-request";
-import { systemClock } from "../../src/operator/clock";
-import { createKubeClient } from "../../src/operator/kube/client";
+import { systemClock } from "../../src/kube/clock";
+import { createKubeClient } from "../../src/kube/client";
 
 jest.setTimeout(240_000);
 

@@ -6,8 +6,8 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
-import { systemClock } from "../../src/operator/clock";
-import { createKubeClient, type RequestRecord } from "../../src/operator/kube/client";
+import { systemClock } from "../../src/kube/clock";
+import { createKubeClient, type RequestRecord } from "../../src/kube/client";
 import { OperatorMetrics } from "../../src/operator/metrics";
 import { Operator, type OperatorAgentOptions } from "../../src/operator/operator";
 import { ControlPlane, Json, repoRoot } from "../env/cluster";

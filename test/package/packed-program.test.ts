@@ -60,6 +60,14 @@ test("npm pack holds the compiled code, the CRDs and the docs, and nothing of th
     expect(files).toContain(needed);
   const testFiles = files.filter((f) => /\.test\.|\/testing\/|\/testing\.|^test\//.test(f));
   expect(testFiles).toEqual([]);
+  // Test doubles live in test/support and test hooks in test entry points: nothing of them is
+  // packed, and no packed file refers to them.
+  const testCode = files.filter((f) => {
+    if (!/\.(js|ts|mjs)$/.test(f)) return false;
+    const text = fs.readFileSync(path.join(repo, f), "utf8");
+    return /TEST HOOK|_TEST_PAUSE_|test\/support\//.test(text);
+  });
+  expect(testCode).toEqual([]);
 });
 
 /** A Pulumi TypeScript project of its own: the quickstart, importing "pulumi-lvm" from the tarball. */

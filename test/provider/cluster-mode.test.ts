@@ -15,7 +15,8 @@
  * Missing binaries fail this test with what to run (test/env/install.sh); it never skips.
  */
 import { randomBytes } from "node:crypto";
-import { agentClient, httpTransport, type AgentEndpoint } from "../../src/agent-client/agent-client";
+import { agentClient, type AgentEndpoint } from "../../src/agent-client/agent-client";
+import { httpTransport } from "../../src/kube/http";
 import {
   agentDaemonSet,
   clusterModeRules,
@@ -379,7 +380,7 @@ describe("cluster mode through the API server's pod proxy", () => {
       proxy: {
         namespace: NS,
         pod: podName("node-a"),
-        apiServer: { server: cp.url, ca: cp.caPem, token: () => users.pulumi.token },
+        apiServer: { server: cp.url, ca: () => cp.caPem, token: () => users.pulumi.token },
       },
     };
     const median = async (ep: AgentEndpoint) => {

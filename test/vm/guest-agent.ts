@@ -1,5 +1,5 @@
 /**
- * The node agent running inside a qemu guest, as on a real node: `node --import tsx src/cli/agent.ts`
+ * The node agent running inside a qemu guest, as on a real node: `node --import tsx src/agent/main.ts`
  * started with guest.spawn(), listening on 0.0.0.0 in the guest (plain HTTP, --allow-plain-http: the
  * only client is the test, through qemu's port forward on the host's 127.0.0.1), with a static token
  * file, a state directory and an lvmd.yaml path on the guest's writable system disk, and --devices

@@ -1,4 +1,4 @@
-import type { Transport } from "../../../src/agent-client/agent-client";
+import type { Transport } from "../../../src/kube/http";
 import { AGENT_TOKEN_SECONDS, findClusterAgents } from "./cluster-agents";
 
 const KUBECONFIG = `current-context: c
@@ -80,8 +80,9 @@ describe("findClusterAgents", () => {
     ]);
     expect(located.endpoints[0]!.proxy).toMatchObject({
       namespace: "lvm",
-      apiServer: { server: "https://api:6443", ca: "CA" },
+      apiServer: { server: "https://api:6443" },
     });
+    expect(located.endpoints[0]!.proxy?.apiServer.ca?.()).toBe("CA");
     expect(located.missing).toEqual([
       {
         node: "n4",
@@ -164,10 +165,10 @@ describe("findClusterAgents", () => {
     await expect(
       findClusterAgents(transport, "lvm", {
         ...cluster,
-        kubeconfig: KUBECONFIG.replace("{token: user-token}", "{exec: {command: aws}}"),
+        kubeconfig: KUBECONFIG.replace("{token: user-token}", "{auth-provider: {name: oidc}}"),
       }),
     ).rejects.toThrow(
-      "kubeconfig cluster.kubeconfig: users[u].user.exec: exec credential plugins are not supported",
+      "kubeconfig cluster.kubeconfig: users[u].user.auth-provider: auth-provider plugins are not supported",
     );
   });
 });

@@ -1,11 +1,14 @@
 import { z } from "zod";
-import { connectionFromKubeconfigText } from "../../../src/agent/auth/kubeconfig";
+import { nodeAudience } from "../../../src/agent-api/identity";
 import type { NodeSelector } from "../../../src/api";
 import { matchesNodeSelector } from "../../../src/planner/node-selector";
-import type { AgentEndpoint, Transport } from "../../../src/agent-client/agent-client";
-import { nodeAudience } from "../../../src/agent-api/identity";
-import { AGENT_POD_LABELS, agentPodOf, podProxyPath, podSchema } from "../../../src/agent-client/agent-pods";
-import { apiUrl, kubeApi, type KubeApi } from "./kube-api";
+import type { AgentEndpoint } from "../../../src/agent-client/agent-client";
+import { AGENT_POD_LABELS } from "../../../src/agent-api/pods";
+import { agentPodOf, podProxyPath, podSchema } from "../../../src/agent-client/agent-pods";
+import { createKubeClient, type KubePaths } from "../../../src/kube/client";
+import { apiUrl } from "../../../src/kube/connection";
+import type { Transport } from "../../../src/kube/http";
+import { connectionFromKubeconfigText } from "../../../src/kube/kubeconfig";
 
 /** Cluster mode's settings (the `cluster` input). */
 export interface ClusterSettings {
@@ -48,7 +51,7 @@ export async function findClusterAgents(
     { name: "cluster.kubeconfig", baseDir: process.cwd() },
     cluster.context,
   );
-  const api = kubeApi(conn, transport);
+  const api = createKubeClient({ connection: conn, transport });
   const names = [...(nodes ?? (await selectedNodes(api, cluster.nodeSelector)))].sort();
   if (!names.length) return { endpoints: [], missing: [] };
   const pods = await agentPods(api, namespace);
@@ -78,10 +81,10 @@ const nodeListSchema = z.looseObject({
   ),
 });
 
-async function selectedNodes(api: KubeApi, selector: NodeSelector | undefined): Promise<string[]> {
+async function selectedNodes(api: KubePaths, selector: NodeSelector | undefined): Promise<string[]> {
   const list = parse(
     nodeListSchema,
-    await api.get("/api/v1/nodes").catch(rethrow("cannot list the nodes")),
+    await api.getPath("/api/v1/nodes").catch(rethrow("cannot list the nodes")),
     "nodes",
   );
   return list.items
@@ -89,7 +92,7 @@ async function selectedNodes(api: KubeApi, selector: NodeSelector | undefined): 
     .map((n) => n.metadata.name);
 }
 
-async function agentPods(api: KubeApi, namespace: string) {
+async function agentPods(api: KubePaths, namespace: string) {
   const selector = Object.entries(AGENT_POD_LABELS)
     .map(([k, v]) => `${k}=${v}`)
     .join(",");
@@ -97,13 +100,13 @@ async function agentPods(api: KubeApi, namespace: string) {
   const what = `the agent pods in namespace ${namespace}`;
   return parse(
     z.looseObject({ items: z.array(podSchema) }),
-    await api.get(path).catch(rethrow(`cannot list ${what}`)),
+    await api.getPath(path).catch(rethrow(`cannot list ${what}`)),
     what,
   ).items;
 }
 
 async function agentToken(
-  api: KubeApi,
+  api: KubePaths,
   namespace: string,
   serviceAccount: string,
   node: string,
@@ -111,7 +114,7 @@ async function agentToken(
   const audience = nodeAudience(node);
   const what = `a token for service account ${namespace}/${serviceAccount} (TokenRequest, audience ${audience})`;
   const response = await api
-    .post(
+    .postPath(
       `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`,
       {
         apiVersion: "authentication.k8s.io/v1",

@@ -1,5 +1,6 @@
-import { AgentError, errorBody } from "../../../src/agent/errors";
-import { AgentCallError, errorFrom, type Transport } from "../../../src/agent-client/agent-client";
+import { errorResponse } from "../../../src/agent-api/errors";
+import { AgentCallError, errorFrom } from "../../../src/agent-client/agent-client";
+import type { Transport } from "../../../src/kube/http";
 import { createProvider, describeApplyFailure, diff, UNKNOWN } from "./index";
 import { PartialApplyError } from "./partial-failure";
 import type { PlanSummary } from "./plan-summary";
@@ -213,15 +214,12 @@ describe("refresh (read)", () => {
 
 describe("agent errors", () => {
   test("an agent error body (as the agent writes it) becomes a message naming the node and the details", () => {
-    const body = errorBody(
-      new AgentError(
-        409,
-        "VolumeGroupInUse",
-        'volume group "vg-data" holds logical volumes that are not ours',
-        {
-          volumes: [{ volumeGroup: "vg-data", name: "pvc-1234", attributes: "Vwi-aotz--", size: 1073741824 }],
-        },
-      ),
+    const body = errorResponse(
+      "VolumeGroupInUse",
+      'volume group "vg-data" holds logical volumes that are not ours',
+      {
+        volumes: [{ volumeGroup: "vg-data", name: "pvc-1234", attributes: "Vwi-aotz--", size: 1073741824 }],
+      },
     );
     const error = errorFrom("node-a", 409, body, "POST /v1/teardown");
     expect(error).toMatchObject({ node: "node-a", status: 409, code: "VolumeGroupInUse" });
@@ -231,15 +229,13 @@ describe("agent errors", () => {
   });
 
   test("a failed lvm command shows argv, exit code and stderr", () => {
-    const body = errorBody(
-      new AgentError(500, "CommandFailed", "step 2 (vgcreate) failed: vgcreate exited with 5", {
-        command: {
-          argv: ["vgcreate", "vg-data", "/dev/vdb"],
-          exitCode: 5,
-          stderr: "  Device /dev/vdb excluded by a filter.\n",
-        },
-      }),
-    );
+    const body = errorResponse("CommandFailed", "step 2 (vgcreate) failed: vgcreate exited with 5", {
+      command: {
+        argv: ["vgcreate", "vg-data", "/dev/vdb"],
+        exitCode: 5,
+        stderr: "  Device /dev/vdb excluded by a filter.\n",
+      },
+    });
     expect(errorFrom("node-a", 500, body, "POST /v1/apply").message).toBe(
       [
         "node node-a: CommandFailed: step 2 (vgcreate) failed: vgcreate exited with 5",
@@ -251,15 +247,12 @@ describe("agent errors", () => {
 
   test("stderr the agent's message already quotes is not repeated", () => {
     const stderr = "  Can't open /dev/vdb exclusively.  Mounted filesystem?\n";
-    const body = errorBody(
-      new AgentError(
-        500,
-        "CommandFailed",
-        `step 1 (pvcreate) failed: pvcreate /dev/vdb exited 5: ${stderr.trim()}`,
-        {
-          command: { argv: ["pvcreate", "/dev/vdb"], exitCode: 5, stderr },
-        },
-      ),
+    const body = errorResponse(
+      "CommandFailed",
+      `step 1 (pvcreate) failed: pvcreate /dev/vdb exited 5: ${stderr.trim()}`,
+      {
+        command: { argv: ["pvcreate", "/dev/vdb"], exitCode: 5, stderr },
+      },
     );
     expect(errorFrom("node-a", 500, body, "POST /v1/apply").message).toBe(
       [
@@ -270,11 +263,9 @@ describe("agent errors", () => {
   });
 
   test("field problems are listed with their paths", () => {
-    const body = errorBody(
-      new AgentError(400, "InvalidBody", "the body is invalid", {
-        problems: [{ path: "spec.volumeGroups[0].name", message: "is required" }],
-      }),
-    );
+    const body = errorResponse("InvalidBody", "the body is invalid", {
+      problems: [{ path: "spec.volumeGroups[0].name", message: "is required" }],
+    });
     expect(errorFrom("node-a", 400, body, "POST /v1/plan").message).toBe(
       "node node-a: InvalidBody: the body is invalid\n  spec.volumeGroups[0].name: is required",
     );
@@ -347,9 +338,7 @@ users: [{name: u, user: {token: user-token}}]
       if (call === "POST /api/v1/namespaces/lvm-system/pods/http:pb:8080/proxy/v1/apply")
         return {
           status: 409,
-          body: JSON.stringify(
-            errorBody(new AgentError(409, "PlanChanged", "the node changed since the plan was made")),
-          ),
+          body: JSON.stringify(errorResponse("PlanChanged", "the node changed since the plan was made")),
         };
       throw new Error(`unexpected ${call}`);
     };

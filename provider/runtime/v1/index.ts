@@ -1,12 +1,7 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { deletionPolicyOf } from "../../../src/api";
-import {
-  agentClient,
-  AgentCallError,
-  httpTransport,
-  type AgentClient,
-  type Transport,
-} from "../../../src/agent-client/agent-client";
+import { agentClient, AgentCallError, type AgentClient } from "../../../src/agent-client/agent-client";
+import { httpTransport, type Transport } from "../../../src/kube/http";
 import { locateAgents, type Locate } from "./locate-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { summarizePlan, type PlanSummary } from "./plan-summary";

@@ -1,4 +1,4 @@
-import type { Transport } from "../../../src/agent-client/agent-client";
+import type { Transport } from "../../../src/kube/http";
 import { locateAgents } from "./locate-agents";
 import type { Inputs } from "./state";
 

@@ -1,4 +1,4 @@
-import type { Transport } from "../../../src/agent-client/agent-client";
+import type { Transport } from "../../../src/kube/http";
 import { findClusterAgents, type LocatedAgents } from "./cluster-agents";
 import type { Inputs } from "./state";
 

@@ -1,7 +1,7 @@
 import type { LVMNodeSpec } from "../../../src/api";
 import { parseNodeInventory } from "../../../src/inventory/parse";
 import { planNode } from "../../../src/planner";
-import { disk, inventory, signature } from "../../../src/planner/testing";
+import { disk, inventory, signature } from "../../../test/support/planner/testing";
 import { loadRawFixture } from "../../../test/fixtures/inventory/load";
 import { summarizePlan } from "./plan-summary";
 

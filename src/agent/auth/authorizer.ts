@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { AGENT_AUDIENCE, nodeAudience } from "../../agent-api/identity";
+import { nodeAudience } from "../../agent-api/identity";
 import { API_GROUP } from "../../api";
 import type { KubeAuthClient, ResourceAttributes, ReviewedUser } from "./kube-auth";
 import { TtlCache } from "./ttl-cache";
@@ -20,8 +20,6 @@ export interface AuthorizerOptions {
   readonly now?: () => number;
 }
 
-/** The audience prefix of agent tokens; an agent accepts `nodeAudience(node)` by default (src/agent-api/identity.ts). */
-export const DEFAULT_AUDIENCE = AGENT_AUDIENCE;
 /** What every /v1 call needs: `update` on this node's LVMNode. */
 export const REQUIRED_ACCESS = { verb: "update", group: API_GROUP, resource: "lvmnodes" } as const;
 

@@ -3,7 +3,9 @@ import * as http from "node:http";
 import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
-import { connectionFromKubeconfig, createKubeAuthClient, inClusterConnection } from "./kube-client";
+import { inClusterConnection } from "../../kube/connection";
+import { connectionFromKubeconfigFile as connectionFromKubeconfig } from "../../kube/kubeconfig";
+import { createKubeAuthClient } from "./kube-client";
 
 let dir: string;
 beforeEach(() => {
@@ -34,7 +36,7 @@ describe("connectionFromKubeconfig", () => {
     fs.writeFileSync(file, kubeconfig("    token: tok-123"));
     const conn = connectionFromKubeconfig(file);
     expect(conn.server).toBe("https://10.0.0.1:6443");
-    expect(conn.ca).toBe("CA PEM");
+    expect(conn.ca?.()).toBe("CA PEM");
     expect(conn.token?.()).toBe("tok-123");
   });
 
@@ -63,7 +65,8 @@ describe("inClusterConnection", () => {
       { KUBERNETES_SERVICE_HOST: "10.96.0.1", KUBERNETES_SERVICE_PORT: "443" },
       dir,
     );
-    expect(conn).toMatchObject({ server: "https://10.96.0.1:443", ca: "CLUSTER CA" });
+    expect(conn).toMatchObject({ server: "https://10.96.0.1:443" });
+    expect(conn.ca()).toBe("CLUSTER CA");
     expect(conn.token?.()).toBe("sa-token");
   });
 

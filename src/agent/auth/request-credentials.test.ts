@@ -1,5 +1,6 @@
 import { bearerToken } from "./authorizer";
-import { PROXY_AUTHORIZATION_HEADER, requestCredentials } from "./request-credentials";
+import { PROXY_AUTHORIZATION_HEADER } from "../../agent-api/auth";
+import { requestCredentials } from "./request-credentials";
 
 describe("requestCredentials", () => {
   test.each([

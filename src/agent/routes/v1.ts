@@ -7,7 +7,7 @@ import {
   planRequestSchema,
   statusResponseSchema,
   teardownRequestSchema,
-} from "../schemas";
+} from "../../agent-api/schemas";
 import { route, type Route } from "./route";
 
 const errors = {

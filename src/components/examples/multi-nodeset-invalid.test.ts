@@ -1,6 +1,6 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { installMocks } from "../testing/pulumi-mocks";
+import { installMocks } from "../../../test/support/components/pulumi-mocks";
 
 /** examples/multi-nodeset with bad config. */
 const program = path.resolve(__dirname, "../../../examples/multi-nodeset");

@@ -10,8 +10,8 @@ import {
   runFailingProgram,
   runProgramDirectory,
   type Recorded,
-} from "../testing/pulumi-mocks";
-import { chartOnNode } from "../testing/topolvm-chart";
+} from "../../../test/support/components/pulumi-mocks";
+import { chartOnNode } from "../../../test/support/components/topolvm-chart";
 import { lvmdDeviceClasses } from "../topolvm-values";
 // TopoLVM's own rules for lvmd.yaml, written down from its source (the conformance suite's model).
 import { topolvmLvmdProblems } from "../../../test/conformance/topolvm-lvmd";

@@ -14,7 +14,7 @@ import {
   runProgram,
   runProgramDirectory,
   type Recorded,
-} from "../testing/pulumi-mocks";
+} from "../../../test/support/components/pulumi-mocks";
 
 /** examples/org-component: a company component wrapping NodeSet with its defaults and guardrails. */
 const program = path.resolve(__dirname, "../../../examples/org-component");

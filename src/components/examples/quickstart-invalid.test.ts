@@ -1,7 +1,7 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { ValidationError } from "../../api";
-import { installMocks } from "../testing/pulumi-mocks";
+import { installMocks } from "../../../test/support/components/pulumi-mocks";
 
 /** examples/quickstart with bad config: the program stops with every problem, named by its path. */
 const program = path.resolve(__dirname, "../../../examples/quickstart");

@@ -1,6 +1,11 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { find, installMocks, runProgramDirectory, type Recorded } from "../testing/pulumi-mocks";
+import {
+  find,
+  installMocks,
+  runProgramDirectory,
+  type Recorded,
+} from "../../../test/support/components/pulumi-mocks";
 
 /** examples/quickstart with sandbox config: Pulumi plans and applies through the node's agent. */
 const program = path.resolve(__dirname, "../../../examples/quickstart");

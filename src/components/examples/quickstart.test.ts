@@ -1,6 +1,12 @@
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import { find, installMocks, ofType, runProgramDirectory, type Recorded } from "../testing/pulumi-mocks";
+import {
+  find,
+  installMocks,
+  ofType,
+  runProgramDirectory,
+  type Recorded,
+} from "../../../test/support/components/pulumi-mocks";
 
 /** examples/quickstart as `pulumi up` runs it (default config), against mocks. */
 const program = path.resolve(__dirname, "../../../examples/quickstart");

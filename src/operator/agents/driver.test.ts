@@ -1,6 +1,6 @@
 import type { LVMNodeSpec } from "../../api";
 import { AgentCallError, type AgentClient, type AgentEndpoint } from "../../agent-client/agent-client";
-import { ManualClock } from "../testing/manual-clock";
+import { ManualClock } from "../../../test/support/kube/manual-clock";
 import { AgentDriver, type AgentCall, type AgentCallResult, type AgentTls } from "./driver";
 
 const SPEC = { volumeGroups: [{ name: "vg1" }] } as unknown as LVMNodeSpec;

@@ -1,8 +1,9 @@
 import type { LVMNodeSpec, LVMNodeStatus } from "../../api";
 import { AgentCallError, type AgentClient, type AgentEndpoint } from "../../agent-client/agent-client";
-import { AGENT_POD_LABELS, agentPodOf, podSchema, type Pod } from "../../agent-client/agent-pods";
+import { AGENT_POD_LABELS } from "../../agent-api/pods";
+import { agentPodOf, podSchema, type Pod } from "../../agent-client/agent-pods";
 import type { CallTarget } from "../../agent-api/target";
-import type { Clock } from "../clock";
+import type { Clock } from "../../kube/clock";
 import { decide, describeBlocked, type Stopped, type SyncOutcome, type TeardownOutcome } from "./outcome";
 import type { AgentTokenSource } from "./token-file";
 

@@ -1,6 +1,6 @@
-import type { Clock } from "../clock";
-import type { KubeClient } from "../kube/client";
-import { KubeApiError } from "../kube/errors";
+import type { Clock } from "../../kube/clock";
+import type { KubeClient } from "../../kube/client";
+import { KubeApiError } from "../../kube/errors";
 import { serviceAccountOfToken, tokenRequests } from "./token-request";
 
 function setup(answer: (n: number) => unknown = (n) => ({ status: { token: `t${n}` } })) {

@@ -1,7 +1,7 @@
 import { nodeAudience } from "../../agent-api/identity";
-import type { Clock } from "../clock";
-import type { KubeClient } from "../kube/client";
-import { SERVICE_ACCOUNTS } from "../kube/resources";
+import type { Clock } from "../../kube/clock";
+import type { KubeClient } from "../../kube/client";
+import { SERVICE_ACCOUNTS } from "../../kube/resources";
 import type { AgentTokenSource } from "./token-file";
 
 export interface TokenRequestOptions {

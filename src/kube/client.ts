@@ -1,9 +1,16 @@
-import type { KubeConnection } from "./connection";
+import { apiUrl, requestCredentials, type KubeConnection } from "./connection";
 import { KubeApiError } from "./errors";
-import { httpTransport, type HttpRequest, type Transport } from "./http";
+import {
+  createHttpTransport,
+  httpStream,
+  httpTransport,
+  type HttpRequest,
+  type StreamTransport,
+  type Transport,
+} from "./http";
 import { describeObject, resourcePath, type Resource } from "./resources";
 
-/** The parts of an object's metadata the operator reads. */
+/** The parts of an object's metadata the clients read. */
 export interface ObjectMeta {
   readonly name: string;
   readonly namespace?: string;
@@ -41,7 +48,7 @@ export interface WatchEvent<T> {
   readonly object: T;
 }
 
-/** What the operator does with the API server; every error is a KubeApiError. */
+/** The object verbs (what the operator does with the API server); every error is a KubeApiError. */
 export interface KubeClient {
   /** The object, or undefined when it does not exist. */
   get<T extends KubeObject>(r: Resource, namespace: string | undefined, name: string): Promise<T | undefined>;
@@ -79,9 +86,20 @@ export interface KubeClient {
   delete(r: Resource, namespace: string, name: string, uid: string): Promise<void>;
 }
 
+/**
+ * Requests by path, for what is not an object's get/list/watch/create/patch/delete: TokenRequest,
+ * TokenReview, SubjectAccessReview, lists with a label selector. Answers are JSON, unchecked.
+ */
+export interface KubePaths {
+  /** GET `path` (path and query, below the server's path prefix); any 2xx answer. */
+  getPath(path: string): Promise<unknown>;
+  /** POST `body` as JSON to `path`; any 2xx answer. */
+  postPath(path: string, body: unknown): Promise<unknown>;
+}
+
 /** A completed request, for metrics and tests that count writes. */
 export interface RequestRecord {
-  readonly verb: "GET" | "LIST" | "WATCH" | "CREATE" | "PATCH" | "DELETE";
+  readonly verb: "GET" | "LIST" | "WATCH" | "CREATE" | "PATCH" | "DELETE" | "POST";
   readonly resource: string;
   /** HTTP status; 0 when no response arrived. */
   readonly status: number;
@@ -90,12 +108,16 @@ export interface RequestRecord {
 
 export interface KubeClientOptions {
   readonly connection: KubeConnection;
-  /** @default the node:http transport */
+  /** @default the node:http transport (http.ts) */
   readonly transport?: Transport;
+  /** For watches. @default the node:http stream (http.ts) */
+  readonly stream?: StreamTransport;
   /** Per request. @default 30000 */
   readonly timeoutMs?: number;
   /** The server ends each watch after this long (the client then resumes it). @default 300 */
   readonly watchTimeoutSeconds?: number;
+  /** Used when no transport is given. @default 64 MiB (http.ts) */
+  readonly maxBodyBytes?: number;
   /** Told about every request when it completes. */
   readonly onRequest?: (record: RequestRecord) => void;
 }
@@ -103,44 +125,101 @@ export interface KubeClientOptions {
 const PAGE = 500;
 
 /** A KubeClient over the REST API, JSON and merge patches only. */
-export function createKubeClient(options: KubeClientOptions): KubeClient {
+export function createKubeClient(options: KubeClientOptions): KubeClient & KubePaths {
   const conn = options.connection;
-  const transport = options.transport ?? httpTransport;
+  const transport =
+    options.transport ??
+    (options.maxBodyBytes ? createHttpTransport({ maxBodyBytes: options.maxBodyBytes }) : httpTransport);
+  const stream = options.stream ?? httpStream;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const watchSeconds = options.watchTimeoutSeconds ?? 300;
-  const record = (verb: RequestRecord["verb"], r: Resource, status: number, t0: number) =>
-    options.onRequest?.({ verb, resource: r.plural, status, durationMs: Date.now() - t0 });
+  const record = (verb: RequestRecord["verb"], resource: string, status: number, t0: number) =>
+    options.onRequest?.({ verb, resource, status, durationMs: Date.now() - t0 });
+
+  /** The request with the connection's URL and credentials (asked for every request: they rotate). */
+  async function request(req: {
+    method: HttpRequest["method"];
+    path: string;
+    body?: string;
+    contentType?: string;
+    timeoutMs: number;
+    signal?: AbortSignal;
+  }): Promise<HttpRequest> {
+    const credentials = await requestCredentials(conn);
+    return {
+      method: req.method,
+      url: apiUrl(conn, req.path),
+      headers: {
+        ...credentials.headers,
+        accept: "application/json",
+        ...(req.body !== undefined ? { "content-type": req.contentType ?? "application/json" } : {}),
+      },
+      ...(req.body !== undefined ? { body: req.body } : {}),
+      ...(credentials.tls ? { tls: credentials.tls } : {}),
+      ...(req.signal ? { signal: req.signal } : {}),
+      timeoutMs: req.timeoutMs,
+    };
+  }
+
+  const unreachable = (e: unknown) =>
+    `cannot reach the API server at ${new URL(conn.server).origin}: ${(e as Error).message}`;
 
   async function call(
     verb: RequestRecord["verb"],
-    r: Resource,
+    resource: string,
     what: string,
-    req: Omit<HttpRequest, "timeoutMs">,
+    req: { method: HttpRequest["method"]; path: string; body?: string; contentType?: string },
   ): Promise<{ status: number; text: string }> {
     const t0 = Date.now();
     try {
-      const res = await transport.send(conn, { ...req, timeoutMs });
-      record(verb, r, res.status, t0);
-      return res;
+      const res = await transport(await request({ ...req, timeoutMs }));
+      record(verb, resource, res.status, t0);
+      return { status: res.status, text: res.body };
     } catch (e) {
-      record(verb, r, 0, t0);
-      throw new KubeApiError(req.method, what, 0, "", (e as Error).message);
+      record(verb, resource, 0, t0);
+      throw new KubeApiError(req.method, what, 0, "", unreachable(e), [], { cause: e });
     }
   }
 
-  function parse<T>(verb: string, what: string, res: { status: number; text: string }, ok: number[]): T {
-    if (!ok.includes(res.status)) throw KubeApiError.fromResponse(verb, what, res.status, res.text);
+  function parse<T>(
+    verb: string,
+    what: string,
+    res: { status: number; text: string },
+    ok: number[],
+    byPath = false,
+  ): T {
+    if (!ok.includes(res.status))
+      throw KubeApiError.fromResponse(verb, what, res.status, res.text, { reasonInMessage: !byPath });
     try {
       return JSON.parse(res.text) as T;
-    } catch {
-      throw new KubeApiError(verb, what, res.status, "", "the response is not JSON");
+    } catch (e) {
+      // Status 0: no usable answer (as when none arrived); the message keeps the HTTP status.
+      throw new KubeApiError(verb, what, 0, "", `the answer is not JSON (HTTP ${res.status})`, [], {
+        cause: e,
+      });
     }
   }
 
+  const success = (res: { status: number }) => (res.status >= 200 && res.status <= 299 ? [res.status] : []);
+
   return {
+    async getPath(path: string) {
+      const res = await call("GET", path.split("?")[0]!, path, { method: "GET", path });
+      return parse("GET", path, res, success(res), true);
+    },
+
+    async postPath(path: string, body: unknown) {
+      const res = await call("POST", path.split("?")[0]!, path, {
+        method: "POST",
+        path,
+        body: JSON.stringify(body),
+      });
+      return parse("POST", path, res, success(res), true);
+    },
+
     async get<T extends KubeObject>(r: Resource, ns: string | undefined, name: string) {
       const what = describeObject(r, ns, name);
-      const res = await call("GET", r, what, { method: "GET", path: resourcePath(r, ns, name) });
+      const res = await call("GET", r.plural, what, { method: "GET", path: resourcePath(r, ns, name) });
       if (res.status === 404) return undefined;
       return parse<T>("GET", what, res, [200]);
     },
@@ -151,7 +230,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
       let cont = "";
       for (;;) {
         const query = `?limit=${PAGE}${cont ? `&continue=${encodeURIComponent(cont)}` : ""}`;
-        const res = await call("LIST", r, what, { method: "GET", path: resourcePath(r, ns) + query });
+        const res = await call("LIST", r.plural, what, { method: "GET", path: resourcePath(r, ns) + query });
         const page = parse<{ items?: T[]; metadata?: { resourceVersion?: string; continue?: string } }>(
           "LIST",
           what,
@@ -178,19 +257,23 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
       const t0 = Date.now();
       let status = 0;
       try {
-        const stream = await transport.stream(conn, {
-          method: "GET",
-          path: resourcePath(r, ns) + query,
-          timeoutMs: (watchSeconds + 60) * 1000,
-          signal,
+        const response = await stream(
+          await request({
+            method: "GET",
+            path: resourcePath(r, ns) + query,
+            timeoutMs: (watchSeconds + 60) * 1000,
+            signal,
+          }),
+        ).catch((e: unknown) => {
+          throw new KubeApiError("WATCH", what, 0, "", unreachable(e), [], { cause: e });
         });
-        status = stream.status;
+        status = response.status;
         if (status !== 200) {
           const lines: string[] = [];
-          for await (const line of stream.lines) lines.push(line);
+          for await (const line of response.lines) lines.push(line);
           throw KubeApiError.fromResponse("WATCH", what, status, lines.join("\n"));
         }
-        for await (const line of stream.lines) {
+        for await (const line of response.lines) {
           if (!line.trim()) continue;
           const e = JSON.parse(line) as { type: string; object: unknown };
           if (e.type === "ERROR") {
@@ -201,15 +284,15 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
         }
       } catch (e) {
         if (e instanceof KubeApiError) throw e;
-        throw new KubeApiError("WATCH", what, 0, "", (e as Error).message);
+        throw new KubeApiError("WATCH", what, 0, "", (e as Error).message, [], { cause: e });
       } finally {
-        record("WATCH", r, status, t0);
+        record("WATCH", r.plural, status, t0);
       }
     },
 
     async create<T extends KubeObject>(r: Resource, ns: string, body: T) {
       const what = describeObject(r, ns, body.metadata.name);
-      const res = await call("CREATE", r, what, {
+      const res = await call("CREATE", r.plural, what, {
         method: "POST",
         path: resourcePath(r, ns),
         body: JSON.stringify(body),
@@ -219,7 +302,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
 
     async createSubresource<T>(r: Resource, ns: string, name: string, subresource: string, body: unknown) {
       const what = `${describeObject(r, ns, name)} (${subresource})`;
-      const res = await call("CREATE", { ...r, plural: `${r.plural}/${subresource}` }, what, {
+      const res = await call("CREATE", `${r.plural}/${subresource}`, what, {
         method: "POST",
         path: resourcePath(r, ns, name, subresource),
         body: JSON.stringify(body),
@@ -235,7 +318,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
       subresource?: "status",
     ) {
       const what = describeObject(r, ns, name) + (subresource ? ` (${subresource})` : "");
-      const res = await call("PATCH", r, what, {
+      const res = await call("PATCH", r.plural, what, {
         method: "PATCH",
         path: resourcePath(r, ns, name, subresource),
         body: JSON.stringify(patch),
@@ -246,7 +329,7 @@ export function createKubeClient(options: KubeClientOptions): KubeClient {
 
     async delete(r: Resource, ns: string, name: string, uid: string) {
       const what = describeObject(r, ns, name);
-      const res = await call("DELETE", r, what, {
+      const res = await call("DELETE", r.plural, what, {
         method: "DELETE",
         path: resourcePath(r, ns, name),
         body: JSON.stringify({

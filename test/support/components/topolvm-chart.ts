@@ -1,4 +1,4 @@
-import { matchesNodeSelector, type NodeFacts } from "../../planner/node-selector";
+import { matchesNodeSelector, type NodeFacts } from "../../../src/planner/node-selector";
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- chart values are free-form */
 

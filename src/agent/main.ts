@@ -1,28 +1,26 @@
 import * as fs from "node:fs";
 import type { AddressInfo } from "node:net";
-import { AgentService, type Planner } from "../agent/agent-service";
-import { writeAllSync } from "../agent/atomic-file";
-import { createAuthorizer } from "../agent/auth/authorizer";
-import type { KubeAuthClient } from "../agent/auth/kube-auth";
-import {
-  connectionFromKubeconfig,
-  createKubeAuthClient,
-  inClusterConnection,
-} from "../agent/auth/kube-client";
-import { createTokenFileClient } from "../agent/auth/token-file";
-import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "../agent/config";
-import { createDiscovery } from "../agent/discovery";
-import { Journal } from "../agent/journal";
-import { createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "../agent/lvm-runner";
-import { AgentMetrics } from "../agent/metrics";
-import { buildOpenApiDocument, openApiRoute } from "../agent/openapi";
-import { healthRoutes } from "../agent/routes/health";
-import { metricsRoute } from "../agent/routes/metrics";
-import { v1Routes } from "../agent/routes/v1";
-import { createAgentServer } from "../agent/server";
-import { lockStateDir } from "../agent/state-lock";
+import { AgentService, type Planner } from "./agent-service";
+import { writeAllSync } from "./atomic-file";
+import { createAuthorizer } from "./auth/authorizer";
+import type { KubeAuthClient } from "./auth/kube-auth";
+import { createKubeAuthClient } from "./auth/kube-client";
+import { createTokenFileClient } from "./auth/token-file";
+import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "./config";
+import { createDiscovery } from "./discovery";
+import { Journal } from "./journal";
+import { createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "./lvm-runner";
+import { AgentMetrics } from "./metrics";
+import { buildOpenApiDocument, openApiRoute } from "./openapi";
+import { healthRoutes } from "./routes/health";
+import { metricsRoute } from "./routes/metrics";
+import { v1Routes } from "./routes/v1";
+import { createAgentServer } from "./server";
+import { lockStateDir } from "./state-lock";
+import { inClusterConnection } from "../kube/connection";
+import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { planNode, planTeardown } from "../planner";
-import type { CliIO } from "./io";
+import type { CliIO } from "../cli/io";
 
 export interface RunAgentArgs {
   /** The arguments after `pulumi-lvm agent`. */
@@ -34,6 +32,8 @@ export interface RunAgentArgs {
   readonly planner?: Planner;
   /** @default the Kubernetes client the configuration names */
   readonly kubeClient?: KubeAuthClient;
+  /** Called after each step of an operation (0-based), with the log (tests pause here to kill the agent mid-operation). */
+  readonly afterStep?: (index: number, log: (entry: Record<string, unknown>) => void) => Promise<void>;
 }
 
 export interface RunningAgent {
@@ -43,9 +43,6 @@ export interface RunningAgent {
   /** Graceful stop: no new requests, a running operation stops after its current step (or the grace), lock released. */
   stop(): Promise<void>;
 }
-
-/** Test-only: pause forever after this (1-based) step of an operation, so a test can kill -9 the agent there. */
-export const TEST_PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
 
 /**
  * `pulumi-lvm agent`: validates the configuration, locks the state directory, opens the journal,
@@ -83,11 +80,6 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     });
     const stopping = new AbortController();
     const killing = new AbortController();
-    const pauseAfter = args.env[TEST_PAUSE_ENV] ? Number(args.env[TEST_PAUSE_ENV]) : undefined;
-    if (pauseAfter !== undefined)
-      log({
-        msg: `TEST HOOK ${TEST_PAUSE_ENV}=${pauseAfter}: operations pause forever after step ${pauseAfter}`,
-      });
     const service = new AgentService({
       node: config.node,
       run,
@@ -103,15 +95,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       lvmdConfigPath: config.lvmdConfig,
       stopSignal: stopping.signal,
       killSignal: killing.signal,
-      ...(pauseAfter !== undefined
-        ? {
-            afterStep: async (index: number) => {
-              if (index + 1 !== pauseAfter) return;
-              log({ msg: "test hook: paused", step: index + 1 });
-              await new Promise(() => undefined);
-            },
-          }
-        : {}),
+      ...(args.afterStep ? { afterStep: (index: number) => args.afterStep!(index, log) } : {}),
     });
 
     const kube = args.kubeClient ?? kubeClientFor(config, args.env);
@@ -207,7 +191,9 @@ function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthCli
     case "token-file":
       return readFlagFile("token-file", config.auth.file, createTokenFileClient);
     case "kubeconfig":
-      return createKubeAuthClient(readFlagFile("kubeconfig", config.auth.file, connectionFromKubeconfig));
+      return createKubeAuthClient(
+        readFlagFile("kubeconfig", config.auth.file, (f) => connectionFromKubeconfigFile(f)),
+      );
     case "in-cluster":
       return createKubeAuthClient(inClusterConnection(env));
   }
@@ -232,14 +218,14 @@ function readFlagFile<T>(flag: string, file: string, read: (file: string) => T):
  * The `pulumi-lvm agent` subcommand: serves until SIGTERM/SIGINT, then stops between steps (an
  * interrupted apply stays resumable) and resolves 0; 2 on bad configuration, 1 when it cannot start.
  */
-export async function run(io: CliIO): Promise<number> {
+export async function run(io: CliIO, extra: Pick<RunAgentArgs, "afterStep"> = {}): Promise<number> {
   if (io.argv.includes("--help") || io.argv.includes("-h")) {
     io.stdout(`${AGENT_USAGE}\n`);
     return 0;
   }
   let agent: RunningAgent;
   try {
-    agent = await runAgent({ argv: io.argv, env: process.env });
+    agent = await runAgent({ argv: io.argv, env: process.env, ...extra });
   } catch (e) {
     io.stderr(`pulumi-lvm agent: ${e instanceof Error ? e.message : String(e)}\n`);
     if (e instanceof AgentConfigError) io.stderr(`${AGENT_USAGE}\n`);

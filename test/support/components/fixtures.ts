@@ -1,4 +1,4 @@
-import type { NodeSetArgs } from "../node-set";
+import type { NodeSetArgs } from "../../../src/components/node-set";
 
 /** A node set template with one volume group, a Thin and a Thick device class. */
 export function edgeArgs(): NodeSetArgs {

@@ -1,7 +1,11 @@
-import type { Transport } from "../../../src/agent-client/agent-client";
-import { apiUrl, kubeApi, KubeApiError } from "./kube-api";
+import { createKubeClient } from "./client";
+import { apiUrl } from "./connection";
+import { KubeApiError } from "./errors";
+import type { Transport } from "./http";
 
-const conn = { server: "https://api.example:6443", ca: "CA", token: () => "user-token" };
+const conn = { server: "https://api.example:6443", ca: () => "CA", token: () => "user-token" };
+const kubeApi = (connection: typeof conn, transport: Transport) =>
+  createKubeClient({ connection, transport });
 
 test("apiUrl keeps the server's path prefix and the query", () => {
   expect(
@@ -10,20 +14,34 @@ test("apiUrl keeps the server's path prefix and the query", () => {
   expect(apiUrl(conn, "/api/v1/nodes").href).toBe("https://api.example:6443/api/v1/nodes");
 });
 
-describe("kubeApi", () => {
+describe("getPath and postPath", () => {
   test("sends the caller's credentials and JSON, returns the parsed answer", async () => {
     const seen: Parameters<Transport>[0][] = [];
     const api = kubeApi(conn, async (request) => {
       seen.push(request);
       return { status: 201, body: '{"ok":true}' };
     });
-    expect(await api.post("/api/v1/x", { a: 1 })).toEqual({ ok: true });
+    expect(await api.postPath("/api/v1/x", { a: 1 })).toEqual({ ok: true });
     expect(seen[0]).toMatchObject({
       method: "POST",
       headers: { authorization: "Bearer user-token", "content-type": "application/json" },
       body: '{"a":1}',
       tls: { ca: "CA" },
     });
+  });
+
+  test("a server with a path prefix: every request goes below it", async () => {
+    const seen: string[] = [];
+    const api = kubeApi({ ...conn, server: "https://rancher/k8s/clusters/c-1" }, async (request) => {
+      seen.push(request.url.href);
+      return { status: 200, body: '{"items":[],"metadata":{"resourceVersion":"7"}}' };
+    });
+    await api.getPath("/api/v1/nodes");
+    await api.list({ group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false }, undefined);
+    expect(seen).toEqual([
+      "https://rancher/k8s/clusters/c-1/api/v1/nodes",
+      "https://rancher/k8s/clusters/c-1/api/v1/nodes?limit=500",
+    ]);
   });
 
   test("an error answer: the call, the HTTP status and the API server's message", async () => {
@@ -36,7 +54,7 @@ describe("kubeApi", () => {
         code: 403,
       }),
     }));
-    const error = await api.get("/api/v1/nodes").catch((e: unknown) => e);
+    const error = await api.getPath("/api/v1/nodes").catch((e: unknown) => e);
     expect(error).toBeInstanceOf(KubeApiError);
     expect(error).toMatchObject({
       status: 403,
@@ -48,10 +66,10 @@ describe("kubeApi", () => {
     const down = kubeApi(conn, async () => {
       throw new Error("connect ECONNREFUSED");
     });
-    await expect(down.get("/api/v1/nodes")).rejects.toThrow(
+    await expect(down.getPath("/api/v1/nodes")).rejects.toThrow(
       "cannot reach the API server at https://api.example:6443: connect ECONNREFUSED",
     );
     const html = kubeApi(conn, async () => ({ status: 200, body: "<html>" }));
-    await expect(html.get("/api/v1/nodes")).rejects.toThrow("GET /api/v1/nodes: the answer is not JSON");
+    await expect(html.getPath("/api/v1/nodes")).rejects.toThrow("GET /api/v1/nodes: the answer is not JSON");
   });
 });

@@ -1,4 +1,11 @@
-import { connectionFromKubeconfigText } from "./kubeconfig";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import {
+  connectionFromEnvKubeconfig,
+  connectionFromKubeconfigs,
+  connectionFromKubeconfigText,
+} from "./kubeconfig";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 const files: Record<string, string> = {
@@ -42,7 +49,12 @@ ${user}
 describe("connectionFromKubeconfigText", () => {
   test("the current context: server, inline CA and token", () => {
     const conn = connectionFromKubeconfigText(kubeconfig("    token: tok-123"), source);
-    expect(conn).toEqual({ server: "https://10.0.0.1:6443", ca: "CA PEM", token: expect.any(Function) });
+    expect(conn).toEqual({
+      server: "https://10.0.0.1:6443",
+      ca: expect.any(Function),
+      token: expect.any(Function),
+    });
+    expect(conn.ca!()).toBe("CA PEM");
     expect(conn.token!()).toBe("tok-123");
   });
 
@@ -65,7 +77,8 @@ describe("connectionFromKubeconfigText", () => {
       ),
       source,
     );
-    expect(conn).toMatchObject({ ca: "CA FROM FILE", cert: "CERT FROM FILE", key: "KEY FROM FILE" });
+    expect(conn).toMatchObject({ cert: "CERT FROM FILE", key: "KEY FROM FILE" });
+    expect(conn.ca!()).toBe("CA FROM FILE");
     expect(conn.token!()).toBe("file-token");
   });
 
@@ -80,14 +93,14 @@ describe("connectionFromKubeconfigText", () => {
 
   test.each([
     [
-      "an exec plugin",
-      "    exec: { apiVersion: client.authentication.k8s.io/v1, command: aws }",
-      "kubeconfig the kubeconfig: users[u1].user.exec: exec credential plugins are not supported; use a kubeconfig with a token (e.g. from `kubectl create token`) or a client certificate",
+      "an exec plugin of an unknown API version",
+      "    exec: { apiVersion: client.authentication.k8s.io/v1alpha1, command: aws }",
+      "kubeconfig the kubeconfig: users[u1].user.exec.apiVersion: client.authentication.k8s.io/v1alpha1 is not one of client.authentication.k8s.io/v1, client.authentication.k8s.io/v1beta1",
     ],
     [
       "an auth-provider",
       "    auth-provider: { name: oidc }",
-      "kubeconfig the kubeconfig: users[u1].user.auth-provider: auth-provider plugins are not supported; use a kubeconfig with a token or a client certificate",
+      "kubeconfig the kubeconfig: users[u1].user.auth-provider: auth-provider plugins are not supported (client-go dropped its gcp and azure providers in Kubernetes 1.26); use the exec plugin that replaced it (gke-gcloud-auth-plugin, kubelogin) or a token or a client certificate",
     ],
     [
       "basic auth",
@@ -136,5 +149,71 @@ describe("connectionFromKubeconfigText", () => {
       message = (e as Error).message;
     }
     expect(message).toBe("kubeconfig the kubeconfig: is not valid YAML");
+  });
+});
+
+describe("several kubeconfigs (a KUBECONFIG list)", () => {
+  const file = (name: string, text: string) => ({
+    name,
+    baseDir: "/home/me/.kube",
+    readFile: source.readFile,
+    text,
+  });
+  const a = file(
+    "a",
+    `current-context: ca
+contexts: [{name: ca, context: {cluster: k, user: ua}}]
+clusters: [{name: k, cluster: {server: "https://first:6443"}}]
+users: [{name: ua, user: {token: from-a}}]`,
+  );
+  const b = file(
+    "b",
+    `current-context: cb
+contexts: [{name: cb, context: {cluster: kb, user: ub}}, {name: ca, context: {cluster: kb, user: ub}}]
+clusters: [{name: k, cluster: {server: "https://ignored:6443"}}, {name: kb, cluster: {server: "https://second/prefix"}}]
+users: [{name: ub, user: {tokenFile: token}}]`,
+  );
+
+  test("the first current-context and the first entry of each name win", () => {
+    const conn = connectionFromKubeconfigs([a, b]);
+    expect(conn.server).toBe("https://first:6443");
+    expect(conn.token!()).toBe("from-a");
+  });
+
+  test("a context of a later file, with its user's relative tokenFile and the server's path prefix", () => {
+    const conn = connectionFromKubeconfigs([a, b], "cb");
+    expect(conn.server).toBe("https://second/prefix");
+    expect(conn.token!()).toBe("file-token");
+  });
+
+  test("a context in none of them names the list", () => {
+    expect(() => connectionFromKubeconfigs([a, b], "nope")).toThrow(
+      `kubeconfig a${path.delimiter}b: context "nope" not found`,
+    );
+  });
+
+  test("KUBECONFIG from the environment: the files that exist, in order", () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "kubeconfig-env-"));
+    try {
+      fs.writeFileSync(path.join(dir, "b"), b.text);
+      fs.writeFileSync(path.join(dir, "token"), "env-token\n");
+      const list = [path.join(dir, "missing"), path.join(dir, "b")].join(path.delimiter);
+      const conn = connectionFromEnvKubeconfig({ KUBECONFIG: list });
+      expect(conn.server).toBe("https://second/prefix");
+      expect(conn.token!()).toBe("env-token");
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("an exec user: a credential source, its relative command beside the kubeconfig", () => {
+    const conn = connectionFromKubeconfigText(
+      kubeconfig(
+        "    exec: { apiVersion: client.authentication.k8s.io/v1, command: ./bin/get-token, env: null }",
+      ),
+      source,
+    );
+    expect(conn.exec).toEqual(expect.any(Function));
+    expect(conn.token).toBeUndefined();
   });
 });

@@ -1,5 +1,4 @@
 import type { z } from "zod";
-import { devicePathProblem } from "./lvm-runner";
 
 /** Selector keys whose values name devices: a kernel name ("sdb") or a path under /dev. */
 export const DEVICE_NAME_KEYS = ["kname", "path", "symlink"] as const;
@@ -56,4 +55,14 @@ export function checkDeviceNames(spec: SelectorShape, ctx: z.RefinementCtx): voi
       }),
     ),
   );
+}
+
+/** Why `p` is not an acceptable device path for the allow-list, or undefined. */
+export function devicePathProblem(p: string): string | undefined {
+  if (!p.startsWith("/dev/")) return "is not under /dev/";
+  if (!/^\/dev\/[A-Za-z0-9/_.:+-]+$/.test(p))
+    return "contains characters other than letters, digits and / _ . : + -";
+  if (p.split("/").some((seg) => seg === ".." || seg === ".")) return "contains a . or .. segment";
+  if (p.endsWith("/") || p.includes("//")) return "is not a normalized path";
+  return undefined;
 }

@@ -1,10 +1,10 @@
-import type { LVMNodeSpec } from "../../api";
-import type { BlockDevice, NodeInventory } from "../../inventory/types";
-import { OWNER_TAG } from "../../inventory/types";
-import type { NodePlan, PlanAction } from "../../planner/types";
-import type { Planner } from "../agent-service";
-import { sha256Canonical } from "../../planner/hash";
-import { LvmCommandError, type CommandLogEntry, type Runner } from "../lvm-runner";
+import type { LVMNodeSpec } from "../../../src/api/";
+import type { BlockDevice, NodeInventory } from "../../../src/inventory/types";
+import { OWNER_TAG } from "../../../src/inventory/types";
+import type { NodePlan, PlanAction } from "../../../src/planner/types";
+import type { Planner } from "../../../src/agent/agent-service";
+import { sha256Canonical } from "../../../src/planner/hash";
+import { LvmCommandError, type CommandLogEntry, type Runner } from "../../../src/agent/lvm-runner";
 
 /**
  * An in-memory node for unit tests of the agent (no lvm, no devices): block devices and LVM state

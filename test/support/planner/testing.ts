@@ -1,4 +1,4 @@
-import type { LVMNodeSpec, VolumeGroup } from "../api";
+import type { LVMNodeSpec, VolumeGroup } from "../../../src/api";
 import type {
   BlockDevice,
   LogicalVolume,
@@ -6,10 +6,10 @@ import type {
   PhysicalVolume,
   Signature,
   VolumeGroupInfo,
-} from "../inventory/types";
-import { OWNER_TAG } from "../inventory/types";
-import { KNAME_TAG_PREFIX } from "./ownership";
-import { DEFAULT_EXTENT_SIZE, estimatedPvExtents } from "./volume-group";
+} from "../../../src/inventory/types";
+import { OWNER_TAG } from "../../../src/inventory/types";
+import { KNAME_TAG_PREFIX } from "../../../src/planner/ownership";
+import { DEFAULT_EXTENT_SIZE, estimatedPvExtents } from "../../../src/planner/volume-group";
 
 /**
  * Builders for planner tests: NodeInventory objects as the inventory parsers would produce them,

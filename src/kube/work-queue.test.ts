@@ -1,5 +1,5 @@
 import fc from "fast-check";
-import { ManualClock, flush } from "./testing/manual-clock";
+import { ManualClock, flush } from "../../test/support/kube/manual-clock";
 import { WorkQueue, type HandlerResult } from "./work-queue";
 
 function deferred() {

@@ -1,4 +1,4 @@
-import { API_GROUP, API_VERSION } from "../../api";
+import { API_GROUP, API_VERSION } from "../api";
 
 /** A REST resource the operator reads or writes. */
 export interface Resource {

@@ -1,8 +1,8 @@
 import { backoffDelay, type BackoffOptions } from "./backoff";
 import { sleep, type Clock } from "./clock";
-import type { KubeClient, KubeObject, WatchEvent } from "./kube/client";
-import { KubeApiError } from "./kube/errors";
-import type { Resource } from "./kube/resources";
+import type { KubeClient, KubeObject, WatchEvent } from "./client";
+import { KubeApiError } from "./errors";
+import type { Resource } from "./resources";
 
 /** A change the informer saw; `old` is the cached object it replaced (updated, deleted). */
 export interface Change<T> {

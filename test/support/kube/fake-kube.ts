@@ -1,7 +1,7 @@
-import type { KubeClient, KubeList, KubeObject } from "../kube/client";
-import { KubeApiError } from "../kube/errors";
-import { describeObject, type Resource } from "../kube/resources";
-import { applyMergePatch } from "../merge-patch";
+import type { KubeClient, KubeList, KubeObject } from "../../../src/kube/client";
+import { KubeApiError } from "../../../src/kube/errors";
+import { describeObject, type Resource } from "../../../src/kube/resources";
+import { applyMergePatch } from "../../../src/kube/merge-patch";
 
 /** One request the fake API server answered (or refused). */
 export interface FakeCall {

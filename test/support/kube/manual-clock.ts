@@ -1,4 +1,4 @@
-import type { Clock } from "../clock";
+import type { Clock } from "../../../src/kube/clock";
 
 /** A clock that moves only when a test calls advance(); timers due by then fire in order. */
 export class ManualClock implements Clock {
