@@ -52,7 +52,7 @@ export interface GuestAgent {
   stop(timeoutMs?: number): Promise<number | null>;
 }
 
-const AGENT = path.join(REPO_ROOT, "src", "cli", "agent.ts");
+const AGENT = path.join(REPO_ROOT, "src", "agent", "main.ts");
 
 /** Writes a file in the guest (argv only: dd reads the content from stdin), then sets its mode. */
 export async function writeGuestFile(
