@@ -17,10 +17,12 @@ import {
   writeKubeconfig,
   type AgentProcess,
 } from "./harness";
+import { nodeAudience } from "../../src/agent-api/identity";
 
 jest.setTimeout(120_000);
 
-const AUDIENCE = "pulumi-lvm-agent";
+/** The only audience an agent accepts by default since tokens are per node (issue 12, item 5). */
+const AUDIENCE = nodeAudience("node-auth");
 const AGENT_OWN_TOKEN = "agent-service-account-token";
 /** Bearer tokens the stand-in knows: token → [user, groups, audiences it is bound to]. */
 const TOKENS: Record<string, [string, string[], string[]]> = {

@@ -282,7 +282,8 @@ describe("pulumi refresh after a change made by hand", () => {
       expect.arrayContaining([
         `~ nodes.${NODE}.state: "Ready" => "Degraded"`,
         `~ ${at}.state: "Healthy" => "Degraded"`,
-        `+ ${at}.message: "3 step(s) to do: pvcreate ${L2}; vgextend ${VG} ${L2}; pvchange --addtag pulumi-lvm.kname=${L2.slice(5)} ${L2}"`,
+        // The agent compares the group with the claims of the plan it last applied (issue 11, item 6).
+        `+ ${at}.message: "3 physical volume(s), but the approved plan ${String(nodeOf(state!.outputs).planHash)} claimed 4 (not a member now: ${L2}); 3 step(s) to do: pvcreate ${L2}; vgextend ${VG} ${L2}; pvchange --addtag pulumi-lvm.kname=${L2.slice(5)} ${L2}"`,
       ]),
     );
     expect(
