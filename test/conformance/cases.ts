@@ -83,8 +83,8 @@ export function specFor(tier: AgentTier, data: readonly DiskLabel[]): LVMNodeSpe
 
 /**
  * The device classes lvmd.yaml must list for specFor(), written in TopoLVM's format by hand (not by
- * the planner): a Thin class names its pool and ratio; a Thick class sets spare-gb 0, or lvmd keeps
- * 10 GiB of the group unused.
+ * the planner): a Thin class names its pool and ratio; every class sets spare-gb 0, or lvmd keeps
+ * 10 GiB of the group unused (for a thin class, lvmd's free-bytes report subtracts it too).
  */
 export function expectedLvmdClasses(tier: AgentTier): unknown[] {
   return [
@@ -94,6 +94,7 @@ export function expectedLvmdClasses(tier: AgentTier): unknown[] {
           "volume-group": tier.dataVg,
           default: true,
           type: "thin",
+          "spare-gb": 0,
           "thin-pool": { name: POOL, "overprovision-ratio": OVERPROVISION },
         }
       : { name: "data-thick", "volume-group": tier.dataVg, default: true, type: "thick", "spare-gb": 0 },
