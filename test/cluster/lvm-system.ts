@@ -11,7 +11,9 @@
  * agent checks it with a TokenReview and a SubjectAccessReview against the apiserver, as in production.
  */
 import type { AgentEndpoint } from "../../src/agent-client/agent-client";
-import { DEFAULT_AUDIENCE } from "../../src/agent-api/auth";
+import { AGENT_SERVER_NAME, nodeAudience } from "../../src/agent-api/identity";
+import { issueAgentCertificates, type AgentCertificates } from "../../src/components/agent-certificates";
+import { agentTlsSecretName } from "../../src/components/agent-tls";
 import { loadCrdManifests, defaultCrdDirectory } from "../../src/components/crds";
 import {
   agentDaemonSet,
@@ -32,11 +34,22 @@ export interface AgentInstall {
   readonly plan: SystemPlan;
   /** Every object applied, in order. */
   readonly objects: readonly Json[];
+  /** The agents' CA and serving certificate, in the Secret LvmSystem would have generated. */
+  readonly certificates: AgentCertificates;
 }
 
-/** LvmSystem's objects for the agent (no operator, no TopoLVM: topolvm.ts installs that). */
-export function agentObjects(name: string, args: LvmSystemArgs): { plan: SystemPlan; objects: Json[] } {
+/**
+ * LvmSystem's objects for the agent (no operator, no TopoLVM: topolvm.ts installs that). With
+ * `certificates`, the agents' TLS Secret as LvmSystem generates it (generatedAgentTlsSecret: the
+ * same issuer, kubernetes.io/tls plus ca.crt), before the DaemonSet that mounts it.
+ */
+export function agentObjects(
+  name: string,
+  args: LvmSystemArgs,
+  certificates?: AgentCertificates,
+): { plan: SystemPlan; objects: Json[] } {
   const plan = planSystem(name, { ...args, operator: { enabled: false } });
+  const tlsSecret = agentTlsSecretName(plan.agent, args);
   const ns = plan.namespace;
   const sa = (n: string) => ({
     apiVersion: "v1",
@@ -73,6 +86,25 @@ export function agentObjects(name: string, args: LvmSystemArgs): { plan: SystemP
         roleRef: { apiGroup: rbac, kind: "Role", name: plan.provisioner },
         subjects: subject(plan.provisioner),
       },
+      ...(tlsSecret && certificates
+        ? [
+            {
+              apiVersion: "v1",
+              kind: "Secret",
+              metadata: {
+                name: tlsSecret,
+                namespace: ns,
+                labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" },
+              },
+              type: "kubernetes.io/tls",
+              stringData: {
+                "tls.crt": certificates.cert,
+                "tls.key": certificates.key,
+                "ca.crt": certificates.caCert,
+              },
+            },
+          ]
+        : []),
       { apiVersion: "apps/v1", kind: "DaemonSet", ...ds },
     ],
   };
@@ -83,11 +115,16 @@ export async function installAgent(
   cp: ControlPlane,
   opts: { name: string; node: string; topolvm?: TopolvmSettings; why?: () => Promise<string> },
 ): Promise<AgentInstall & { pod: Json }> {
-  const { plan, objects } = agentObjects(opts.name, {
-    agentImage: DEFAULT_IMAGE,
-    agentImagePullPolicy: "Never",
-    ...(opts.topolvm ? { topolvm: opts.topolvm } : {}),
-  });
+  const certificates = await issueAgentCertificates();
+  const { plan, objects } = agentObjects(
+    opts.name,
+    {
+      agentImage: DEFAULT_IMAGE,
+      agentImagePullPolicy: "Never",
+      ...(opts.topolvm ? { topolvm: opts.topolvm } : {}),
+    },
+    certificates,
+  );
   for (const o of objects) {
     await apply(cp, o);
     if (o.kind === "CustomResourceDefinition") {
@@ -122,7 +159,7 @@ export async function installAgent(
     async () => `${await agentPodState(cp, plan, selector)}\n${opts.why ? await opts.why() : ""}`,
   );
   const pod = pods.find((p) => p.spec.nodeName === opts.node)!;
-  return { plan, objects, pod };
+  return { plan, objects, certificates, pod };
 }
 
 /** Each agent pod's container statuses and its current and previous logs, for failure messages. */
@@ -170,15 +207,15 @@ export async function agentPortOnNode(guest: Guest, podIp: string, nodePort: num
   ]);
 }
 
-/** A token of the provisioner service account for the agents' audience (TokenRequest). */
-export async function provisionerToken(cp: ControlPlane, plan: SystemPlan): Promise<string> {
+/** A token of the provisioner service account for node `node`'s agent (TokenRequest, per-node audience). */
+export async function provisionerToken(cp: ControlPlane, plan: SystemPlan, node: string): Promise<string> {
   const r = await cp.request(
     "POST",
     `/api/v1/namespaces/${plan.namespace}/serviceaccounts/${plan.provisioner}/token`,
     {
       apiVersion: "authentication.k8s.io/v1",
       kind: "TokenRequest",
-      spec: { audiences: [DEFAULT_AUDIENCE], expirationSeconds: 3600 },
+      spec: { audiences: [nodeAudience(node)], expirationSeconds: 3600 },
     },
   );
   if (r.status !== 201 && r.status !== 200)
@@ -186,7 +223,10 @@ export async function provisionerToken(cp: ControlPlane, plan: SystemPlan): Prom
   return r.body.status.token;
 }
 
-/** The agent on `node` as the provider's client calls it, through the node port. */
+/**
+ * The agent on `node` as the provider's client calls it, through the node port: HTTPS, trusting only
+ * the agents' CA and verifying the agents' fixed name, as the operator does.
+ */
 export async function agentEndpoint(
   cp: ControlPlane,
   guest: Guest,
@@ -197,7 +237,9 @@ export async function agentEndpoint(
   await agentPortOnNode(guest, install.pod.status.podIP, nodePort);
   return {
     node,
-    url: `http://127.0.0.1:${guest.hostPort(nodePort)}`,
-    token: await provisionerToken(cp, install.plan),
+    url: `https://127.0.0.1:${guest.hostPort(nodePort)}`,
+    ca: install.certificates.caCert,
+    serverName: AGENT_SERVER_NAME,
+    token: await provisionerToken(cp, install.plan, node),
   };
 }
