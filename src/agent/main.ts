@@ -17,6 +17,7 @@ import { metricsRoute } from "./routes/metrics";
 import { v1Routes } from "./routes/v1";
 import { createAgentServer } from "./server";
 import { lockStateDir } from "./state-lock";
+import { processRegistry } from "../metrics/prometheus";
 import { inClusterConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { planNode, planTeardown } from "../planner";
@@ -57,7 +58,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
   const releaseLock = await lockStateDir(config.stateDir);
   try {
     const journal = new Journal({ stateDir: config.stateDir });
-    const metrics = new AgentMetrics();
+    const metrics = new AgentMetrics(processRegistry());
     const commandLog = config.commandLog ? fs.openSync(config.commandLog, "a", 0o600) : undefined;
     let commandLogClosed = false;
     const writeCommandLog = (line: Record<string, unknown>) =>

@@ -1,38 +1,69 @@
 import { BLKID_NOTHING_FOUND } from "../inventory/blkid";
-import { Counter, gauge, Histogram } from "../metrics/prometheus";
+import {
+  counter,
+  durationHistogram,
+  Registry,
+  scrapeGauge,
+  type Counter,
+  type Histogram,
+} from "../metrics/prometheus";
 import type { CommandLogEntry } from "./lvm-runner";
 import type { NodeInventory } from "../inventory/types";
 
 /**
- * The agent's metrics in the Prometheus text exposition format (version 0.0.4): counters and
- * histograms it updates as it works, and gauges of the volume groups and thin pools read from an
- * inventory at scrape time.
+ * The agent's metrics (prom-client, one registry per process): counters and histograms it updates
+ * as it works, and gauges of the volume groups and thin pools read from an inventory at scrape time.
  */
 export class AgentMetrics {
-  readonly operations = new Counter(
-    "pulumi_lvm_agent_operations_total",
-    "Applies and teardowns by result (succeeded, failed, conflict, rejected).",
-  );
-  readonly operationSeconds = new Histogram(
-    "pulumi_lvm_agent_operation_duration_seconds",
-    "Duration of applies and teardowns.",
-  );
-  readonly commands = new Counter(
-    "pulumi_lvm_agent_commands_total",
-    "Commands run (lvm, wipefs, lsblk, blkid) by tool and result.",
-  );
-  readonly commandSeconds = new Histogram(
-    "pulumi_lvm_agent_command_duration_seconds",
-    "Duration of the commands run, by tool.",
-  );
-  readonly requests = new Counter(
-    "pulumi_lvm_agent_http_requests_total",
-    "HTTP requests by route and status code.",
-  );
-  readonly errors = new Counter(
-    "pulumi_lvm_agent_errors_total",
-    "Errors by kind (command, auth, discovery, internal).",
-  );
+  readonly operations: Counter<"operation" | "result">;
+  readonly operationSeconds: Histogram<"operation">;
+  readonly commands: Counter<"tool" | "result">;
+  readonly commandSeconds: Histogram<"tool">;
+  readonly requests: Counter<"route" | "method" | "code">;
+  readonly errors: Counter<"kind">;
+  /** What the scrape-time gauges read: the inventory render() was given, and the spec's volume groups. */
+  private scrape: { inventory: NodeInventory; own: ReadonlySet<string> } | undefined;
+
+  /** @param registry the process's registry (main.ts adds the process and runtime metrics); tests get a fresh one */
+  constructor(readonly registry: Registry = new Registry()) {
+    this.inventoryGauges();
+    this.operations = counter(
+      registry,
+      "pulumi_lvm_agent_operations_total",
+      "Applies and teardowns by result (succeeded, failed, conflict, rejected).",
+      ["operation", "result"],
+    );
+    this.operationSeconds = durationHistogram(
+      registry,
+      "pulumi_lvm_agent_operation_duration_seconds",
+      "Duration of applies and teardowns.",
+      ["operation"],
+    );
+    this.commands = counter(
+      registry,
+      "pulumi_lvm_agent_commands_total",
+      "Commands run (lvm, wipefs, lsblk, blkid) by tool and result.",
+      ["tool", "result"],
+    );
+    this.commandSeconds = durationHistogram(
+      registry,
+      "pulumi_lvm_agent_command_duration_seconds",
+      "Duration of the commands run, by tool.",
+      ["tool"],
+    );
+    this.requests = counter(
+      registry,
+      "pulumi_lvm_agent_http_requests_total",
+      "HTTP requests by route and status code.",
+      ["route", "method", "code"],
+    );
+    this.errors = counter(
+      registry,
+      "pulumi_lvm_agent_errors_total",
+      "Errors by kind (command, auth, discovery, internal).",
+      ["kind"],
+    );
+  }
 
   /**
    * Counts one command the runner ran. A tool's documented "nothing found" status is its normal
@@ -46,67 +77,81 @@ export class AgentMetrics {
     if (!ok) this.errors.inc({ kind: "command" });
   }
 
-  /** The exposition text; `inventory` (when the agent could read one) gives the volume group and thin pool gauges. */
-  render(inventory: NodeInventory | undefined, ownVolumeGroups: ReadonlySet<string>): string {
-    const out: string[] = [];
-    if (inventory) {
-      const vgs = inventory.vgs.filter((vg) => ownVolumeGroups.has(vg.name));
-      gauge(
-        out,
-        "pulumi_lvm_agent_volume_group_size_bytes",
-        "Size of the volume group.",
-        vgs.map((vg) => [{ vg: vg.name }, vg.size]),
-      );
-      gauge(
-        out,
-        "pulumi_lvm_agent_volume_group_free_bytes",
-        "Unallocated space in the volume group.",
-        vgs.map((vg) => [{ vg: vg.name }, vg.free]),
-      );
-      gauge(
-        out,
-        "pulumi_lvm_agent_volume_group_missing_physical_volumes",
-        "Physical volumes of the volume group whose device lvm cannot find (0 when all are present).",
-        vgs.map((vg) => [
-          { vg: vg.name },
-          inventory.pvs.filter((pv) => pv.vgName === vg.name && pv.missing).length,
-        ]),
-      );
-      gauge(
-        out,
-        "pulumi_lvm_agent_missing_devices",
-        "Devices of the agent's --devices list that do not exist on this node.",
-        [[{}, inventory.missingDevices?.length ?? 0]],
-      );
-      const pools = inventory.lvs.filter((lv) => ownVolumeGroups.has(lv.vgName) && lv.attr.startsWith("t"));
-      gauge(
-        out,
-        "pulumi_lvm_agent_thin_pool_data_percent",
-        "Thin pool data usage, percent.",
-        pools.flatMap((lv) =>
-          lv.dataPercent === undefined ? [] : [[{ vg: lv.vgName, pool: lv.name }, lv.dataPercent] as const],
+  /**
+   * The exposition text of the registry; `inventory` (when the agent could read one) gives the
+   * volume group and thin pool gauges, for the groups in `ownVolumeGroups` only.
+   */
+  async render(inventory: NodeInventory | undefined, ownVolumeGroups: ReadonlySet<string>): Promise<string> {
+    this.scrape = inventory ? { inventory, own: ownVolumeGroups } : undefined;
+    return this.registry.metrics();
+  }
+
+  private inventoryGauges(): void {
+    const vgs = () =>
+      this.scrape ? this.scrape.inventory.vgs.filter((vg) => this.scrape!.own.has(vg.name)) : [];
+    const pools = () =>
+      this.scrape
+        ? this.scrape.inventory.lvs.filter((lv) => this.scrape!.own.has(lv.vgName) && lv.attr.startsWith("t"))
+        : [];
+    scrapeGauge(
+      this.registry,
+      "pulumi_lvm_agent_volume_group_size_bytes",
+      "Size of the volume group.",
+      ["vg"],
+      () => vgs().map((vg) => [{ vg: vg.name }, vg.size] as const),
+    );
+    scrapeGauge(
+      this.registry,
+      "pulumi_lvm_agent_volume_group_free_bytes",
+      "Unallocated space in the volume group.",
+      ["vg"],
+      () => vgs().map((vg) => [{ vg: vg.name }, vg.free] as const),
+    );
+    scrapeGauge(
+      this.registry,
+      "pulumi_lvm_agent_volume_group_missing_physical_volumes",
+      "Physical volumes of the volume group whose device lvm cannot find (0 when all are present).",
+      ["vg"],
+      () =>
+        vgs().map(
+          (vg) =>
+            [
+              { vg: vg.name },
+              this.scrape!.inventory.pvs.filter((pv) => pv.vgName === vg.name && pv.missing).length,
+            ] as const,
         ),
-      );
-      gauge(
-        out,
-        "pulumi_lvm_agent_thin_pool_metadata_percent",
-        "Thin pool metadata usage, percent.",
-        pools.flatMap((lv) =>
+    );
+    scrapeGauge(
+      this.registry,
+      "pulumi_lvm_agent_missing_devices",
+      "Devices of the agent's --devices list that do not exist on this node.",
+      [],
+      () => (this.scrape ? [[{}, this.scrape.inventory.missingDevices?.length ?? 0] as const] : []),
+    );
+    // Ratios 0-1, per Prometheus naming (lvm reports percent: data_percent, metadata_percent).
+    scrapeGauge(
+      this.registry,
+      "pulumi_lvm_agent_thin_pool_data_usage_ratio",
+      "Thin pool data usage, 0 to 1 (lvm's data percent / 100).",
+      ["vg", "pool"],
+      () =>
+        pools().flatMap((lv) =>
+          lv.dataPercent === undefined
+            ? []
+            : [[{ vg: lv.vgName, pool: lv.name }, lv.dataPercent / 100] as const],
+        ),
+    );
+    scrapeGauge(
+      this.registry,
+      "pulumi_lvm_agent_thin_pool_metadata_usage_ratio",
+      "Thin pool metadata usage, 0 to 1 (lvm's metadata percent / 100).",
+      ["vg", "pool"],
+      () =>
+        pools().flatMap((lv) =>
           lv.metadataPercent === undefined
             ? []
-            : [[{ vg: lv.vgName, pool: lv.name }, lv.metadataPercent] as const],
+            : [[{ vg: lv.vgName, pool: lv.name }, lv.metadataPercent / 100] as const],
         ),
-      );
-    }
-    for (const m of [
-      this.operations,
-      this.operationSeconds,
-      this.commands,
-      this.commandSeconds,
-      this.requests,
-      this.errors,
-    ])
-      m.render(out);
-    return `${out.join("\n")}\n`;
+    );
   }
 }

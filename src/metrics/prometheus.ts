@@ -1,90 +1,68 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
 /**
- * Prometheus metric primitives in the text exposition format (version 0.0.4), shared by the agent
- * and the operator: counters and histograms with labels, and the label formatting.
+ * Prometheus metrics through prom-client, shared by the agent and the operator. Each process owns
+ * one Registry, passed to its metrics class as a dependency (tests give each instance a fresh one,
+ * so nothing is shared through prom-client's global registry).
  */
+export { Counter, Histogram, Registry };
 
 /** Labels of one time series. */
 export type Labels = Readonly<Record<string, string>>;
 
+/** The exposition format served at /metrics (text 0.0.4). */
+export const EXPOSITION_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
+
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
-export class Counter {
-  private readonly values = new Map<string, { labels: Labels; value: number }>();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-  ) {}
-
-  inc(labels: Labels, by = 1): void {
-    const key = labelKey(labels);
-    const entry = this.values.get(key) ?? { labels, value: 0 };
-    entry.value += by;
-    this.values.set(key, entry);
-  }
-
-  render(out: string[]): void {
-    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} counter`);
-    for (const { labels, value } of this.values.values())
-      out.push(`${this.name}${formatLabels(labels)} ${value}`);
-  }
+/** The registry of a running agent or operator: with prom-client's process and Node.js runtime metrics. */
+export function processRegistry(): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  return registry;
 }
 
-export class Histogram {
-  private readonly series = new Map<
-    string,
-    { labels: Labels; counts: number[]; sum: number; count: number }
-  >();
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly buckets: readonly number[] = DURATION_BUCKETS,
-  ) {}
-
-  observe(labels: Labels, value: number): void {
-    const key = labelKey(labels);
-    const s = this.series.get(key) ?? { labels, counts: this.buckets.map(() => 0), sum: 0, count: 0 };
-    this.buckets.forEach((b, i) => {
-      if (value <= b) s.counts[i]!++;
-    });
-    s.sum += value;
-    s.count++;
-    this.series.set(key, s);
-  }
-
-  render(out: string[]): void {
-    out.push(`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} histogram`);
-    for (const s of this.series.values()) {
-      this.buckets.forEach((b, i) =>
-        out.push(`${this.name}_bucket${formatLabels({ ...s.labels, le: String(b) })} ${s.counts[i]}`),
-      );
-      out.push(`${this.name}_bucket${formatLabels({ ...s.labels, le: "+Inf" })} ${s.count}`);
-      out.push(
-        `${this.name}_sum${formatLabels(s.labels)} ${s.sum}`,
-        `${this.name}_count${formatLabels(s.labels)} ${s.count}`,
-      );
-    }
-  }
-}
-
-/** A gauge read at scrape time: HELP, TYPE and one line per sample. */
-export function gauge(
-  out: string[],
+export function counter<L extends string>(
+  registry: Registry,
   name: string,
   help: string,
-  samples: ReadonlyArray<readonly [Labels, number]>,
-): void {
-  out.push(`# HELP ${name} ${help}`, `# TYPE ${name} gauge`);
-  for (const [labels, value] of samples) out.push(`${name}${formatLabels(labels)} ${value}`);
+  labelNames: readonly L[],
+): Counter<L> {
+  return new Counter({ name, help, labelNames, registers: [registry] });
 }
 
-function labelKey(labels: Labels): string {
-  return JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)));
+/** A histogram of durations in seconds (5 ms to 5 min). */
+export function durationHistogram<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+): Histogram<L> {
+  return new Histogram({ name, help, labelNames, buckets: DURATION_BUCKETS, registers: [registry] });
 }
 
-/** `{a="x",b="y"}` with `\`, `"` and newlines escaped as the exposition format requires. */
-export function formatLabels(labels: Labels): string {
-  const parts = Object.entries(labels).map(
-    ([k, v]) => `${k}="${v.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n")}"`,
-  );
-  return parts.length ? `{${parts.join(",")}}` : "";
+/**
+ * A gauge read at scrape time: `samples()` gives its series now; none (not even a label-less 0)
+ * when it returns an empty list, e.g. while the value is unknown.
+ */
+export function scrapeGauge<L extends string>(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly L[],
+  samples: () => ReadonlyArray<readonly [Partial<Record<L, string>>, number]>,
+): Gauge<L> {
+  return new Gauge({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      this.reset();
+      const now = samples();
+      // reset() leaves a label-less gauge at 0; an unknown value is no sample, not a 0.
+      if (labelNames.length === 0 && now.length === 0) this.remove({});
+      for (const [labels, value] of now) this.set(labels, value);
+    },
+  });
 }

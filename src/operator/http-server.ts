@@ -1,10 +1,11 @@
 import * as http from "node:http";
+import { EXPOSITION_CONTENT_TYPE } from "../metrics/prometheus";
 
 export interface ProbeServerOptions {
   /** undefined when ready; otherwise why not. */
   readonly notReady: () => string | undefined;
   /** The Prometheus exposition text. */
-  readonly metrics: () => string;
+  readonly metrics: () => Promise<string>;
 }
 
 /**
@@ -24,7 +25,11 @@ export function createProbeServer(options: ProbeServerOptions): http.Server {
       const reason = options.notReady();
       return reason ? send(503, `not ready: ${reason}\n`) : send(200, "ok\n");
     }
-    if (path === "/metrics") return send(200, options.metrics(), "text/plain; version=0.0.4; charset=utf-8");
+    if (path === "/metrics")
+      return void options.metrics().then(
+        (text) => send(200, text, EXPOSITION_CONTENT_TYPE),
+        (e: unknown) => send(500, `metrics: ${e instanceof Error ? e.message : String(e)}\n`),
+      );
     return send(404, "not found\n");
   });
 }

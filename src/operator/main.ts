@@ -10,6 +10,7 @@ import { createProbeServer } from "./http-server";
 import { createKubeClient, type KubeClient } from "../kube/client";
 import { explicitConnection, inClusterConnection, type KubeConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
+import { processRegistry } from "../metrics/prometheus";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
 
@@ -41,7 +42,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const writeLine = args.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const log = (entry: Record<string, unknown>) =>
     writeLine(JSON.stringify({ time: new Date(clock.now()).toISOString(), ...entry }));
-  const metrics = new OperatorMetrics();
+  const metrics = new OperatorMetrics(processRegistry());
   const connection = args.kube
     ? undefined
     : config.connection

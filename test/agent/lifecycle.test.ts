@@ -114,6 +114,9 @@ describe("an agent on loop devices", () => {
     const metrics = await request(agent!.url, "GET", "/metrics");
     expect(metrics.text).toMatch(new RegExp(`pulumi_lvm_agent_volume_group_size_bytes\\{vg="${VG}"\\} \\d+`));
     expect(metrics.text).toMatch(/pulumi_lvm_agent_commands_total\{tool="vgcreate",result="ok"\} 1/);
+    // the agent process's registry has prom-client's process and Node.js runtime metrics
+    expect(metrics.text).toMatch(/^process_resident_memory_bytes \d+/m);
+    expect(metrics.text).toMatch(/^nodejs_heap_size_used_bytes \d+/m);
   });
 
   it("extends the volume group with a new loop device", async () => {

@@ -325,8 +325,8 @@ describe("the operator drives the node agents", () => {
     );
   });
 
-  test("metrics: agent calls by result and duration, LVMNodes by state", () => {
-    const text = op.metrics.render(0, op.operator.lvmNodeGauges());
+  test("metrics: agent calls by result and duration, LVMNodes by state", async () => {
+    const text = await op.metrics.render(0, op.operator.lvmNodeGauges());
     expect(text).toMatch(/pulumi_lvm_operator_agent_calls_total\{call="plan",result="ok"\} \d+/);
     expect(text).toMatch(/pulumi_lvm_operator_agent_calls_total\{call="teardown",result="conflict"\} \d+/);
     expect(text).toContain("# TYPE pulumi_lvm_operator_agent_call_duration_seconds histogram");

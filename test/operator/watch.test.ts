@@ -55,20 +55,20 @@ afterAll(async () => {
 });
 
 /** Watch restarts for `reason`, from the metric: while the API server is unreachable they are not logged one by one. */
-const restarts = (reason: string) => {
-  const out: string[] = [];
-  op.metrics.watchRestarts.render(out);
-  return out
-    .filter((l) => l.includes(`reason="${reason}"`))
-    .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
-};
+const restarts = async (reason: string) =>
+  (await op.metrics.watchRestarts.get()).values
+    .filter((v) => v.labels.reason === reason)
+    .reduce((n, v) => n + v.value, 0);
 const relabel = (node: string, role: string) =>
   must(cp, "PATCH", `/api/v1/nodes/${node}`, { metadata: { labels: { role } } });
 
 test("the watches resume after the API server's connections are reset", async () => {
-  const before = restarts("error") + restarts("closed");
+  const before = (await restarts("error")) + (await restarts("closed"));
   proxy.cut();
-  await eventually("watches noticed", async () => restarts("error") + restarts("closed") >= before + 3);
+  await eventually(
+    "watches noticed",
+    async () => (await restarts("error")) + (await restarts("closed")) >= before + 3,
+  );
   await relabel("w2", "storage");
   await eventually("LVMNode w2 after the reconnect", async () => (await lvmNodes(cp, NS)).has("w2"));
 });
@@ -78,9 +78,9 @@ test("a watch resumed from a compacted version gets 410 Gone, lists again, and m
   await sleep(300);
   await relabel("w1", "compute"); // happens while the operator is blind
   await sleep(3500); // etcd compacts past the versions the operator last saw
-  const expiredBefore = restarts("expired");
+  const expiredBefore = await restarts("expired");
   proxy.up();
-  await eventually("410 Expired seen", async () => restarts("expired") > expiredBefore);
+  await eventually("410 Expired seen", async () => (await restarts("expired")) > expiredBefore);
   await eventually("LVMNode w1 deleted after the re-list", async () => !(await lvmNodes(cp, NS)).has("w1"));
   const log = op.logs.find((l) => l.msg === "watch restarted" && l.reason === "expired");
   expect(String(log?.error)).toMatch(/HTTP 410 Expired|too old/);
@@ -131,6 +131,7 @@ test("`pulumi-lvm operator`: ready after sync, metrics, exit 0 on SIGTERM", asyn
       /pulumi_lvm_operator_api_requests_total\{verb="LIST",resource="nodes",code="200"\} 1/,
     );
     expect(metrics).toContain("# TYPE pulumi_lvm_operator_reconcile_duration_seconds histogram");
+    expect(metrics).toMatch(/^process_resident_memory_bytes \d+/m); // prom-client's process metrics
     const t0 = Date.now();
     child.kill("SIGTERM");
     expect(await exited).toBe(0);

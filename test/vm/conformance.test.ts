@@ -484,11 +484,12 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
       ]);
       const metrics = await request(a().url, "GET", "/metrics", { timeoutMs: 120_000 });
       const gauge = new RegExp(
-        `^pulumi_lvm_agent_thin_pool_data_percent\\{vg="${DATA_VG}",pool="${POOL}"\\} (\\S+)$`,
+        `^pulumi_lvm_agent_thin_pool_data_usage_ratio\\{vg="${DATA_VG}",pool="${POOL}"\\} (\\S+)$`,
         "m",
       ).exec(metrics.text);
       if (!gauge) throw new Error(`no thin pool data gauge in /metrics:\n${metrics.text.slice(0, 3000)}`);
-      expect(Number(gauge[1])).toBeCloseTo(Number(pool.data_percent), 2);
+      // the gauge is a ratio 0-1 (Prometheus naming); lvs reports percent
+      expect(Number(gauge[1])).toBeCloseTo(Number(pool.data_percent) / 100, 4);
     });
   }, 300_000);
 

@@ -1,4 +1,5 @@
 import type { AgentService } from "../agent-service";
+import { EXPOSITION_CONTENT_TYPE } from "../../metrics/prometheus";
 import { route, type Route } from "./route";
 
 /** `/metrics` in the Prometheus text format; no auth (it names volume groups and sizes, nothing secret). */
@@ -8,12 +9,12 @@ export function metricsRoute(service: Pick<AgentService, "metricsText">): Route 
     path: "/metrics",
     authenticated: false,
     summary:
-      "Prometheus metrics: volume group size/free, thin pool data/metadata percent, operations, commands, durations, errors.",
+      "Prometheus metrics: volume group size/free, thin pool data/metadata usage ratio, operations, commands, durations, errors.",
     responses: { 200: { description: "text/plain; version=0.0.4" } },
     handle: async () => ({
       status: 200,
       text: await service.metricsText(),
-      contentType: "text/plain; version=0.0.4; charset=utf-8",
+      contentType: EXPOSITION_CONTENT_TYPE,
     }),
   });
 }
