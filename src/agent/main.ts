@@ -17,6 +17,7 @@ import { metricsRoute } from "./routes/metrics";
 import { v1Routes } from "./routes/v1";
 import { createAgentServer } from "./server";
 import { lockStateDir } from "./state-lock";
+import { createLog } from "../log/logger";
 import { processRegistry } from "../metrics/prometheus";
 import { inClusterConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
@@ -27,7 +28,7 @@ export interface RunAgentArgs {
   /** The arguments after `pulumi-lvm agent`. */
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;
-  /** Receives one JSON log line at a time. @default process.stderr */
+  /** Receives one JSON log line at a time (pino, tokens redacted: src/log). @default process.stderr */
   readonly log?: (line: string) => void;
   /** @default the real planner (src/planner) */
   readonly planner?: Planner;
@@ -50,9 +51,7 @@ export interface RunningAgent {
  * and serves the agent's API until stop() (SIGTERM when run as a program).
  */
 export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
-  const logLine = args.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const log = (entry: Record<string, unknown>) =>
-    logLine(JSON.stringify({ time: new Date().toISOString(), ...entry }));
+  const log = createLog(args.log ? { writeLine: args.log } : {});
   const config = parseAgentConfig(args.argv, args.env);
 
   const releaseLock = await lockStateDir(config.stateDir);

@@ -10,6 +10,7 @@ import { createProbeServer } from "./http-server";
 import { createKubeClient, type KubeClient } from "../kube/client";
 import { explicitConnection, inClusterConnection, type KubeConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
+import { createLog } from "../log/logger";
 import { processRegistry } from "../metrics/prometheus";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
@@ -18,7 +19,7 @@ export interface StartOperatorArgs {
   /** The arguments after `pulumi-lvm operator`. */
   readonly argv: readonly string[];
   readonly env: NodeJS.ProcessEnv;
-  /** Receives one JSON log line at a time. @default process.stderr */
+  /** Receives one JSON log line at a time (pino, tokens redacted: src/log). @default process.stderr */
   readonly log?: (line: string) => void;
   /** @default the client the configuration describes */
   readonly kube?: KubeClient;
@@ -39,9 +40,7 @@ export interface RunningOperator {
 export async function startOperator(args: StartOperatorArgs): Promise<RunningOperator> {
   const config = parseOperatorConfig(args.argv, args.env);
   const clock = args.clock ?? systemClock;
-  const writeLine = args.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const log = (entry: Record<string, unknown>) =>
-    writeLine(JSON.stringify({ time: new Date(clock.now()).toISOString(), ...entry }));
+  const log = createLog({ now: () => clock.now(), ...(args.log ? { writeLine: args.log } : {}) });
   const metrics = new OperatorMetrics(processRegistry());
   const connection = args.kube
     ? undefined
