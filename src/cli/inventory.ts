@@ -4,6 +4,7 @@ import { createLvmRunner } from "../agent/lvm-runner";
 import { dnsSubdomainProblem } from "../api";
 import { discoverNode, type DiscoverOptions } from "../inventory/discover";
 import type { RawNodeInventory } from "../inventory/types";
+import { parseCommandLine } from "./args";
 import { USAGE_EXIT, type CliIO } from "./io";
 
 export const INVENTORY_USAGE = `usage: pulumi-lvm inventory [--node <name>] [--label <key>=<value>]... [--device <path>]...
@@ -59,30 +60,25 @@ export const run = (io: CliIO) => runInventory(io);
 type Args = { kind: "run"; options: DiscoverOptions } | { kind: "help" } | { kind: "error"; message: string };
 
 export function parseArgs(argv: readonly string[], hostname: string): Args {
-  let node: string | undefined;
+  const line = parseCommandLine(argv, {
+    node: { type: "string" },
+    label: { type: "string", multiple: true },
+    device: { type: "string", multiple: true },
+  });
+  if (line.kind !== "run") return line;
+  const values = line.values as { node?: string; label?: string[]; device?: string[] };
+  const node = values.node;
   const labels: Record<string, string> = {};
   const devices: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--help" || arg === "-h") return { kind: "help" };
-    const [flag, inline] =
-      arg.startsWith("--") && arg.includes("=")
-        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-        : [arg, undefined];
-    if (flag !== "--node" && flag !== "--label" && flag !== "--device")
-      return { kind: "error", message: `unknown argument "${arg}"` };
-    const value = inline ?? argv[++i];
-    if (value === undefined || value === "") return { kind: "error", message: `${flag} needs a value` };
-    if (flag === "--node") node = value;
-    else if (flag === "--device") {
-      if (!value.startsWith("/dev/"))
-        return { kind: "error", message: `--device ${value}: must be a /dev/ path` };
-      devices.push(value);
-    } else {
-      const eq = value.indexOf("=");
-      if (eq <= 0) return { kind: "error", message: `--label ${value}: must be <key>=<value>` };
-      labels[value.slice(0, eq)] = value.slice(eq + 1);
-    }
+  for (const value of values.device ?? []) {
+    if (!value.startsWith("/dev/"))
+      return { kind: "error", message: `--device ${value}: must be a /dev/ path` };
+    devices.push(value);
+  }
+  for (const value of values.label ?? []) {
+    const eq = value.indexOf("=");
+    if (eq <= 0) return { kind: "error", message: `--label ${value}: must be <key>=<value>` };
+    labels[value.slice(0, eq)] = value.slice(eq + 1);
   }
   const name = node ?? hostname;
   const problem = dnsSubdomainProblem(name);

@@ -10,6 +10,7 @@ import {
   planNodes,
   PLAN_API_VERSION,
 } from "../planner";
+import { parseCommandLine } from "./args";
 import { USAGE_EXIT, type CliIO } from "./io";
 
 export const PLAN_USAGE = `usage: pulumi-lvm plan --inventory <inventory.json> --nodeset <nodeset.yaml> [--json]
@@ -66,30 +67,20 @@ type Args =
   | { kind: "error"; message: string };
 
 function parseArgs(argv: readonly string[]): Args {
-  let inventory: string | undefined;
-  let nodeset: string | undefined;
-  let json = false;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
-    if (arg === "--help" || arg === "-h") return { kind: "help" };
-    if (arg === "--json") {
-      json = true;
-      continue;
-    }
-    const [flag, inline] =
-      arg.startsWith("--") && arg.includes("=")
-        ? [arg.slice(0, arg.indexOf("=")), arg.slice(arg.indexOf("=") + 1)]
-        : [arg, undefined];
-    if (flag !== "--inventory" && flag !== "--nodeset")
-      return { kind: "error", message: `unknown argument "${arg}"` };
-    const value = inline ?? argv[++i];
-    if (value === undefined || value === "") return { kind: "error", message: `${flag} needs a file` };
-    if (flag === "--inventory") inventory = value;
-    else nodeset = value;
-  }
+  const line = parseCommandLine(argv, {
+    inventory: { type: "string", value: "file" },
+    nodeset: { type: "string", value: "file" },
+    json: { type: "boolean" },
+  });
+  if (line.kind !== "run") return line;
+  const { inventory, nodeset, json } = line.values as {
+    inventory?: string;
+    nodeset?: string;
+    json?: boolean;
+  };
   if (!inventory) return { kind: "error", message: "--inventory is required" };
   if (!nodeset) return { kind: "error", message: "--nodeset is required" };
-  return { kind: "run", inventory, nodeset, json };
+  return { kind: "run", inventory, nodeset, json: json === true };
 }
 
 async function readText(file: string, io: CliIO): Promise<string | undefined> {

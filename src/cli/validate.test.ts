@@ -150,7 +150,7 @@ describe("pulumi-lvm validate", () => {
 
   test.each([
     [[], "pulumi-lvm validate: no files given"],
-    [["--strict", "a.yaml"], "pulumi-lvm validate: unknown option --strict"],
+    [["--strict", "a.yaml"], 'pulumi-lvm validate: unknown argument "--strict"'], // one wording for every subcommand (src/cli/args.ts)
   ])("%j is a usage error: exit 2", async (argv, message) => {
     const r = await validate(argv, {});
     expect(r).toEqual({ code: 2, stdout: "", stderr: `${message}\n\n${VALIDATE_USAGE}` });

@@ -1,5 +1,6 @@
 import { GROUP_VERSION } from "../api/lvmnodeset";
 import { checkManifest } from "../api/validate";
+import { parseCommandLine } from "./args";
 import { USAGE_EXIT, type CliIO } from "./io";
 import { duplicateNodeSetNames, readManifestDocuments } from "./manifest-documents";
 
@@ -89,21 +90,14 @@ export function isOurs(value: unknown): value is { apiVersion?: unknown; kind?: 
 
 /* ------------------------------------------------------------------------------- helpers ---- */
 
-type Args = { files: string[]; verbose: boolean } | { error: string };
+type Args = { files: readonly string[]; verbose: boolean } | { error: string };
 
 function parseArgs(argv: readonly string[]): Args {
-  const files: string[] = [];
-  let verbose = false;
-  let options = true;
-  for (const arg of argv) {
-    if (options && arg === "--") options = false;
-    else if (options && (arg === "--help" || arg === "-h")) return { error: "" };
-    else if (options && (arg === "--verbose" || arg === "-v")) verbose = true;
-    else if (options && arg.startsWith("-") && arg !== "-") return { error: `unknown option ${arg}` };
-    else files.push(arg);
-  }
-  if (files.length === 0) return { error: "no files given" };
-  return { files, verbose };
+  const line = parseCommandLine(argv, { verbose: { type: "boolean", short: "v" } }, { positionals: true });
+  if (line.kind === "help") return { error: "" };
+  if (line.kind === "error") return { error: line.message };
+  if (line.positionals.length === 0) return { error: "no files given" };
+  return { files: line.positionals, verbose: line.values.verbose === true };
 }
 
 function readError(error: unknown): string {
