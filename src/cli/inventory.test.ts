@@ -3,7 +3,7 @@ import type { DiscoverOptions } from "../inventory/discover";
 import { INVENTORY_USAGE, parseArgs, runInventory, type Discover } from "./inventory";
 import type { CliIO } from "./io";
 
-async function cli(argv: string[], discover: Discover) {
+async function cli(argv: string[], discover: Discover, clock?: () => number) {
   let stdout = "";
   let stderr = "";
   const io: CliIO = {
@@ -12,7 +12,7 @@ async function cli(argv: string[], discover: Discover) {
     stdout: (t) => (stdout += t),
     stderr: (t) => (stderr += t),
   };
-  return { code: await runInventory(io, discover), stdout, stderr };
+  return { code: await runInventory(io, discover, clock), stdout, stderr };
 }
 
 describe("pulumi-lvm inventory", () => {
@@ -22,18 +22,39 @@ describe("pulumi-lvm inventory", () => {
     const asked: DiscoverOptions[] = [];
     const r = await cli(
       ["--node", "edge-1", "--label", "zone=a", "--label=role=storage", "--device", "/dev/sdb"],
-      async (options) => {
+      async (options, progress) => {
         asked.push(options);
+        progress("lsblk --json /dev/sdb: exit 0, 4 ms");
         return { ...recorded, name: options.node, labels: options.labels };
       },
+      ticks(0, 1250),
     );
-    expect(r).toMatchObject({ code: 0, stderr: "" });
+    // progress on stderr (what is read, each command, a summary); stdout stays the JSON alone
+    expect(r.code).toBe(0);
+    expect(r.stderr).toBe(
+      [
+        'pulumi-lvm inventory: node "edge-1": reading /dev/sdb (nothing is written)',
+        "pulumi-lvm inventory: lsblk --json /dev/sdb: exit 0, 4 ms",
+        `pulumi-lvm inventory: node "edge-1": done in 1.3 s; ${recorded.probed!.length} devices probed`,
+        "",
+      ].join("\n"),
+    );
     expect(asked).toEqual([
       { node: "edge-1", labels: { zone: "a", role: "storage" }, devices: ["/dev/sdb"] },
     ]);
     expect(JSON.parse(r.stdout)).toEqual({
       nodes: [{ ...recorded, name: "edge-1", labels: { zone: "a", role: "storage" } }],
     });
+  });
+
+  it("--quiet: no progress, the same JSON", async () => {
+    const discover: Discover = async (options, progress) => {
+      progress("lsblk: exit 0, 1 ms");
+      return { ...recorded, name: options.node };
+    };
+    const quiet = await cli(["--node", "edge-1", "-q"], discover);
+    expect(quiet).toMatchObject({ code: 0, stderr: "" });
+    expect(quiet.stdout).toBe((await cli(["--node", "edge-1"], discover)).stdout);
   });
 
   it("names the node in a discovery failure and prints nothing on stdout", async () => {
@@ -44,6 +65,7 @@ describe("pulumi-lvm inventory", () => {
       code: 1,
       stdout: "",
       stderr:
+        'pulumi-lvm inventory: node "edge-1": reading every block device (nothing is written)\n' +
         'pulumi-lvm inventory: node "edge-1": lsblk --json --bytes --output-all --paths: exit 32: lsblk: failed\n',
     });
   });
@@ -71,6 +93,11 @@ describe("pulumi-lvm inventory", () => {
     });
   });
 });
+
+/** A clock answering these times in turn. */
+function ticks(...times: number[]): () => number {
+  return () => times.shift() ?? 0;
+}
 
 describe("parseArgs", () => {
   it("defaults the node name to the hostname", () => {

@@ -17,23 +17,44 @@ what a node set would do on the whole fleet before anything is applied.
   --node <name>          the node's name (default: this machine's hostname)
   --label <key>=<value>  a node label the node set's nodeSelector can match (repeatable)
   --device <path>        look only at these devices (repeatable; default: every block device)
+  -q, --quiet            no progress on stderr (each command run, then a summary)
 
 Run as root: the signature probes read the devices. Exit code 0 when the inventory was printed,
-1 when discovery failed, 2 for bad arguments.
+1 when discovery failed, 2 for bad arguments. Standard output carries only the JSON.
 `;
 
-/** How the command discovers a machine; tests pass their own. */
-export type Discover = (options: DiscoverOptions) => Promise<RawNodeInventory>;
+/** How the command discovers a machine, telling `progress` what it does; tests pass their own. */
+export type Discover = (
+  options: DiscoverOptions,
+  progress: (line: string) => void,
+) => Promise<RawNodeInventory>;
 
-/** This machine, through the lvm runner (argv only, LC_ALL=C, timeouts), allowed to read only. */
-export const discoverThisMachine: Discover = (options) =>
+/**
+ * This machine, through the lvm runner (argv only, LC_ALL=C, timeouts), allowed to read only; each
+ * command is reported to `progress` as it ends, with its exit code and duration.
+ */
+export const discoverThisMachine: Discover = (options, progress) =>
   discoverNode(
-    hostDiscoveryDeps(readOnlyRunner(createLvmRunner(options.devices ? { devices: options.devices } : {}))),
+    hostDiscoveryDeps(
+      readOnlyRunner(
+        createLvmRunner({
+          ...(options.devices ? { devices: options.devices } : {}),
+          log: (e) =>
+            progress(
+              `${e.requested.join(" ")}: ${e.exitCode === null ? "killed" : `exit ${e.exitCode}`}, ${Math.round(e.durationMs)} ms`,
+            ),
+        }),
+      ),
+    ),
     options,
   );
 
 /** `pulumi-lvm inventory`: prints this machine's raw inventory as an inventory file. */
-export async function runInventory(io: CliIO, discover: Discover = discoverThisMachine): Promise<number> {
+export async function runInventory(
+  io: CliIO,
+  discover: Discover = discoverThisMachine,
+  clock: () => number = Date.now,
+): Promise<number> {
   const args = parseArgs(io.argv, os.hostname());
   if (args.kind === "help") {
     io.stdout(INVENTORY_USAGE);
@@ -43,13 +64,24 @@ export async function runInventory(io: CliIO, discover: Discover = discoverThisM
     io.stderr(`pulumi-lvm inventory: ${args.message}\n\n${INVENTORY_USAGE}`);
     return USAGE_EXIT;
   }
+  const { node, devices } = args.options;
+  const progress = args.quiet ? () => {} : (line: string) => io.stderr(`pulumi-lvm inventory: ${line}\n`);
+  progress(
+    `node "${node}": reading ${devices ? devices.join(", ") : "every block device"} (nothing is written)`,
+  );
+  const started = clock();
   let inventory: RawNodeInventory;
   try {
-    inventory = await discover(args.options);
+    inventory = await discover(args.options, progress);
   } catch (error) {
     io.stderr(`pulumi-lvm inventory: node "${args.options.node}": ${(error as Error).message}\n`);
     return 1;
   }
+  const probed = inventory.probed?.length ?? 0;
+  const missing = inventory.missingDevices?.length ?? 0;
+  progress(
+    `node "${node}": done in ${((clock() - started) / 1000).toFixed(1)} s; ${probed} device${probed === 1 ? "" : "s"} probed${missing ? `, ${missing} not found` : ""}`,
+  );
   io.stdout(`${JSON.stringify({ nodes: [inventory] }, null, 2)}\n`);
   return 0;
 }
@@ -57,16 +89,20 @@ export async function runInventory(io: CliIO, discover: Discover = discoverThisM
 /** The Subcommand entry point (src/cli/main.ts). */
 export const run = (io: CliIO) => runInventory(io);
 
-type Args = { kind: "run"; options: DiscoverOptions } | { kind: "help" } | { kind: "error"; message: string };
+type Args =
+  | { kind: "run"; options: DiscoverOptions; quiet?: true }
+  | { kind: "help" }
+  | { kind: "error"; message: string };
 
 export function parseArgs(argv: readonly string[], hostname: string): Args {
   const line = parseCommandLine(argv, {
     node: { type: "string" },
     label: { type: "string", multiple: true },
     device: { type: "string", multiple: true },
+    quiet: { type: "boolean", short: "q" },
   });
   if (line.kind !== "run") return line;
-  const values = line.values as { node?: string; label?: string[]; device?: string[] };
+  const values = line.values as { node?: string; label?: string[]; device?: string[]; quiet?: boolean };
   const node = values.node;
   const labels: Record<string, string> = {};
   const devices: string[] = [];
@@ -89,6 +125,7 @@ export function parseArgs(argv: readonly string[], hostname: string): Args {
     };
   return {
     kind: "run",
+    ...(values.quiet ? { quiet: true as const } : {}),
     options: {
       node: name,
       ...(Object.keys(labels).length ? { labels } : {}),

@@ -53,7 +53,19 @@ test("records a node's disks, and plan on the recording claims the blank one and
     "--device",
     ext4,
   );
-  expect(recorded.stderr).toBe("");
+  // stderr is progress only: what is read, each (reading) command that ran, a summary
+  const progress = recorded.stderr.trimEnd().split("\n");
+  expect(progress[0]).toBe(
+    `pulumi-lvm inventory: node "it-node": reading ${blank}, ${ext4} (nothing is written)`,
+  );
+  expect(progress).toContainEqual(expect.stringMatching(/^pulumi-lvm inventory: lsblk .*: exit 0, \d+ ms$/));
+  expect(progress).toContainEqual(
+    expect.stringMatching(/^pulumi-lvm inventory: lvm fullreport .*: exit 0, \d+ ms$/),
+  );
+  expect(progress.at(-1)).toMatch(
+    /^pulumi-lvm inventory: node "it-node": done in [\d.]+ s; 2 devices probed$/,
+  );
+  for (const line of progress) expect(line).toMatch(/^pulumi-lvm inventory: /);
   expect(recorded.code).toBe(0);
   const inventory = JSON.parse(recorded.stdout) as {
     nodes: Array<{ name: string; labels: Record<string, string>; probed: string[] }>;
