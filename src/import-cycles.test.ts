@@ -96,6 +96,26 @@ describe("import graph of src/ and provider/", () => {
     ).toHaveLength(1);
   });
 
+  test("the agent's clients and deployers reach the agent and the operator through src/agent-api only (issue #13)", () => {
+    const rel = (f: string) => path.relative(REPO, f);
+    const under = (f: string, dirs: readonly string[]) => dirs.some((d) => rel(f).startsWith(`${d}/`));
+    const rules: ReadonlyArray<[readonly string[], readonly string[]]> = [
+      [
+        ["src/components", "provider", "src/agent-client"],
+        ["src/operator", "src/agent"],
+      ],
+      [["src/operator"], ["src/agent"]],
+    ];
+    const crossings = rules.flatMap(([from, forbidden]) =>
+      [...graph]
+        .filter(([file]) => under(file, from) && !file.endsWith(".test.ts"))
+        .flatMap(([file, targets]) =>
+          targets.filter((t) => under(t, forbidden)).map((t) => `${rel(file)} → ${rel(t)}`),
+        ),
+    );
+    expect(crossings).toEqual([]);
+  });
+
   test("has no import circles (but the known ones, which must still be there: a fixed one leaves the list)", () => {
     const known = new Set(KNOWN_CYCLES.map((k) => k.cycle));
     const found = cycles(graph).map((cycle) => [...cycle, cycle[0]].join(" → "));

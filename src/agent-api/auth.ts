@@ -1,15 +1,23 @@
 /**
- * How a caller authenticates to an agent: shared by the agent, its clients (the operator, the
- * provider) and the components that deploy them (no server internals).
+ * How callers and agents prove who they are to each other: shared by the agent, its clients (the
+ * operator, the provider) and the components that deploy them (no server internals).
+ *
+ * - Tokens: a caller asks the API server (TokenRequest) for a short-lived service-account token whose
+ *   audience names the node, `pulumi-lvm-agent/<node>`. Each agent's TokenReview accepts only its own
+ *   node's audience, so a token that one agent (or whoever owns its node) sees is refused by every
+ *   other agent. Through the API server's pod proxy the token travels in PROXY_AUTHORIZATION_HEADER.
+ * - TLS: the agents serve a certificate for the fixed name `pulumi-lvm-agent`, signed by the agents'
+ *   own CA; the operator verifies that name against that CA only (never the system roots). Agents
+ *   are reached at pod IPs, which no certificate can name.
  */
 
-import { AGENT_AUDIENCE } from "./identity";
+/** The agents' audience prefix (and the audience of older, cluster-wide tokens a static sandbox token may carry). */
+export const AGENT_AUDIENCE = "pulumi-lvm-agent";
 
-/**
- * The agents' audience prefix (src/agent-api/identity.ts): an agent accepts `nodeAudience(node)`
- * by default; a static sandbox token may carry this cluster-wide audience.
- */
-export const DEFAULT_AUDIENCE = AGENT_AUDIENCE;
+/** The only audience node `node`'s agent accepts by default. @example nodeAudience("n1") // "pulumi-lvm-agent/n1" */
+export function nodeAudience(node: string): string {
+  return `${AGENT_AUDIENCE}/${node}`;
+}
 
 /**
  * The header that carries the agent token through the API server's pod proxy. The API server's
@@ -20,5 +28,11 @@ export const DEFAULT_AUDIENCE = AGENT_AUDIENCE;
  */
 export const PROXY_AUTHORIZATION_HEADER = "x-pulumi-lvm-authorization";
 
-/** Where the operator's projected token for the agents is mounted by default (docs/operator.md shows the volume). */
-export const DEFAULT_AGENT_TOKEN_FILE = "/var/run/secrets/pulumi-lvm/agent-token/token";
+/** The DNS name in every agent's serving certificate, which callers verify. */
+export const AGENT_SERVER_NAME = "pulumi-lvm-agent";
+
+/**
+ * Where the agents' CA certificate is mounted in the operator's pod (LvmSystem's operator workload
+ * mounts it there), and the operator's default `--agent-ca-file`.
+ */
+export const DEFAULT_AGENT_CA_FILE = "/var/run/secrets/pulumi-lvm/agent-ca/ca.crt";

@@ -2,7 +2,7 @@ import { isIP } from "node:net";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { parseQuantity, type ValidationProblem } from "../api";
-import { nodeAudience } from "../agent-api/identity";
+import { nodeAudience } from "../agent-api/auth";
 import { devicePathProblem } from "../agent-api/device-names";
 
 /** Where LVMNodes live unless --namespace says otherwise. */
@@ -51,7 +51,7 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --kubeconfig FILE          TokenReview/SubjectAccessReview through this API server
                              (neither: in-cluster service account)
   --audience A[,B]           audiences a token must be bound to (default pulumi-lvm-agent/<node>: a token
-                             requested for this node only; see src/agent-api/identity.ts)
+                             requested for this node only; see src/agent-api/auth.ts)
   --namespace NS             namespace of the LVMNodes, for the access check (default ${DEFAULT_NAMESPACE};
                              "" = access in every namespace, i.e. a ClusterRole binding)
   --auth-cache-ttl DURATION  reuse auth decisions this long (default 10s; 0 disables)

@@ -1,7 +1,7 @@
 import { constants, generateKeyPair, privateEncrypt, randomBytes, type KeyObject } from "node:crypto";
 import { promisify } from "node:util";
 import forge from "node-forge";
-import { AGENT_SERVER_NAME } from "../agent-api/identity";
+import { AGENT_SERVER_NAME } from "../agent-api/auth";
 
 /** PEM texts: what a kubernetes.io/tls Secret holds (tls.crt, tls.key) plus its ca.crt. */
 export interface AgentCertificates {

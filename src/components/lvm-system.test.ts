@@ -7,7 +7,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-api/pods";
 import { ValidationError } from "../api";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
-import { DEFAULT_AGENT_CA_FILE } from "../operator/config";
+import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 import { operatorRules, operatorTokenRules } from "./operator-workload";
 import { crdDirectory, tempDir } from "../../test/support/components/crd-fixtures";
 import {

@@ -2,7 +2,7 @@ import { posix } from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { API_GROUP } from "../api";
-import { DEFAULT_AGENT_CA_FILE } from "../operator/config";
+import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 import type { WorkloadContext } from "./agent-workload";
 import type { OperatorSettings } from "./lvm-system-args";
 import { roleBinding, roleBindingBody } from "./system-rbac";

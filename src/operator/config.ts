@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { ValidationProblem } from "../api";
-import { AGENT_SERVER_NAME } from "../agent-api/identity";
+import { AGENT_SERVER_NAME, DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
 export interface OperatorConfig {
@@ -32,9 +32,6 @@ export interface OperatorConfig {
     readonly tls: { readonly caFile: string; readonly serverName: string } | "plain-http";
   };
 }
-
-/** Where LvmSystem mounts the agents' CA in the operator's pod (src/components/operator-workload.ts). */
-export const DEFAULT_AGENT_CA_FILE = "/var/run/secrets/pulumi-lvm/agent-ca/ca.crt";
 
 export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --server URL          API server (default: in-cluster, KUBERNETES_SERVICE_HOST and the service account)

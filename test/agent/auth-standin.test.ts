@@ -17,7 +17,7 @@ import {
   writeKubeconfig,
   type AgentProcess,
 } from "./harness";
-import { nodeAudience } from "../../src/agent-api/identity";
+import { nodeAudience } from "../../src/agent-api/auth";
 
 jest.setTimeout(120_000);
 

@@ -11,7 +11,7 @@
  * agent checks it with a TokenReview and a SubjectAccessReview against the apiserver, as in production.
  */
 import type { AgentEndpoint } from "../../src/agent-client/agent-client";
-import { AGENT_SERVER_NAME, nodeAudience } from "../../src/agent-api/identity";
+import { AGENT_SERVER_NAME, nodeAudience } from "../../src/agent-api/auth";
 import { issueAgentCertificates, type AgentCertificates } from "../../src/components/agent-certificates";
 import { agentTlsSecretName } from "../../src/components/agent-tls";
 import { loadCrdManifests, defaultCrdDirectory } from "../../src/components/crds";

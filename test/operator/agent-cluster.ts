@@ -7,7 +7,7 @@
 import * as fs from "node:fs";
 import { agentClient } from "../../src/agent-client/agent-client";
 import type { Transport } from "../../src/kube/http";
-import { AGENT_SERVER_NAME } from "../../src/agent-api/identity";
+import { AGENT_SERVER_NAME } from "../../src/agent-api/auth";
 import { issueAgentCertificates } from "../../src/components/agent-certificates";
 import { operatorTokenRules } from "../../src/components/operator-workload";
 import { tokenRequests } from "../../src/operator/agents/token-request";

@@ -16,7 +16,7 @@ import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
 import { AGENT_NAMESPACE, eventually, lvmNodesPath, must, setsPath } from "./env";
 import type { LVMNodeSpec } from "../../src/api";
-import { AGENT_SERVER_NAME } from "../../src/agent-api/identity";
+import { AGENT_SERVER_NAME } from "../../src/agent-api/auth";
 import { issueAgentCertificates } from "../../src/components/agent-certificates";
 import { AgentDriver, type AgentTls } from "../../src/operator/agents/driver";
 import { tokenRequests } from "../../src/operator/agents/token-request";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { nodeAudience } from "../../../src/agent-api/identity";
+import { nodeAudience } from "../../../src/agent-api/auth";
 import type { NodeSelector } from "../../../src/api";
 import { matchesNodeSelector } from "../../../src/planner/node-selector";
 import type { AgentEndpoint } from "../../../src/agent-client/agent-client";

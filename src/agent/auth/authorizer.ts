@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { nodeAudience } from "../../agent-api/identity";
+import { nodeAudience } from "../../agent-api/auth";
 import { API_GROUP } from "../../api";
 import type { KubeAuthClient, ResourceAttributes, ReviewedUser } from "./kube-auth";
 import { TtlCache } from "./ttl-cache";

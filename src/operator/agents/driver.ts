@@ -62,7 +62,7 @@ export interface AgentDriverOptions {
 /**
  * HTTPS: the agents' CA (PEM, read on every call so a rotated CA is picked up) is the only trust
  * anchor, never the system roots, and every agent's certificate must name `serverName`
- * (src/agent-api/identity.ts AGENT_SERVER_NAME). "plain-http": no TLS (`--agent-allow-plain-http`).
+ * (src/agent-api/auth.ts AGENT_SERVER_NAME). "plain-http": no TLS (`--agent-allow-plain-http`).
  */
 export type AgentTls = { readonly ca: () => Promise<string>; readonly serverName: string } | "plain-http";
 

@@ -1,4 +1,4 @@
-import { nodeAudience } from "../../agent-api/identity";
+import { nodeAudience } from "../../agent-api/auth";
 import type { Clock } from "../../kube/clock";
 import type { KubeClient } from "../../kube/client";
 import { SERVICE_ACCOUNTS } from "../../kube/resources";
@@ -18,7 +18,7 @@ export const NODE_TOKEN_SECONDS = 600;
 
 /**
  * The operator's token for one node's agent: a TokenRequest for the operator's own service account
- * with audience `pulumi-lvm-agent/<node>` (src/agent-api/identity.ts), which only that node's agent
+ * with audience `pulumi-lvm-agent/<node>` (src/agent-api/auth.ts), which only that node's agent
  * accepts. A token is reused until half its lifetime is gone (an apply that starts with it may run
  * for hours: the agent checks it once, at the start), then renewed; concurrent calls for a node
  * share one request. Entries of nodes no longer called expire and are dropped. Tokens are never
