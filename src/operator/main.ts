@@ -1,7 +1,7 @@
-import { readFile } from "node:fs/promises";
 import type { AddressInfo } from "node:net";
 import { agentClient } from "../agent-client/agent-client";
 import type { AgentTls } from "./agents/driver";
+import { agentCaFromFile } from "./agents/file-source";
 import { tokenFromFile, type AgentTokenSource } from "./agents/token-file";
 import { serviceAccountOfToken, tokenRequests } from "./agents/token-request";
 import { systemClock, type Clock } from "../kube/clock";
@@ -54,7 +54,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const agentTls: AgentTls =
     config.agents.tls === "plain-http"
       ? "plain-http"
-      : { ca: readCa(config.agents.tls.caFile), serverName: config.agents.tls.serverName };
+      : { ca: agentCaFromFile(config.agents.tls.caFile), serverName: config.agents.tls.serverName };
   const operator = new Operator({
     kube,
     clock,
@@ -100,23 +100,6 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       log({ msg: "stopped" });
     })());
   return { config, url, operator, stop };
-}
-
-/** The agents' CA, re-read on every call (it may be rotated); a missing CA is an error, never the system roots. */
-function readCa(file: string): () => Promise<string> {
-  return async () => {
-    let pem: string;
-    try {
-      pem = await readFile(file, "utf8");
-    } catch (e) {
-      throw new Error(
-        `cannot read the agents' CA ${file} (--agent-ca-file; --agent-allow-plain-http to call them without TLS): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      );
-    }
-    if (!pem.includes("-----BEGIN CERTIFICATE-----"))
-      throw new Error(`the agents' CA ${file} (--agent-ca-file) holds no PEM certificate`);
-    return pem;
-  };
 }
 
 /**

@@ -1,4 +1,4 @@
-import { readFile } from "node:fs/promises";
+import { fileSource } from "./file-source";
 
 /**
  * The operator's token for one node's agent. By default a TokenRequest per node, bound to that
@@ -13,17 +13,7 @@ export type AgentTokenSource = (node: string) => Promise<string>;
  * the others. The token is never logged.
  */
 export function tokenFromFile(file: string): AgentTokenSource {
-  return async () => {
-    let text: string;
-    try {
-      text = await readFile(file, "utf8");
-    } catch (e) {
-      throw new Error(
-        `cannot read the agent token ${file} (--agent-token-file): ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
-      );
-    }
-    const token = text.trim();
-    if (!token) throw new Error(`the agent token file ${file} is empty`);
-    return token;
-  };
+  return fileSource<string>(file, "the agent token", "--agent-token-file", (text) =>
+    text.trim() ? { value: text.trim() } : { problem: `the agent token file ${file} is empty` },
+  );
 }
