@@ -44,6 +44,7 @@ test("npm pack holds the compiled code, the CRDs and the docs, and nothing of th
   for (const needed of [
     "package.json",
     "README.md",
+    "LICENSE",
     "dist/src/index.js",
     "dist/src/index.d.ts",
     "dist/src/cli/main.js",
