@@ -47,6 +47,19 @@ describe("pulumi-lvm inventory", () => {
     });
   });
 
+  it("the summary counts devices that could not be probed and devices not found", async () => {
+    const r = await cli(["--node", "edge-1"], async (options) => ({
+      ...recorded,
+      name: options.node,
+      probed: ["/dev/sdb"],
+      probeErrors: { "/dev/vda": "wipefs: exit 1" },
+      missingDevices: ["/dev/sdz", "/dev/sdy"],
+    }));
+    expect(r.stderr.trimEnd().split("\n").at(-1)).toMatch(
+      /: node "edge-1": done in [\d.]+ s; 1 device probed, 1 could not be probed \(probeErrors\), 2 not found$/,
+    );
+  });
+
   it("--quiet: no progress, the same JSON", async () => {
     const discover: Discover = async (options, progress) => {
       progress("lsblk: exit 0, 1 ms");

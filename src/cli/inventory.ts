@@ -79,8 +79,9 @@ export async function runInventory(
   }
   const probed = inventory.probed?.length ?? 0;
   const missing = inventory.missingDevices?.length ?? 0;
+  const unprobed = Object.keys(inventory.probeErrors ?? {}).length;
   progress(
-    `node "${node}": done in ${((clock() - started) / 1000).toFixed(1)} s; ${probed} device${probed === 1 ? "" : "s"} probed${missing ? `, ${missing} not found` : ""}`,
+    `node "${node}": done in ${((clock() - started) / 1000).toFixed(1)} s; ${probed} device${probed === 1 ? "" : "s"} probed${unprobed ? `, ${unprobed} could not be probed (probeErrors)` : ""}${missing ? `, ${missing} not found` : ""}`,
   );
   io.stdout(`${JSON.stringify({ nodes: [inventory] }, null, 2)}\n`);
   return 0;
