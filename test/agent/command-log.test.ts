@@ -7,45 +7,32 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import {
-  commandLog,
-  commandLogLines,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  writeTokenFile,
-  type AgentProcess,
-} from "./harness";
+import { agentTestbed } from "../support/agent/testbed";
+import { commandLog, commandLogLines, request, thickSpec } from "./harness";
 
 jest.setTimeout(120_000);
 
-let scratch: Scratch;
-let agent: AgentProcess | undefined;
 const marker = `sleep 36${randomBytes(2).readUInt16BE() % 90}.25`; // unique per run
 
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("command-log");
-});
-
-afterAll(async () => {
-  await agent?.kill9();
+const bed = agentTestbed("command-log", {
+  end: "kill9",
   // The hung wrapper runs in its own process group and outlives the agent: end it by its pid.
-  try {
-    for (const pid of execFileSync("pgrep", ["-f", marker], { encoding: "utf8" }).split("\n").filter(Boolean))
-      process.kill(Number(pid), "SIGKILL");
-  } catch {
-    /* none left */
-  }
-  scratch?.cleanup();
+  beforeCleanup: () => {
+    try {
+      for (const pid of execFileSync("pgrep", ["-f", marker], { encoding: "utf8" })
+        .split("\n")
+        .filter(Boolean))
+        process.kill(Number(pid), "SIGKILL");
+    } catch {
+      /* none left */
+    }
+  },
 });
 
 it("after kill -9 during a command, the log names that command as started and not ended", async () => {
-  const [L1] = [scratch.loop()];
+  const [L1] = [bed.scratch.loop()];
   const vg = `agt-clog-${randomBytes(3).toString("hex")}`;
-  const wrapper = scratch.path("hang-vgcreate.sh");
+  const wrapper = bed.scratch.path("hang-vgcreate.sh");
   fs.writeFileSync(
     wrapper,
     [
@@ -57,15 +44,12 @@ it("after kill -9 during a command, the log names that command as started and no
     ].join("\n"),
     { mode: 0o755 },
   );
-  const token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-clog" } }).op!;
-  agent = await startAgent({
+  const { agent, token } = await bed.start({
     node: "node-clog",
     devices: [L1],
-    ...scratch.agentFiles(),
-    auth: { tokenFile: scratch.path("tokens") },
     extraArgs: ["--command-prefix", wrapper],
   });
-  const log = scratch.path("commands.jsonl");
+  const log = bed.scratch.path("commands.jsonl");
   const spec = thickSpec(vg, [L1]);
   const plan = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });
   expect(plan.status).toBe(200);

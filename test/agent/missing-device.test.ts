@@ -7,23 +7,19 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  commandLog,
-  isWrite,
-  lvm,
-  pvs,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  writeTokenFile,
-  type AgentProcess,
-} from "./harness";
+import { agentTestbed } from "../support/agent/testbed";
+import { commandLog, isWrite, lvm, pvs, request, thickSpec, type AgentProcess } from "./harness";
 
 jest.setTimeout(120_000);
 
-let scratch: Scratch;
+const bed = agentTestbed("missing-device", {
+  // Back again (under whatever loop number is free), so cleanup removes the group whole.
+  beforeCleanup: () => {
+    if (!L2File) return;
+    const again = execFileSync("losetup", ["--find", "--show", L2File], { encoding: "utf8" }).trim();
+    bed.scratch.loops.push(again);
+  },
+});
 let agent: AgentProcess | undefined;
 let token: string;
 let L1: string, L2: string;
@@ -33,19 +29,11 @@ const VG = `agt-miss-${randomBytes(3).toString("hex")}`;
 const spec = () => thickSpec(VG, [L1, L2]);
 
 beforeAll(async () => {
-  requireHostTier();
-  scratch = new Scratch("missing-device");
-  [L1, L2] = [scratch.loop(), scratch.loop()];
+  [L1, L2] = [bed.scratch.loop(), bed.scratch.loop()];
   L2File = execFileSync("losetup", ["--noheadings", "--output", "BACK-FILE", L2], {
     encoding: "utf8",
   }).trim();
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-miss" } }).op!;
-  agent = await startAgent({
-    node: "node-miss",
-    devices: [L1, L2],
-    ...scratch.agentFiles(),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
+  ({ agent, token } = await bed.start({ node: "node-miss", devices: [L1, L2] }));
   const plan = await request(agent.url, "POST", "/v1/plan", { token, body: { spec: spec() } });
   expect(plan.status).toBe(200);
   const applied = await request(agent.url, "POST", "/v1/apply", {
@@ -55,16 +43,6 @@ beforeAll(async () => {
   if (applied.status !== 200) throw new Error(`apply: HTTP ${applied.status}: ${applied.text}`);
   L2Uuid = pvs([L1, L2]).find((p) => p.pv_name === L2)!.pv_uuid;
   execFileSync("losetup", ["--detach", L2]);
-});
-
-afterAll(async () => {
-  await agent?.stop();
-  // Back again (under whatever loop number is free), so cleanup removes the group whole.
-  if (L2File) {
-    const again = execFileSync("losetup", ["--find", "--show", L2File], { encoding: "utf8" }).trim();
-    scratch.loops.push(again);
-  }
-  scratch?.cleanup();
 });
 
 it("inventory answers: the missing physical volume by its UUID, the missing device by name", async () => {
@@ -82,7 +60,7 @@ it("inventory answers: the missing physical volume by its UUID, the missing devi
 });
 
 it("plan changes nothing in the group and says why, naming the volume group and the PV", async () => {
-  const before = commandLog(scratch.path("commands.jsonl")).length;
+  const before = commandLog(bed.scratch.path("commands.jsonl")).length;
   const plan = await request(agent!.url, "POST", "/v1/plan", { token, body: { spec: spec() } });
   expect({ status: plan.status, text: plan.status === 200 ? "" : plan.text }).toEqual({
     status: 200,
@@ -93,7 +71,7 @@ it("plan changes nothing in the group and says why, naming the volume group and 
   expect(plan.json.blocked).toEqual([
     expect.objectContaining({ volumeGroup: VG, reason: expect.stringContaining(L2Uuid) }),
   ]);
-  expect(commandLog(scratch.path("commands.jsonl")).slice(before).filter(isWrite)).toEqual([]);
+  expect(commandLog(bed.scratch.path("commands.jsonl")).slice(before).filter(isWrite)).toEqual([]);
   // lvm itself still sees the group with one PV missing: nothing was reduced.
   expect(lvm([L1], ["vgs", "--noheadings", "-o", "pv_count,vg_missing_pv_count", VG], true).trim()).toMatch(
     /^2\s+1$/,

@@ -5,40 +5,19 @@
  */
 import * as net from "node:net";
 import { randomBytes } from "node:crypto";
-import {
-  membersOf,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  writeTokenFile,
-  type AgentProcess,
-} from "./harness";
+import { agentTestbed } from "../support/agent/testbed";
+import { membersOf, request, thickSpec, type AgentProcess } from "./harness";
 
 jest.setTimeout(120_000);
 
-let scratch: Scratch;
+const bed = agentTestbed("raw-requests");
 let agent: AgentProcess | undefined;
 let token: string;
 let L1: string;
 
 beforeAll(async () => {
-  requireHostTier();
-  scratch = new Scratch("raw-requests");
-  L1 = scratch.loop();
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-raw" } }).op!;
-  agent = await startAgent({
-    node: "node-raw",
-    devices: [L1],
-    ...scratch.agentFiles(),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
-});
-
-afterAll(async () => {
-  await agent?.stop();
-  scratch?.cleanup();
+  L1 = bed.scratch.loop();
+  ({ agent, token } = await bed.start({ node: "node-raw", devices: [L1] }));
 });
 
 /** Writes `bytes` to the agent's port and returns everything it answers until it closes (or 5 s). */

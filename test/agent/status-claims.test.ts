@@ -6,43 +6,17 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  lvm,
-  membersOf,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  writeTokenFile,
-  type AgentProcess,
-} from "./harness";
+import { agentTestbed } from "../support/agent/testbed";
+import { lvm, membersOf, request, thickSpec } from "./harness";
 
 jest.setTimeout(120_000);
 
-let scratch: Scratch;
-let agent: AgentProcess | undefined;
-
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("status-claims");
-});
-
-afterAll(async () => {
-  await agent?.stop();
-  scratch?.cleanup();
-});
+const bed = agentTestbed("status-claims");
 
 it("a volume group smaller than the approved plan claimed is Degraded, naming the device, not Ready", async () => {
-  const [L1, L2] = [scratch.loop(), scratch.loop()];
+  const [L1, L2] = [bed.scratch.loop(), bed.scratch.loop()];
   const vg = `agt-claim-${randomBytes(3).toString("hex")}`;
-  const token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-claim" } }).op!;
-  agent = await startAgent({
-    node: "node-claim",
-    devices: [L1, L2],
-    ...scratch.agentFiles(),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
+  const { agent, token } = await bed.start({ node: "node-claim", devices: [L1, L2] });
   const spec = thickSpec(vg, [L1, L2]);
   const plan = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });
   const applied = await request(agent.url, "POST", "/v1/apply", {

@@ -4,45 +4,18 @@
  * would refuse both. Real agent, real loop devices, the other tenant's group made by the test.
  */
 import { randomBytes } from "node:crypto";
-import {
-  lvm,
-  pvs,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  vgs,
-  writeTokenFile,
-  type AgentProcess,
-} from "./harness";
+import { agentTestbed } from "../support/agent/testbed";
+import { lvm, pvs, request, thickSpec, vgs } from "./harness";
 
 jest.setTimeout(120_000);
 
-let scratch: Scratch;
-let agent: AgentProcess | undefined;
-
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("vg-names");
-});
-
-afterAll(async () => {
-  await agent?.stop();
-  scratch?.cleanup();
-});
+const bed = agentTestbed("vg-names");
 
 it("refuses (409) a volume group name another tenant's devices already use, writing nothing", async () => {
-  const [mine, theirs] = [scratch.loop(), scratch.loop()];
+  const [mine, theirs] = [bed.scratch.loop(), bed.scratch.loop()];
   const name = `agt-hostile-${randomBytes(3).toString("hex")}`;
   lvm([theirs], ["vgcreate", name, theirs]); // the other tenant's group, outside this agent's --devices
-  const token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-a" } }).op!;
-  agent = await startAgent({
-    node: "node-a",
-    devices: [mine],
-    ...scratch.agentFiles(),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
+  const { agent, token } = await bed.start({ node: "node-a", devices: [mine] });
   const spec = thickSpec(name, [mine]);
   const plan = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });
   expect(plan.status).toBe(200);
