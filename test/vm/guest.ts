@@ -27,7 +27,7 @@ import * as fs from "node:fs";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
-import { freePort } from "../net";
+import { freePorts } from "../net";
 
 /* ----------------------------------------------------------------------------- options ---- */
 
@@ -479,7 +479,9 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
   });
 
   const ports = new Map<number, number>();
-  for (const p of [COMMAND_PORT, ...forwardPorts]) ports.set(p, await freePort());
+  const guestPorts = [COMMAND_PORT, ...forwardPorts];
+  const hostPorts = await freePorts(guestPorts.length);
+  guestPorts.forEach((p, i) => ports.set(p, hostPorts[i]!));
   const cmdPort = ports.get(COMMAND_PORT)!;
 
   const bootTimesMs: number[] = [];
