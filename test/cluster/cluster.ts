@@ -13,6 +13,7 @@
  */
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { ALLOWED_TOOLS } from "../../src/agent/lvm-runner";
 import { ControlPlane, signClientCert, startControlPlane } from "../env/cluster";
 import { DiskSpec, Guest, REPO_ROOT, startGuest } from "../vm/guest";
 import { writeGuestFile } from "../vm/guest-agent";
@@ -168,6 +169,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         STATE_MOUNT: NODE_PATHS.stateMount,
         SERVICE_IP: KUBERNETES_SERVICE_IP,
         API_TARGET: `${HOST_FROM_GUEST}:${apiPort}`,
+        // Every tool the agent may run (its runner's allow-list), as the node's own tools.
+        HOST_TOOLS: ALLOWED_TOOLS.join(" "),
       },
     });
     const read = (f: string) => fs.readFileSync(path.join(cp!.dataDir, f), "utf8");

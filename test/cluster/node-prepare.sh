@@ -12,8 +12,9 @@
 #   STATE_MOUNT   where to mount it
 #   SERVICE_IP    the `kubernetes` Service's ClusterIP
 #   API_TARGET    <ip>:<port> of the apiserver as the guest reaches it
+#   HOST_TOOLS    the tools the agent runs on the node (its runner's allow-list: lvm, vgs, pvcreate, lsblk, ...)
 set -euo pipefail
-: "${KMOD_ROOT:?}" "${KVER:?}" "${MODULES:?}" "${STATE_SERIAL:?}" "${STATE_MOUNT:?}" "${SERVICE_IP:?}" "${API_TARGET:?}"
+: "${KMOD_ROOT:?}" "${KVER:?}" "${MODULES:?}" "${STATE_SERIAL:?}" "${STATE_MOUNT:?}" "${SERVICE_IP:?}" "${API_TARGET:?}" "${HOST_TOOLS:?}"
 
 step() { echo "node-prepare: $*"; }
 
@@ -52,15 +53,18 @@ for chain in OUTPUT PREROUTING; do
 done
 
 step "the node's host tools in pid 1's root"
-# Host-namespace tools (lvmd's `nsenter -m -t 1 /sbin/lvm`, the agent's `nsenter --target 1 ... lvm`,
-# lsblk, wipefs, blkid) enter pid 1's mount namespace, whose root is pid 1's. On a real node that is
-# the node's root; in this guest pid 1 is the initramfs init and the node's root is its chroot /host,
-# so the initramfs gets wrappers that run the node's tools in that chroot: /sbin/lvm (lvmd's absolute
-# path) and /usr/local/sbin/* (first in the agent's PATH, before busybox's own blkid).
+# Host-namespace tools (lvmd's `nsenter -m -t 1 /sbin/lvm`, the agent's `nsenter --target 1 ... vgs`,
+# pvcreate, lsblk, wipefs, blkid, ...) enter pid 1's mount namespace, whose root is pid 1's. On a real
+# node that is the node's root; in this guest pid 1 is the initramfs init and the node's root is its
+# chroot /host, so the initramfs gets wrappers that run the node's tools in that chroot: /sbin/lvm
+# (lvmd's absolute path) and /usr/local/sbin/<each of HOST_TOOLS> (first in the agent's PATH, before
+# busybox's own blkid). The lvm commands keep their names (vgs -> /sbin/vgs, lvm's own symlink).
 mkdir -p /proc/1/root/usr/local/sbin
-for tool in /sbin/lvm /usr/local/sbin/lvm /usr/local/sbin/lsblk /usr/local/sbin/wipefs /usr/local/sbin/blkid; do
+wrappers=(/sbin/lvm)
+for name in $HOST_TOOLS; do wrappers+=("/usr/local/sbin/$name"); done
+for tool in "${wrappers[@]}"; do
   name=$(basename "$tool")
-  real=$(command -v "$name")
+  real=$(command -v "$name") || { echo "node-prepare: the node has no $name" >&2; exit 1; }
   printf '#!/bin/sh\n# Written by test/cluster/node-prepare.sh: the node'"'"'s %s in the node'"'"'s root (/host).\nexec chroot /host %s "$@"\n' \
     "$name" "$real" >"/proc/1/root$tool"
   chmod 0755 "/proc/1/root$tool"
