@@ -7,62 +7,12 @@
 import * as os from "node:os";
 import * as v8 from "node:v8";
 import * as vm from "node:vm";
-import type { LVMNodeSet } from "../../src/api";
 import { syntheticNodeInventories } from "../../src/inventory/synthetic";
 import { planNodes } from "../../src/planner";
+import { BENCH_NODE_SET } from "./node-set";
 
 const DEVICES_PER_NODE = 24;
 const GOAL = { nodes: 5000, ms: 1000 };
-
-/** Matches the synthetic fleet: its owned group vg-pulumi (NVMe, thin pool "thinpool" at 90%) plus a wildcard HDD group. */
-export const BENCH_NODE_SET: LVMNodeSet = {
-  apiVersion: "lvm.topolvm.io/v2alpha1",
-  kind: "LVMNodeSet",
-  metadata: { name: "bench" },
-  spec: {
-    nodeSelector: {
-      nodeSelectorTerms: [
-        { matchExpressions: [{ key: "node-role.kubernetes.io/storage", operator: "In", values: ["true"] }] },
-      ],
-    },
-    template: {
-      volumeGroups: [
-        {
-          name: "vg-pulumi",
-          deviceSelector: {
-            deviceSelectorTerms: [
-              { matchExpressions: [{ key: "model", operator: "In", values: ["SAMSUNG MZQL21T9"] }] },
-            ],
-          },
-        },
-        {
-          name: "vg-hdd",
-          minDeviceSize: "100Gi",
-          deviceSelector: {
-            deviceSelectorTerms: [
-              {
-                matchExpressions: [
-                  { key: "kname", operator: "Any" },
-                  { key: "rotational", operator: "In", values: ["true"] },
-                ],
-              },
-            ],
-          },
-        },
-      ],
-      deviceClasses: [
-        {
-          name: "fast",
-          strategy: "Thin",
-          volumeGroup: "vg-pulumi",
-          default: true,
-          thin: { poolName: "thinpool", sizePercent: 90, overprovisionRatio: 10 },
-        },
-        { name: "bulk", strategy: "Thick", volumeGroup: "vg-hdd" },
-      ],
-    },
-  },
-};
 
 export interface BenchRow {
   readonly nodes: number;
