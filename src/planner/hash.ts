@@ -32,9 +32,11 @@ function sortedCopy(v: unknown): unknown {
   if (Array.isArray(v)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const item = sortedCopy(v[i]);
+      const element: unknown = v[i];
+      if (element === null || typeof element !== "object") continue; // most are strings (argv, reasons)
+      const item = sortedCopy(element);
       if (item === INDEX_KEY) return INDEX_KEY;
-      if (item !== v[i]) (out ??= v.slice())[i] = item;
+      if (item !== element) (out ??= v.slice())[i] = item;
     }
     return out ?? v;
   }
@@ -47,6 +49,7 @@ function sortedCopy(v: unknown): unknown {
     if (previous !== undefined && previous > key) return sortedObjectCopy(record);
     previous = key;
     const value = record[key];
+    if (value === null || typeof value !== "object") continue;
     const item = sortedCopy(value);
     if (item === INDEX_KEY) return INDEX_KEY;
     if (item !== value) return sortedObjectCopy(record);
