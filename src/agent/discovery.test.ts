@@ -1,5 +1,8 @@
 import { CommandRefusedError, type Runner } from "./lvm-runner";
-import { readOnlyRefusal, readOnlyRunner } from "./discovery";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { hostDiscoveryDeps, readOnlyRefusal, readOnlyRunner } from "./discovery";
 
 describe("readOnlyRunner", () => {
   it.each([
@@ -28,5 +31,35 @@ describe("readOnlyRunner", () => {
     };
     await expect(readOnlyRunner(run)(argv)).rejects.toBeInstanceOf(CommandRefusedError);
     expect(ran).toEqual([]);
+  });
+});
+
+describe("hostDiscoveryDeps", () => {
+  const run: Runner = async (a) => ({ argv: a, stdout: "", stderr: "", durationMs: 0 });
+  const deps = hostDiscoveryDeps(run);
+  let dir: string;
+  beforeAll(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "host-deps-"))));
+  afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("reads kernel files (sysfs, procfs, /dev) as they are, undefined when missing", async () => {
+    expect(await deps.readFile("/proc/self/mountinfo")).toBe(fs.readFileSync("/proc/self/mountinfo", "utf8"));
+    expect(await deps.readFile("/proc/self/no-such-file")).toBeUndefined();
+    expect(await deps.readFile("/sys/class/block/no-such-device/size")).toBeUndefined();
+    expect(await deps.readdir("/dev")).toEqual(fs.readdirSync("/dev"));
+    expect(await deps.readdir("/sys/class/block/no-such-device/holders")).toBeUndefined();
+    expect(await deps.readlink("/proc/self/cwd")).toBe(process.cwd());
+    expect(await deps.readlink("/dev/null")).toBeUndefined(); // a device node, not a link
+    expect(await deps.readBytes("/proc/self/no-such-file")).toBeUndefined();
+  });
+
+  it("reads other files too, undefined when missing", async () => {
+    fs.writeFileSync(path.join(dir, "f"), "text");
+    fs.symlinkSync("f", path.join(dir, "l"));
+    expect(await deps.readFile(path.join(dir, "f"))).toBe("text");
+    expect(Buffer.from((await deps.readBytes(path.join(dir, "f")))!).toString()).toBe("text");
+    expect(await deps.readFile(path.join(dir, "missing"))).toBeUndefined();
+    expect(await deps.readdir(dir)).toEqual(["f", "l"]);
+    expect(await deps.readlink(path.join(dir, "l"))).toBe("f");
+    expect(await deps.readlink(path.join(dir, "f"))).toBeUndefined();
   });
 });

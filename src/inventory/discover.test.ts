@@ -122,11 +122,23 @@ describe("discoverNode against a fake of the recording machine", () => {
     expect(calls.filter((a) => a[0] === "blkid").every((a) => a[1] === "-p")).toBe(true);
   });
 
-  it("probes whole devices and partitions, each once", async () => {
+  it("probes whole devices and partitions, each once; blkid only partitions and devices with signatures", async () => {
     const { deps, calls, recorded } = recordedMachine();
     await discoverNode(deps, { node: "n" });
     expect(calls.filter((a) => a[0] === "wipefs").flatMap(wipefsDevices)).toEqual(recorded.probed);
-    expect(calls.filter((a) => a[0] === "blkid").map((a) => a.at(-1))).toEqual(recorded.probed);
+    const signed = new Set((recorded.signatures as { device: string }[]).map((s) => `/dev/${s.device}`));
+    const blkidAsked = recorded.probed!.filter((d) => signed.has(d) || /loop\d+p\d+$/.test(d));
+    expect(blkidAsked).toEqual([
+      "/dev/loop3",
+      "/dev/loop4",
+      "/dev/loop5",
+      "/dev/loop5p1",
+      "/dev/loop5p2",
+      "/dev/loop7",
+      "/dev/loop8",
+      "/dev/loop9",
+    ]);
+    expect(calls.filter((a) => a[0] === "blkid").map((a) => a.at(-1))).toEqual(blkidAsked);
   });
 
   it("with an allow-list, asks lsblk and lvm about those devices only and filters mounts and swaps", async () => {
@@ -232,20 +244,22 @@ describe("discoverNode against a fake of the recording machine", () => {
   it("records a failed probe instead of failing, and reports that device as not probed", async () => {
     const { deps, recorded } = recordedMachine();
     const busy = recorded.probed![2]!;
+    // blkid runs on a device with signatures (loop3; not on a blank whole device, see withBlkid).
+    const blkidFails = "/dev/loop3";
     const run: DiscoveryDeps["run"] = async (argv) => {
       if (argv[0] === "wipefs" && wipefsDevices(argv).includes(busy))
         throw Object.assign(new Error("exit status 1: Device or resource busy"), { exitCode: 1 });
-      if (argv[0] === "blkid" && argv.at(-1) === recorded.probed![0])
+      if (argv[0] === "blkid" && argv.at(-1) === blkidFails)
         throw Object.assign(new Error("exit status 4: usage error"), { exitCode: 4 });
       return deps.run(argv);
     };
     const raw = await discoverNode({ ...deps, run }, { node: "n" });
     expect(raw.probeErrors).toEqual({
       [busy]: `wipefs --json --no-act --output DEVICE,OFFSET,TYPE,UUID,LABEL,LENGTH,USAGE ${busy}: exit status 1: Device or resource busy`,
-      [recorded.probed![0]!]: `blkid -p -o export ${recorded.probed![0]}: exit status 4: usage error`,
+      [blkidFails]: `blkid -p -o export ${blkidFails}: exit status 4: usage error`,
     });
     const inv = parseNodeInventory(raw);
-    expect(inv.devices.filter((d) => !d.probed).map((d) => d.kname)).toEqual([recorded.probed![0], busy]);
+    expect(inv.devices.filter((d) => !d.probed).map((d) => d.kname)).toEqual([busy, blkidFails]);
   });
 
   it("records lvm: null when lvm is not installed, and fails naming lvm when it fails otherwise", async () => {

@@ -2,7 +2,7 @@ import type { LVMNodeSpec, VolumeGroup } from "../api";
 import { isWildcardSelector } from "../api";
 import type { BlockDevice } from "../inventory/types";
 import type { WipeSignature } from "./types";
-import { matchDeviceSelector, type SelectorMatch } from "./device-selector";
+import { matchDeviceSelector, type CompiledRequirements, type SelectorMatch } from "./device-selector";
 import { eligibility } from "./filters";
 import { displayName, joinNames, sortNatural, type NodeIndex } from "./node-index";
 import type { Member, Ownership, SpecVolumeGroupState } from "./ownership";
@@ -55,12 +55,13 @@ export function resolveClaims(
   ownership: Ownership,
   ids: ReadonlyMap<string, string>,
   adoptOrphanPvs: ReadonlySet<string> = new Set(),
+  compiled: CompiledRequirements = new Map(),
 ): VolumeGroupClaims[] {
   const groups = spec.volumeGroups.map((vg) => ({
     vg,
     wildcard: isWildcardSelector(vg.deviceSelector),
     state: ownership.vgState(vg.name),
-    match: matchDeviceSelector(vg.deviceSelector, index, ownership.recordedNames),
+    match: matchDeviceSelector(vg.deviceSelector, index, ownership.recordedNames, compiled),
     staying: [] as Member[],
     leaving: [] as Member[],
     joining: [] as Joining[],
@@ -80,7 +81,7 @@ export function resolveClaims(
     for (const r of reasons) if (!e.reasons.includes(r)) e.reasons.push(r);
   };
   const adopts = (d: BlockDevice) => {
-    if (ownership.pvOwner(d.kname)?.kind !== "orphan") return false;
+    if (adoptOrphanPvs.size === 0 || ownership.pvOwner(d.kname)?.kind !== "orphan") return false;
     const uuid = index.pvByKname.get(d.kname)?.uuid;
     return (
       adoptOrphanPvs.has(ids.get(d.kname) ?? "") || (uuid !== undefined && adoptOrphanPvs.has(`pv:${uuid}`))
@@ -88,10 +89,20 @@ export function resolveClaims(
   };
   const check = (g: Group, d: BlockDevice) => eligibility(d, g.vg, index, ownership, adopts(d));
 
+  // Per device: the groups selecting it, those with a fixed selector and the wildcard ones (reused).
+  const selecting: Group[] = [];
+  const fixed: Group[] = [];
+  const wild: Group[] = [];
   for (const d of index.devices) {
-    const n = displayName(d);
-    const selecting = groups.filter((g) => g.match.matched.has(d.kname));
+    selecting.length = fixed.length = wild.length = 0;
+    for (const g of groups)
+      if (g.match.matched.has(d.kname)) {
+        selecting.push(g);
+        (g.wildcard ? wild : fixed).push(g);
+      }
     const owner = ownership.pvOwner(d.kname);
+    if (owner?.kind !== "member" && selecting.length === 0) continue;
+    const n = displayName(d);
     if (owner?.kind === "member") {
       const home = groups.find((g) => g.vg.name === owner.vg)!;
       const member = (home.state as { members: readonly Member[] }).members.find(
@@ -113,9 +124,6 @@ export function resolveClaims(
       }
       continue;
     }
-    if (selecting.length === 0) continue;
-    const fixed = selecting.filter((g) => !g.wildcard);
-    const wild = selecting.filter((g) => g.wildcard);
     const contenders = fixed.length ? fixed : wild;
     if (contenders.length >= 2) {
       const names = contenders.map((g) => g.vg.name);
@@ -132,16 +140,14 @@ export function resolveClaims(
           adopted: adopts(d),
         });
     }
-    if (fixed.length) {
+    if (fixed.length && wild.length) {
       const used = fixed.length === 1 && fixed[0]!.joining.some((j) => j.device === d);
-      for (const g of wild)
-        exclude(g, d, [
-          wildcardReason(
-            n,
-            fixed.map((f) => f.vg.name),
-            used,
-          ),
-        ]);
+      const reason = wildcardReason(
+        n,
+        fixed.map((f) => f.vg.name),
+        used,
+      );
+      for (const g of wild) exclude(g, d, [reason]);
     }
   }
 
@@ -149,9 +155,10 @@ export function resolveClaims(
     const frozen = frozenReason(g.vg.name, g.state);
     const joining = frozen ? [] : g.joining;
     if (frozen) for (const j of g.joining) exclude(g, j.device, [`${displayName(j.device)} ${frozen}`]);
-    const used = new Set([...g.staying.map((m) => m.device.kname), ...joining.map((j) => j.device.kname)]);
-    const devices = sortNatural([...g.excluded.values()], (e) => e.kname);
-    const excluded = [...devices, ...notFoundExclusions(g.match, used, index)];
+    const devices = g.excluded.size ? sortNatural([...g.excluded.values()], (e) => e.kname) : [];
+    const excluded = g.match.notFound.length
+      ? [...devices, ...notFoundExclusions(g.match, usedBy(g.staying, joining), index)]
+      : devices;
     return {
       vg: g.vg,
       wildcard: g.wildcard,
@@ -162,6 +169,11 @@ export function resolveClaims(
       excluded,
     };
   });
+}
+
+/** Knames of a group's devices once the plan has run. */
+function usedBy(staying: readonly Member[], joining: readonly Joining[]): ReadonlySet<string> {
+  return new Set([...staying.map((m) => m.device.kname), ...joining.map((j) => j.device.kname)]);
 }
 
 function conflictReason(n: string, groups: readonly string[]): string {

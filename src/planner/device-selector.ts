@@ -30,17 +30,33 @@ export function matchDeviceSelector(
   selector: DeviceSelector,
   index: NodeIndex,
   recordedNames: ReadonlyMap<string, readonly BlockDevice[]> = new Map(),
+  compiled: CompiledRequirements = new Map(),
 ): SelectorMatch {
   const notFound = new Map<string, Set<string>>();
   const terms = selector.deviceSelectorTerms.map((term) =>
-    term.matchExpressions.map((r) => compileRequirement(r, index, recordedNames, notFound)),
+    term.matchExpressions.map((r) => compileRequirement(r, index, recordedNames, notFound, compiled)),
   );
   const matched = new Set<string>();
-  for (const d of index.devices) if (terms.some((t) => t.every((test) => test(d)))) matched.add(d.kname);
+  for (const d of index.devices) if (anyTermMatches(terms, d)) matched.add(d.kname);
   return {
     matched,
-    notFound: [...notFound].map(([value, alternatives]) => ({ value, alternatives: [...alternatives] })),
+    notFound: notFound.size
+      ? [...notFound].map(([value, alternatives]) => ({ value, alternatives: [...alternatives] }))
+      : NO_VALUES,
   };
+}
+
+const NO_VALUES: readonly NotFoundValue[] = [];
+
+/** Terms are ORed, the tests of a term ANDed (loops: this runs for every device of every node). */
+function anyTermMatches(terms: readonly (readonly Test[])[], d: BlockDevice): boolean {
+  for (let t = 0; t < terms.length; t++) {
+    const tests = terms[t]!;
+    let all = true;
+    for (let i = 0; i < tests.length && all; i++) all = tests[i]!(d);
+    if (all) return true;
+  }
+  return false;
 }
 
 /**
@@ -63,9 +79,32 @@ export function resolveDeviceName(
   return [];
 }
 
-type Test = (d: BlockDevice) => boolean;
+export type Test = (d: BlockDevice) => boolean;
+
+/**
+ * Tests of requirements that do not depend on the node (all but In/NotIn on kname, path, symlink),
+ * compiled once and kept by whoever plans many nodes for one spec (spec-context.ts).
+ */
+export type CompiledRequirements = Map<DeviceRequirement, Test>;
 
 function compileRequirement(
+  r: DeviceRequirement,
+  index: NodeIndex,
+  recordedNames: ReadonlyMap<string, readonly BlockDevice[]>,
+  notFound: Map<string, Set<string>>,
+  compiled: CompiledRequirements,
+): Test {
+  if ((r.operator === "In" || r.operator === "NotIn") && NAME_KEYS.has(r.key))
+    return compileNodeRequirement(r, index, recordedNames, notFound);
+  let test = compiled.get(r);
+  if (!test) compiled.set(r, (test = compileNodeRequirement(r, index, recordedNames, notFound)));
+  return test;
+}
+
+/** Keys whose In/NotIn values name devices, resolved on each node. */
+const NAME_KEYS = new Set<string>(["kname", "path", "symlink"]);
+
+function compileNodeRequirement(
   r: DeviceRequirement,
   index: NodeIndex,
   recordedNames: ReadonlyMap<string, readonly BlockDevice[]>,

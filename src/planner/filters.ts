@@ -57,8 +57,8 @@ export function eligibility(
 ): Eligibility {
   const n = displayName(device);
   const reasons: string[] = [];
-  const wipe: string[] = [];
-  const wipeSignatures: WipeSignature[] = [];
+  let wipe: readonly string[] = NONE;
+  let wipeSignatures: WipeSignature[] | undefined;
 
   const root = index.inventory.unresolvedRootMount;
   if (root)
@@ -77,7 +77,8 @@ export function eligibility(
     KUBERNETES_LOOP_PREFIXES.some((p) => device.backingFile!.startsWith(p))
   )
     reasons.push(`${n} is a loop device backing a Kubernetes volume (${device.backingFile})`);
-  reasons.push(...partitionRole(device, n));
+  const role = partitionRole(device, n);
+  if (role) reasons.push(role);
 
   for (const mp of mountpoints(device))
     reasons.push(mp === "[SWAP]" ? `${n} is in use as swap` : `${n} is mounted at ${mp}`);
@@ -121,15 +122,13 @@ export function eligibility(
     const erasable =
       orphan && !signatureTypes.includes("LVM2_member") ? [...signatureTypes, "LVM2_member"] : signatureTypes;
     if (wipeAllowed(vg)) {
-      wipe.push(...erasable);
-      wipeSignatures.push(
-        ...device.signatures.map((s) => ({
-          type: s.type,
-          ...(s.uuid ? { uuid: s.uuid } : {}),
-          ...(s.label ? { label: s.label } : {}),
-          ...(s.offset ? { offset: s.offset } : {}),
-        })),
-      );
+      wipe = erasable;
+      wipeSignatures = device.signatures.map((s) => ({
+        type: s.type,
+        ...(s.uuid ? { uuid: s.uuid } : {}),
+        ...(s.label ? { label: s.label } : {}),
+        ...(s.offset ? { offset: s.offset } : {}),
+      }));
       if (orphan && !signatureTypes.includes("LVM2_member")) wipeSignatures.push({ type: "LVM2_member" });
     } else {
       if (orphan)
@@ -150,8 +149,8 @@ export function eligibility(
       `${n} is smaller than the minimum device size ${formatBytes(min)} (it has ${formatSize(device.size)})`,
     );
 
-  if (reasons.length || wipe.length === 0) return { reasons, wipe: [] };
-  return { reasons, wipe, wipeSignatures: sortSignatures(wipeSignatures) };
+  if (reasons.length || wipe.length === 0) return { reasons, wipe: NONE };
+  return { reasons, wipe, wipeSignatures: sortSignatures(wipeSignatures ?? []) };
 }
 
 function sortSignatures(list: WipeSignature[]): WipeSignature[] {
@@ -169,16 +168,18 @@ function minimumSize(vg: VolumeGroup): number {
   return bytes;
 }
 
-function partitionRole(device: BlockDevice, n: string): string[] {
+/** Why a partition cannot be used for its role (boot, reserved, extended), if so. */
+function partitionRole(device: BlockDevice, n: string): string | undefined {
+  if (device.parttype === undefined && device.partlabel === undefined) return undefined;
   const type = device.parttype?.trim().toLowerCase();
   const label = device.partlabel?.trim() ?? "";
   if ((type && BOOT_PARTITION_TYPES.has(type)) || /boot|efi|bios/i.test(label) || /^esp$/i.test(label))
-    return [`${n} was used as a boot partition and cannot be used`];
+    return `${n} was used as a boot partition and cannot be used`;
   if ((type && RESERVED_PARTITION_TYPES.has(type)) || /reserved/i.test(label))
-    return [`${n} is a reserved partition (${label || type}) and cannot be used`];
+    return `${n} is a reserved partition (${label || type}) and cannot be used`;
   if (type && EXTENDED_PARTITION_TYPES.has(type))
-    return [`${n} is an extended partition, a container for logical partitions`];
-  return [];
+    return `${n} is an extended partition, a container for logical partitions`;
+  return undefined;
 }
 
 const NONE: readonly string[] = [];

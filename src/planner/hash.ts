@@ -18,6 +18,13 @@ export function canonicalJson(value: unknown): string {
 
 const INDEX_KEY = Symbol("an object has an array-index-like key");
 const INDEX_LIKE = /^(0|[1-9]\d*)$/;
+const hasOwn = Object.prototype.hasOwnProperty;
+
+/** A key V8 would list before the others, in numeric order ("0", "17"): only those start with a digit. */
+function indexLike(key: string): boolean {
+  const c = key.charCodeAt(0);
+  return c >= 48 && c <= 57 && INDEX_LIKE.test(key);
+}
 
 /** The value with every object's keys in sorted order; objects and arrays already so are reused. */
 function sortedCopy(v: unknown): unknown {
@@ -25,32 +32,44 @@ function sortedCopy(v: unknown): unknown {
   if (Array.isArray(v)) {
     let out: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const item = sortedCopy(v[i]);
+      const element: unknown = v[i];
+      if (element === null || typeof element !== "object") continue; // most are strings (argv, reasons)
+      const item = sortedCopy(element);
       if (item === INDEX_KEY) return INDEX_KEY;
-      if (item !== v[i]) (out ??= v.slice())[i] = item;
+      if (item !== element) (out ??= v.slice())[i] = item;
     }
     return out ?? v;
   }
+  // The common case, a plan built in key order (plan-objects.ts): walked without allocating anything.
   const record = v as Record<string, unknown>;
-  const keys = Object.keys(record);
-  let inOrder = true;
-  for (let i = 0; i < keys.length; i++) {
-    if (INDEX_LIKE.test(keys[i]!)) return INDEX_KEY;
-    if (i > 0 && keys[i - 1]! > keys[i]!) inOrder = false;
-  }
-  if (!inOrder) keys.sort();
-  const items = new Array<unknown>(keys.length);
-  let changed = !inOrder;
-  for (let i = 0; i < keys.length; i++) {
-    const item = (items[i] = sortedCopy(record[keys[i]!]));
+  let previous: string | undefined;
+  for (const key in record) {
+    if (!hasOwn.call(record, key)) continue;
+    if (indexLike(key)) return INDEX_KEY;
+    if (previous !== undefined && previous > key) return sortedObjectCopy(record);
+    previous = key;
+    const value = record[key];
+    if (value === null || typeof value !== "object") continue;
+    const item = sortedCopy(value);
     if (item === INDEX_KEY) return INDEX_KEY;
-    if (item !== record[keys[i]!]) changed = true;
+    if (item !== value) return sortedObjectCopy(record);
   }
-  if (!changed) return v;
+  return v;
+}
+
+/** A copy of an object with its keys inserted in sorted order (and its members sorted likewise). */
+function sortedObjectCopy(record: Record<string, unknown>): unknown {
+  const keys = Object.keys(record);
+  for (const key of keys) if (indexLike(key)) return INDEX_KEY;
+  keys.sort();
   // No prototype: on a plain object, assigning the key "__proto__" would set the prototype and drop
   // the member from the text (two different specs would share a hash).
   const out: Record<string, unknown> = Object.create(null);
-  for (let i = 0; i < keys.length; i++) out[keys[i]!] = items[i];
+  for (const key of keys) {
+    const item = sortedCopy(record[key]);
+    if (item === INDEX_KEY) return INDEX_KEY;
+    out[key] = item;
+  }
   return out;
 }
 

@@ -15,22 +15,24 @@ import type { NodeIndex } from "./node-index";
  *   4. "kname:<path>": the kernel name path, the only id that does not survive a rename.
  */
 export function deviceIds(index: NodeIndex): ReadonlyMap<string, string> {
-  const hardware = new Map<string, string>();
+  const devices = index.devices;
+  const hardware = new Array<string | undefined>(devices.length);
   const sharedBy = new Map<string, number>();
-  for (const d of index.devices) {
+  for (let i = 0; i < devices.length; i++) {
+    const d = devices[i]!;
     const id = d.parent ? undefined : hardwareId(d);
-    if (!id) continue;
-    hardware.set(d.kname, id);
-    sharedBy.set(id, (sharedBy.get(id) ?? 0) + 1);
+    hardware[i] = id;
+    if (id) sharedBy.set(id, (sharedBy.get(id) ?? 0) + 1);
   }
   const ids = new Map<string, string>();
-  for (const d of index.devices) {
-    const hw = hardware.get(d.kname);
+  for (let i = 0; i < devices.length; i++) {
+    const d = devices[i]!;
+    const hw = hardware[i];
     if (hw && sharedBy.get(hw) === 1) {
       ids.set(d.kname, hw);
       continue;
     }
-    const byId = d.symlinks.filter((l) => l.startsWith("/dev/disk/by-id/")).sort()[0];
+    const byId = firstByIdLink(d.symlinks);
     if (byId) {
       ids.set(d.kname, `by-id:${byId}`);
       continue;
@@ -48,4 +50,12 @@ function hardwareId(d: BlockDevice): string | undefined {
   if (wwn) return `wwn:${wwn}`;
   if (serial) return `serial:${serial}`;
   return undefined;
+}
+
+/** The first /dev/disk/by-id/ link in sort order. */
+function firstByIdLink(links: readonly string[]): string | undefined {
+  let first: string | undefined;
+  for (const l of links)
+    if (l.startsWith("/dev/disk/by-id/") && (first === undefined || l < first)) first = l;
+  return first;
 }

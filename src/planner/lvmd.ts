@@ -62,18 +62,19 @@ export function renderLvmdYaml(config: LvmdConfig): string {
 /**
  * The write-lvmd-config step, if one is needed: when the agent read the current config
  * (`current`, null for no file) and it differs; when it did not (undefined), alongside any other
- * change on the node.
+ * change on the node. `rendered`: the desired config's canonical JSON and YAML, when already known.
  */
 export function lvmdWriteAction(
   desired: LvmdConfig,
   current: LvmdConfig | null | undefined,
   path: string,
   otherChanges: boolean,
+  rendered?: { readonly canonical: string; readonly yaml: string },
 ): PlanAction | undefined {
   const needed =
     current === undefined
       ? otherChanges
-      : current === null || canonicalJson(current) !== canonicalJson(desired);
+      : current === null || canonicalJson(current) !== (rendered?.canonical ?? canonicalJson(desired));
   if (!needed) return undefined;
   const names = desired["device-classes"].map((dc) => dc.name);
   return step(
@@ -82,6 +83,6 @@ export function lvmdWriteAction(
     names.length
       ? `write ${path} with device ${names.length === 1 ? "class" : "classes"} ${names.join(", ")} for TopoLVM's lvmd`
       : `write ${path} with no device classes for TopoLVM's lvmd`,
-    { file: { path, content: renderLvmdYaml(desired) } },
+    { file: { path, content: rendered?.yaml ?? renderLvmdYaml(desired) } },
   );
 }

@@ -41,11 +41,10 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
       throw new InventoryError(inventory.node, `two devices have the kernel name ${d.kname}`);
     byKname.set(d.kname, d);
   }
-  const byName = new Map<string, BlockDevice>();
-  // Symlinks first, then paths, then knames: a device's own kname always wins over a stale link.
-  for (const d of devices) for (const link of d.symlinks) byName.set(link, d);
-  for (const d of devices) byName.set(d.path, d);
-  for (const d of devices) byName.set(d.kname, d);
+  // Every name, built when a name that is not a kernel name is first looked up (kname/path/symlink
+  // selectors, a PV lvm names by another path): most specs select by attributes and never need it.
+  let names: Map<string, BlockDevice> | undefined;
+  const byName = (): ReadonlyMap<string, BlockDevice> => (names ??= namesOf(devices));
 
   const children = new Map<string, Set<string>>();
   const addChild = (parent: string, child: string) => {
@@ -70,7 +69,8 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
   const pvByKname = new Map<string, PhysicalVolume>();
   const missingPvs: PhysicalVolume[] = [];
   for (const pv of inventory.pvs) {
-    const device = byName.get(pv.device);
+    // A kernel name always names its own device (namesOf), so byKname answers most PVs.
+    const device = byKname.get(pv.device) ?? byName().get(pv.device);
     if (device) pvByKname.set(device.kname, pv);
     else missingPvs.push(pv);
   }
@@ -79,7 +79,9 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
     inventory,
     devices,
     byKname,
-    byName,
+    get byName() {
+      return byName();
+    },
     pvByKname,
     missingPvs,
     childrenOf,
@@ -101,6 +103,16 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
   };
 }
 
+/** kname, path and every symlink → the device. */
+function namesOf(devices: readonly BlockDevice[]): Map<string, BlockDevice> {
+  const byName = new Map<string, BlockDevice>();
+  // Symlinks first, then paths, then knames: a device's own kname always wins over a stale link.
+  for (const d of devices) for (const link of d.symlinks) byName.set(link, d);
+  for (const d of devices) byName.set(d.path, d);
+  for (const d of devices) byName.set(d.kname, d);
+  return byName;
+}
+
 /** How a device is named in messages and lvm commands: its path ("/dev/mapper/crypt-a"), else its kname. */
 export function displayName(device: BlockDevice): string {
   return device.path || device.kname;
@@ -117,12 +129,32 @@ export function compareNatural(a: string, b: string): number {
 
 /** Items in natural order of a string of each (computed once per item). */
 export function sortNatural<T>(items: readonly T[], nameOf: (item: T) => string): T[] {
-  return items
-    .map((item) => ({ item, name: nameOf(item), key: naturalKey(nameOf(item)) }))
-    .sort((a, b) =>
-      a.key !== b.key ? (a.key < b.key ? -1 : 1) : a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
-    )
-    .map((x) => x.item);
+  const n = items.length;
+  const names = new Array<string>(n);
+  const keys = new Array<string>(n);
+  let sorted = true;
+  for (let i = 0; i < n; i++) {
+    names[i] = nameOf(items[i]!);
+    keys[i] = naturalKey(names[i]!);
+    if (i > 0 && sorted && compareKeys(keys, names, i - 1, i) > 0) sorted = false;
+  }
+  if (sorted) return items.slice();
+  const order = new Array<number>(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  // Ties (equal names) keep their input order, as a stable sort would.
+  order.sort((a, b) => compareKeys(keys, names, a, b) || a - b);
+  const out = new Array<T>(n);
+  for (let i = 0; i < n; i++) out[i] = items[order[i]!]!;
+  return out;
+}
+
+function compareKeys(keys: readonly string[], names: readonly string[], a: number, b: number): number {
+  const ka = keys[a]!;
+  const kb = keys[b]!;
+  if (ka !== kb) return ka < kb ? -1 : 1;
+  const na = names[a]!;
+  const nb = names[b]!;
+  return na < nb ? -1 : na > nb ? 1 : 0;
 }
 
 /** Keys of recently compared strings: the same kernel names recur on every node. */

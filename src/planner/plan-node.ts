@@ -1,11 +1,12 @@
-import type { DeviceClass, LVMNodeSpec } from "../api";
+import type { LVMNodeSpec } from "../api";
 import type { NodeInventory } from "../inventory/types";
 import { resolveClaims } from "./claims";
 import { canonicalJson, canonicalJsonOnce, sha256Hex } from "./hash";
 import { deviceIds } from "./identity";
-import { DEFAULT_LVMD_CONFIG_PATH, lvmdConfigFor, lvmdWriteAction } from "./lvmd";
+import { DEFAULT_LVMD_CONFIG_PATH, lvmdWriteAction } from "./lvmd";
 import { indexNode } from "./node-index";
 import { ownershipOf } from "./ownership";
+import { specContext } from "./spec-context";
 import { volumeGroupPlan } from "./plan-objects";
 import { planThinPools } from "./thin";
 import type { ActionOp, Blocked, LvmdConfig, NodePlan, PlanAction, VolumeGroupPlan } from "./types";
@@ -60,13 +61,12 @@ export const ACTION_ORDER: readonly ActionOp[] = [
  * Throws InventoryError for an inventory it cannot work from.
  */
 export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: PlanOptions = {}): NodePlan {
+  const context = specContext(spec);
   const index = indexNode(inventory);
   const ids = deviceIds(index);
-  const ownership = ownershipOf(
-    index,
-    spec.volumeGroups.map((vg) => vg.name),
-  );
-  const claims = resolveClaims(spec, index, ownership, ids, new Set(options.adoptOrphanPvs ?? []));
+  const ownership = ownershipOf(index, context.volumeGroupNames);
+  const adopt = options.adoptOrphanPvs?.length ? new Set(options.adoptOrphanPvs) : NO_ADOPTIONS;
+  const claims = resolveClaims(spec, index, ownership, ids, adopt, context.compiled);
 
   const volumeGroups: VolumeGroupPlan[] = [];
   const actions: PlanAction[] = [];
@@ -76,9 +76,8 @@ export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: P
     const vg = planVolumeGroup(c, ids);
     actions.push(...vg.actions);
     blocked.push(...vg.blocked);
-    const classes = (spec.deviceClasses ?? []).filter((dc) => dc.volumeGroup === c.vg.name);
-    if (vg.available) for (const dc of classes) if (dc.strategy === "Thick") readyClasses.add(dc.name);
-    const thinClasses = classes.filter((dc) => dc.strategy === "Thin");
+    const { thick, thin: thinClasses } = context.classesOf(c.vg.name);
+    if (vg.available) for (const dc of thick) readyClasses.add(dc.name);
     let thinPools: VolumeGroupPlan["thinPools"];
     if (vg.available && vg.changeable && vg.geometry && thinClasses.length) {
       const thin = planThinPools({
@@ -114,28 +113,45 @@ export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: P
     );
   }
 
-  const lvmd = lvmdConfigFor(spec, (dc: DeviceClass) => readyClasses.has(dc.name));
+  const lvmd = context.lvmdFor(readyClasses);
   const write = lvmdWriteAction(
-    lvmd,
+    lvmd.config,
     options.currentLvmdConfig,
     options.lvmdConfigPath ?? DEFAULT_LVMD_CONFIG_PATH,
     actions.length > 0,
+    lvmd,
   );
   if (write) actions.push(write);
   const ordered = orderActions(actions);
   return withHash(
-    { actions: ordered, blocked, lvmd, node: inventory.node, selected: true, volumeGroups },
+    { actions: ordered, blocked, lvmd: lvmd.config, node: inventory.node, selected: true, volumeGroups },
     spec,
   );
 }
+
+const NO_ADOPTIONS: ReadonlySet<string> = new Set();
 
 /** Sorts actions into `order`, keeping their relative order within a kind (stable sort). */
 export function orderActions(
   actions: readonly PlanAction[],
   order: readonly ActionOp[] = ACTION_ORDER,
 ): PlanAction[] {
-  const rank = (a: PlanAction) => order.indexOf(a.op);
+  const ranks = rankOf(order);
+  const rank = (a: PlanAction) => ranks.get(a.op) ?? -1;
   return [...actions].sort((a, b) => rank(a) - rank(b));
+}
+
+const ranksByOrder = new WeakMap<readonly ActionOp[], ReadonlyMap<ActionOp, number>>();
+
+/** Each op's position in `order` (its first, as indexOf gives it). */
+function rankOf(order: readonly ActionOp[]): ReadonlyMap<ActionOp, number> {
+  let ranks = ranksByOrder.get(order);
+  if (!ranks) {
+    const map = new Map<ActionOp, number>();
+    order.forEach((op, i) => map.has(op) || map.set(op, i));
+    ranksByOrder.set(order, (ranks = map));
+  }
+  return ranks;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { LVMNodeSetSpec, LVMNodeSpec } from "../api";
 import type { NodeInventory } from "../inventory/types";
-import { compareNatural, joinNames } from "./node-index";
+import { joinNames, sortNatural } from "./node-index";
 import { matchesNodeSelector } from "./node-selector";
 import { planNode, withHash, type PlanOptions } from "./plan-node";
 import { PLAN_API_VERSION, type NodePlan, type PlanDocument } from "./types";
@@ -39,17 +39,16 @@ export function planNodes(
   const sets = Array.isArray(nodeSets) ? (nodeSets as readonly NodeSetInput[]) : [nodeSets as NodeSetInput];
   const specs = sets.map((set) => nodeSpecOf(set.spec));
   const names = sets.map((set, i) => set.metadata?.name ?? `nodeSets[${i}]`);
-  const sorted = [...nodes].sort((a, b) => compareNatural(a.node, b.node));
+  const sorted = sortNatural(nodes, (n) => n.node);
   const empty = { actions: [], blocked: [], lvmd: { "device-classes": [] }, volumeGroups: [] };
   return {
     apiVersion: PLAN_API_VERSION,
     ...(sets.length === 1 && sets[0]!.metadata?.name ? { nodeSet: sets[0]!.metadata.name } : {}),
     nodes: sorted.map((inventory) => {
-      const picking = sets.flatMap((set, i) =>
-        matchesNodeSelector(set.spec.nodeSelector, { name: inventory.node, labels: inventory.labels })
-          ? [i]
-          : [],
-      );
+      const node = { name: inventory.node, labels: inventory.labels };
+      const picking: number[] = [];
+      for (let i = 0; i < sets.length; i++)
+        if (matchesNodeSelector(sets[i]!.spec.nodeSelector, node)) picking.push(i);
       if (picking.length === 0)
         return withHash({ node: inventory.node, selected: false, ...empty }, undefined);
       if (picking.length > 1)

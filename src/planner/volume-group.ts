@@ -69,9 +69,9 @@ export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, s
       id: ids.get(j.device.kname)!,
       size: j.device.size,
       member: false,
-      ...(j.wipe.length ? { wipe: j.wipe } : {}),
-      ...(j.wipe.length && j.wipeSignatures ? { wipeSignatures: j.wipeSignatures } : {}),
-      ...(j.adopted ? { adopted: true } : {}),
+      wipe: j.wipe.length ? j.wipe : undefined,
+      wipeSignatures: j.wipe.length ? j.wipeSignatures : undefined,
+      adopted: j.adopted || undefined,
     }),
   );
   const claimed = [...staying, ...joining];
@@ -160,7 +160,8 @@ export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, s
           deviceId: d.id,
         }),
       );
-  const untagged = [...joining, ...c.staying.filter((m) => !m.recordedKname).map(claim)];
+  const untagged = [...joining];
+  c.staying.forEach((m, i) => m.recordedKname || untagged.push(staying[i]!));
   for (const d of untagged)
     actions.push(
       step(

@@ -5,9 +5,11 @@
  *     once as its lvm commands directly (execFile, same lvm filter) and once as POST /v1/apply to an
  *     agent process (which re-discovers, re-plans, checks the hash and device identities, journals
  *     with fsync, probes each new PV's UUID, writes lvmd.yaml). Median of several rounds; the ratio
- *     agent/direct has a goal of <= 1.10. Also printed: how much of the agent's time is its
- *     re-discovery (GET /v1/inventory on the same devices).
- *  2. Inventory latency: GET /v1/inventory of an agent restricted to 64 loop devices, with the
+ *     agent/direct has a goal of <= 1.00 (issue 18). Also printed: how much of the agent's time is its
+ *     re-discovery (GET /v1/inventory on the same devices). Run twice: with lvm's defaults, and with
+ *     the agent on a synchronous-I/O copy of the host's lvm configuration (--lvm-system-dir,
+ *     src/agent/lvm-system-dir.ts), timing the direct commands both ways (docs/lvm-performance.md).
+ *  2. Inventory latency (goal < 300 ms): GET /v1/inventory of an agent restricted to 64 loop devices, with the
  *     time of each tool's commands during one inventory (from the agent's command log; with
  *     concurrent probes their sum exceeds the wall time).
  *
@@ -30,8 +32,12 @@ import {
   writeTokenFile,
   type AgentProcess,
 } from "../agent/harness";
+import { createLvmRunner } from "../../src/agent/lvm-runner";
+import { writeSyncIoSystemDir } from "../../src/agent/lvm-system-dir";
 
-const GOAL_RATIO = 1.1;
+/** Issue 18: the agent's apply no slower than the same lvm commands run by hand (one process each). */
+const GOAL_RATIO = 1.0;
+const INVENTORY_GOAL_MS = 300;
 const APPLY_DEVICES = 4;
 const INVENTORY_DEVICES = 64;
 
@@ -61,12 +67,27 @@ function commandTimes(file: string, from: number): { lines: number; byTool: Map<
   return { lines: lines.length, byTool };
 }
 
-function runDirect(devices: readonly string[], argv: readonly string[]): void {
+function runDirect(devices: readonly string[], argv: readonly string[], systemDir?: string): void {
   const [tool, ...rest] = argv;
   execFileSync(tool!, [...(tool === "wipefs" ? [] : ["--config", filterConfig(devices)]), ...rest], {
-    env: { ...process.env, LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" },
+    env: {
+      ...process.env,
+      LC_ALL: "C",
+      LVM_SUPPRESS_FD_WARNINGS: "1",
+      ...(systemDir ? { LVM_SYSTEM_DIR: systemDir } : {}),
+    },
     stdio: "ignore",
   });
+}
+
+/**
+ * An LVM_SYSTEM_DIR with the host's configuration and synchronous I/O (src/agent/lvm-system-dir.ts),
+ * for the variant where both the agent and the direct commands use it.
+ */
+async function syncIoSystemDir(scratch: Scratch): Promise<string> {
+  const to = scratch.path("lvm-sync-io");
+  await writeSyncIoSystemDir({ to, run: createLvmRunner() });
+  return to;
 }
 
 function reset(devices: readonly string[], vg: string): void {
@@ -74,23 +95,40 @@ function reset(devices: readonly string[], vg: string): void {
   for (const d of devices) lvm(devices, ["pvremove", "--force", "--force", "--yes", d], true);
 }
 
-async function applyOverhead(
-  rounds: number,
-): Promise<{ direct: number; agent: number; discovery: number; commands: number }> {
+interface ApplyFigures {
+  /** The commands run directly, lvm's default configuration (one process each). */
+  direct: number;
+  /** The same, with the synchronous I/O system dir. */
+  directSyncIo?: number;
+  agent: number;
+  discovery: number;
+  commands: number;
+  load: string;
+}
+
+/**
+ * Apply through the agent against the same commands run directly, alternating, `rounds` times.
+ * `syncIo`: the agent runs with --lvm-system-dir of a synchronous-I/O copy of the host's configuration,
+ * and the direct commands are timed both with lvm's defaults and with that copy.
+ */
+async function applyOverhead(rounds: number, syncIo = false): Promise<ApplyFigures> {
   const scratch = new Scratch("bench-apply", BENCH_ROOT);
   let agent: AgentProcess | undefined;
   try {
     const devices = Array.from({ length: APPLY_DEVICES }, () => scratch.loop(128));
     const { op: token } = writeTokenFile(scratch.path("tokens"), { op: { user: "bench", node: "*" } });
+    const systemDir = syncIo ? await syncIoSystemDir(scratch) : undefined;
     agent = await startAgent({
       node: "node-bench",
       devices,
       ...scratch.agentFiles(),
       auth: { tokenFile: scratch.path("tokens") },
+      ...(systemDir ? { extraArgs: ["--lvm-system-dir", systemDir] } : {}),
     });
     const vg = `agt-bench-${randomBytes(3).toString("hex")}`;
     const spec = thickSpec(vg, devices);
     const direct: number[] = [];
+    const directSyncIo: number[] = [];
     const viaAgent: number[] = [];
     const discovery: number[] = [];
     let commands = 0;
@@ -105,6 +143,12 @@ async function applyOverhead(
       for (const argv of argvs) runDirect(devices, argv);
       direct.push(ms(t0));
       reset(devices, vg);
+      if (systemDir) {
+        t0 = process.hrtime.bigint();
+        for (const argv of argvs) runDirect(devices, argv, systemDir);
+        directSyncIo.push(ms(t0));
+        reset(devices, vg);
+      }
 
       t0 = process.hrtime.bigint();
       await request(agent.url, "GET", "/v1/inventory", { token });
@@ -120,7 +164,14 @@ async function applyOverhead(
       if (res.status !== 200) throw new Error(`apply: HTTP ${res.status}: ${res.text}`);
       reset(devices, vg);
     }
-    return { direct: median(direct), agent: median(viaAgent), discovery: median(discovery), commands };
+    return {
+      direct: median(direct),
+      ...(systemDir ? { directSyncIo: median(directSyncIo) } : {}),
+      agent: median(viaAgent),
+      discovery: median(discovery),
+      commands,
+      load: load(),
+    };
   } finally {
     await agent?.stop();
     scratch.cleanup();
@@ -133,15 +184,17 @@ interface InventoryLatency {
   devices: number;
   /** tool → [commands, summed ms] during the last inventory. */
   byTool: Map<string, [number, number]>;
+  load: string;
 }
 
-async function inventoryLatency(rounds: number): Promise<InventoryLatency> {
+async function inventoryLatency(rounds: number, syncIo = false): Promise<InventoryLatency> {
   const scratch = new Scratch("bench-inventory", BENCH_ROOT);
   let agent: AgentProcess | undefined;
   try {
     const devices = Array.from({ length: INVENTORY_DEVICES }, () => scratch.loop(16));
     const { op: token } = writeTokenFile(scratch.path("tokens"), { op: { user: "bench", node: "*" } });
     const log = scratch.path("commands.jsonl");
+    const systemDir = syncIo ? await syncIoSystemDir(scratch) : undefined;
     agent = await startAgent({
       node: "node-bench-inv",
       devices,
@@ -149,6 +202,7 @@ async function inventoryLatency(rounds: number): Promise<InventoryLatency> {
       lvmdConfig: scratch.path("lvmd.yaml"),
       commandLog: log,
       auth: { tokenFile: scratch.path("tokens") },
+      ...(systemDir ? { extraArgs: ["--lvm-system-dir", systemDir] } : {}),
     });
     const times: number[] = [];
     let seen = 0;
@@ -162,7 +216,7 @@ async function inventoryLatency(rounds: number): Promise<InventoryLatency> {
       seen = res.json.devices.length;
       byTool = commandTimes(log, before).byTool;
     }
-    return { median: median(times.slice(1)), first: times[0]!, devices: seen, byTool };
+    return { median: median(times.slice(1)), first: times[0]!, devices: seen, byTool, load: load() };
   } finally {
     await agent?.stop();
     scratch.cleanup();
@@ -170,29 +224,40 @@ async function inventoryLatency(rounds: number): Promise<InventoryLatency> {
 }
 
 export async function runAgentBench(rounds = 5): Promise<number> {
-  console.log(`load average before: ${load()}`);
-  const apply = await applyOverhead(rounds);
-  const ratio = apply.agent / apply.direct;
-  console.log(
-    `agent apply overhead (${APPLY_DEVICES} loop devices, ${apply.commands} lvm commands, median of ${rounds}):`,
-  );
-  console.log(`  lvm commands run directly: ${apply.direct.toFixed(0)} ms`);
-  console.log(
-    `  POST /v1/apply:            ${apply.agent.toFixed(0)} ms  (ratio ${ratio.toFixed(2)}, goal <= ${GOAL_RATIO})`,
-  );
-  console.log(
-    `  of which re-discovery:     ~${apply.discovery.toFixed(0)} ms (GET /v1/inventory on the same devices)`,
-  );
-  console.log(`  ratio without re-discovery: ${((apply.agent - apply.discovery) / apply.direct).toFixed(2)}`);
-  const inv = await inventoryLatency(rounds + 1);
-  console.log(
-    `inventory latency, ${inv.devices} loop devices: median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms)`,
-  );
-  const tools = [...inv.byTool].map(([tool, [n, total]]) => `${tool} ${n}× ${total.toFixed(0)} ms`);
-  console.log(`  commands of the last inventory (summed durations): ${tools.join(", ")}`);
+  console.log(`load average before: ${load()} (a shared machine: figures are noisy)`);
+  let defaultRatio = 0;
+  for (const syncIo of [false, true]) {
+    const apply = await applyOverhead(rounds, syncIo);
+    const ratio = apply.agent / apply.direct;
+    if (!syncIo) defaultRatio = ratio;
+    console.log(
+      `agent apply overhead (${APPLY_DEVICES} loop devices, ${apply.commands} lvm commands, median of ${rounds}, load ${apply.load})` +
+        (syncIo ? ", agent with --lvm-system-dir of a synchronous-I/O copy of /etc/lvm:" : ", lvm defaults:"),
+    );
+    console.log(`  lvm commands run directly (lvm defaults): ${apply.direct.toFixed(0)} ms`);
+    if (apply.directSyncIo !== undefined)
+      console.log(`  lvm commands run directly (same copy):    ${apply.directSyncIo.toFixed(0)} ms`);
+    console.log(
+      `  POST /v1/apply:                          ${apply.agent.toFixed(0)} ms  (ratio to lvm defaults ${ratio.toFixed(2)}, goal <= ${GOAL_RATIO})`,
+    );
+    if (apply.directSyncIo !== undefined)
+      console.log(
+        `  ratio to the same commands with the same copy: ${(apply.agent / apply.directSyncIo).toFixed(2)}`,
+      );
+    console.log(
+      `  of which re-discovery: ~${apply.discovery.toFixed(0)} ms (GET /v1/inventory on the same devices); ratio without it ${((apply.agent - apply.discovery) / apply.direct).toFixed(2)}`,
+    );
+    const inv = await inventoryLatency(rounds + 1, syncIo);
+    console.log(
+      `inventory latency, ${inv.devices} loop devices${syncIo ? " (synchronous-I/O copy)" : ""}: median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms), goal < ${INVENTORY_GOAL_MS}, load ${inv.load}`,
+    );
+    const tools = [...inv.byTool].map(([tool, [n, total]]) => `${tool} ${n}× ${total.toFixed(0)} ms`);
+    console.log(`  commands of the last inventory (summed durations): ${tools.join(", ")}`);
+  }
   console.log(`load average after: ${load()}`);
-  if (ratio > GOAL_RATIO) {
-    console.log(`GOAL MISSED: agent/direct ${ratio.toFixed(2)} > ${GOAL_RATIO}`);
+  // The goal is for what every agent does out of the box; the synchronous-I/O copy is opt-in.
+  if (defaultRatio > GOAL_RATIO) {
+    console.log(`GOAL MISSED: agent/direct with lvm defaults ${defaultRatio.toFixed(2)} > ${GOAL_RATIO}`);
     return 1;
   }
   return 0;
