@@ -109,6 +109,10 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
       node,
       devices: s.loops,
       ...s.agentFiles(),
+      // Each simulated node is a machine of its own (its /dev holds only its devices): every node
+      // builds the set's volume group under the same name, which one machine's lvm refuses
+      // (the agent's VolumeGroupNameTaken check sees the other node's group otherwise).
+      ownMachine: true,
       auth: { kubeconfig: cp.kubeconfigFor("agent") },
       extraArgs: ["--namespace", o.namespaces[0]!, ...tlsArgs],
     });
