@@ -3,7 +3,7 @@ import { ApiReachability } from "./api-reachability";
 import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "../kube/clock";
-import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
+import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./nodeset/event-mapping";
 import { Informer, objectKey, type RestartReason } from "../kube/informer";
 import type { KubeClient, KubeObject } from "../kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "../kube/resources";
@@ -12,10 +12,10 @@ import {
   keysForNodeDeleted,
   keysForOwnLVMNodeChange,
   keysForRivalLVMNodes,
-} from "./lvmnode-events";
-import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode-reconciler";
+} from "./lvmnode/event-mapping";
+import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode/reconciler";
 import type { OperatorMetrics } from "./metrics";
-import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
+import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 import { WorkQueue } from "../kube/work-queue";
 

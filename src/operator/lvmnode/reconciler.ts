@@ -1,13 +1,13 @@
-import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../api";
-import type { BeforeChange, NodeAgentDriver } from "./agents/driver";
-import type { Clock } from "../kube/clock";
-import { jsonEqual } from "../kube/json-equal";
-import type { KubeClient } from "../kube/client";
-import { LVM_NODES } from "../kube/resources";
-import { lvmNodeStatus, type NodeFinding } from "./lvmnode-status";
-import { mandateOf, type Mandate } from "./ownership";
-import { splitKey, type ReconcileResult } from "./reconciler";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../../api";
+import type { BeforeChange, NodeAgentDriver } from "../agents/driver";
+import type { Clock } from "../../kube/clock";
+import { jsonEqual } from "../../kube/json-equal";
+import type { KubeClient } from "../../kube/client";
+import { LVM_NODES } from "../../kube/resources";
+import { lvmNodeStatus, type NodeFinding } from "./status";
+import { mandateOf, type Mandate } from "../ownership";
+import { splitKey, type ReconcileResult } from "../nodeset/reconciler";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 /** The finalizer on every LVMNode: its deletionPolicy is carried out on the node before it goes. */
 export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";

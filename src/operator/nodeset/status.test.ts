@@ -1,5 +1,5 @@
 import { nodeSetStatus } from "./status";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 const T0 = Date.parse("2044-10-22T16:29:24Z");
 const set: LVMNodeSetObject = {

@@ -1,6 +1,6 @@
-import type { LVMNodeStatus } from "../api";
-import { lvmNodeStatus, RECONCILED } from "./lvmnode-status";
-import type { LVMNodeObject } from "./types";
+import type { LVMNodeStatus } from "../../api";
+import { lvmNodeStatus, RECONCILED } from "./status";
+import type { LVMNodeObject } from "../types";
 
 const T0 = Date.parse("2044-10-22T16:29:24Z");
 const T1 = T0 + 60_000;

@@ -1,7 +1,7 @@
-import type { LVMNodeSetStatus } from "../api";
-import { setCondition, type DesiredCondition } from "./conditions";
+import type { LVMNodeSetStatus } from "../../api";
+import { setCondition, type DesiredCondition } from "../conditions";
 import type { Conflict } from "./plan";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 type NodeEntry = NonNullable<LVMNodeSetStatus["nodes"]>[number];
 type State = NonNullable<LVMNodeSetStatus["state"]>;

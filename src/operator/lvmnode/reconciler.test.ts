@@ -1,19 +1,19 @@
-import type { LVMNodeSpec, LVMNodeStatus } from "../api";
-import type { NodeAgentDriver } from "./agents/driver";
-import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
-import { KubeApiError } from "../kube/errors";
-import { LVM_NODES } from "../kube/resources";
+import type { LVMNodeSpec, LVMNodeStatus } from "../../api";
+import type { NodeAgentDriver } from "../agents/driver";
+import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
+import { KubeApiError } from "../../kube/errors";
+import { LVM_NODES } from "../../kube/resources";
 import {
   AgentNotSyncedError,
   LVMNodeReconciler,
   LVMNODE_FINALIZER,
   ReconcileStoppedError,
-} from "./lvmnode-reconciler";
-import { RECONCILED } from "./lvmnode-status";
-import { FakeKube } from "../../test/support/kube/fake-kube";
-import { ManualClock } from "../../test/support/kube/manual-clock";
-import { controllerReference } from "./ownership";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+} from "./reconciler";
+import { RECONCILED } from "./status";
+import { FakeKube } from "../../../test/support/kube/fake-kube";
+import { ManualClock } from "../../../test/support/kube/manual-clock";
+import { controllerReference } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 const KEY = "storage/n1";
 const SPEC = {

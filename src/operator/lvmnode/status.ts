@@ -1,7 +1,7 @@
-import type { LVMNodeStatus, NodeConditionType } from "../api";
-import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
-import { setCondition, type DesiredCondition } from "./conditions";
-import type { LVMNodeObject } from "./types";
+import type { LVMNodeStatus, NodeConditionType } from "../../api";
+import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
+import { setCondition, type DesiredCondition } from "../conditions";
+import type { LVMNodeObject } from "../types";
 
 /** The operator's own condition on each LVMNode: did the last reconcile get the node to its spec. */
 export const RECONCILED: NodeConditionType = "Reconciled";

@@ -1,13 +1,13 @@
-import { jsonEqual } from "../kube/json-equal";
-import { checkLVMNodeSetSpec } from "../api";
-import type { Clock } from "../kube/clock";
-import type { KubeClient } from "../kube/client";
-import { isConflict, KubeApiError } from "../kube/errors";
-import { LVM_NODES, LVM_NODE_SETS } from "../kube/resources";
-import { isControlledBy, NODESET_FINALIZER } from "./ownership";
+import { jsonEqual } from "../../kube/json-equal";
+import { checkLVMNodeSetSpec } from "../../api";
+import type { Clock } from "../../kube/clock";
+import type { KubeClient } from "../../kube/client";
+import { isConflict, KubeApiError } from "../../kube/errors";
+import { LVM_NODES, LVM_NODE_SETS } from "../../kube/resources";
+import { isControlledBy, NODESET_FINALIZER } from "../ownership";
 import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
 import { nodeSetStatus, type StatusInput } from "./status";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
