@@ -45,7 +45,7 @@ export const OPERATOR_CLUSTER_ROLE = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
   metadata: { name: "pulumi-lvm-operator" },
-  rules: [...operatorRules().nodeSets, ...operatorRules().clusterWide],
+  rules: [...operatorRules().nodeSets, ...operatorRules().clusterWide, ...operatorRules().leaderElection],
 };
 
 /** The agents' namespace and the operator's Role there: find the agent pods. */
