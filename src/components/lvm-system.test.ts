@@ -169,6 +169,8 @@ describe("LvmSystem", () => {
         ...rules.agentPods,
         // the Lease its replicas elect a leader on
         { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
+        // Events about its objects, and a repeated event's count
+        { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
         // a token per node for its own service account, and for no other
         {
           apiGroups: [""],

@@ -46,7 +46,13 @@ export function operatorWorkload(
     at.name,
     {
       metadata: { name: at.name, namespace: at.namespace },
-      rules: [...rules.nodeSets, ...rules.agentPods, ...rules.leaderElection, ...operatorTokenRules(at.name)],
+      rules: [
+        ...rules.nodeSets,
+        ...rules.agentPods,
+        ...rules.leaderElection,
+        ...rules.events,
+        ...operatorTokenRules(at.name),
+      ],
     },
     inNamespace,
   );
@@ -92,6 +98,7 @@ export const operatorLabels = (instance: string) => ({
  * - `clusterWide`: Nodes, to evaluate node selectors.
  * - `leaderElection`: the Lease the replicas elect a leader on (src/operator/leader), in the
  *   operator's own namespace (`create` cannot be limited to one name).
+ * - `events`: Events (events.k8s.io/v1) about the LVMNodeSets and LVMNodes.
  * Plus `operatorTokenRules`: a token per node for its own service account. Nothing else: the agents
  * are called at their pod IPs (no pods/proxy).
  */
@@ -114,6 +121,8 @@ export function operatorRules() {
     leaderElection: [
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
     ],
+    // Events about LVMNodeSets and LVMNodes, in their namespace; patch: a repeated event's series count.
+    events: [{ apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] }],
   };
 }
 

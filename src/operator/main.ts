@@ -78,6 +78,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     workers: config.workers,
     resyncMs: config.resyncMs,
     ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
+    events: { instance: identity },
     agents: {
       namespace: config.agents.namespace,
       client: elector

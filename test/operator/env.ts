@@ -45,7 +45,12 @@ export const OPERATOR_CLUSTER_ROLE = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
   metadata: { name: "pulumi-lvm-operator" },
-  rules: [...operatorRules().nodeSets, ...operatorRules().clusterWide, ...operatorRules().leaderElection],
+  rules: [
+    ...operatorRules().nodeSets,
+    ...operatorRules().clusterWide,
+    ...operatorRules().leaderElection,
+    ...operatorRules().events,
+  ],
 };
 
 /** The agents' namespace and the operator's Role there: find the agent pods. */

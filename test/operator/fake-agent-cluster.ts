@@ -37,6 +37,10 @@ export async function startFakeAgentCluster(o: {
   readonly concurrency?: number;
   /** Each fake node's devices. @default ["/dev/vdb"] */
   readonly devices?: readonly string[];
+  /** Each lvm command on a fake node takes this long. @default 0 */
+  readonly commandDelayMs?: number;
+  /** A node's labels, instead of `labels`. */
+  readonly labelsOf?: (node: string) => Record<string, string>;
 }): Promise<FakeAgentCluster> {
   const cp = await startControlPlane(o.controlPlane ?? {});
   try {
@@ -48,9 +52,10 @@ export async function startFakeAgentCluster(o: {
     const agents = await startFakeAgents(o.nodes, {
       namespace: o.namespaces[0]!,
       ...(o.devices ? { devices: o.devices } : {}),
+      ...(o.commandDelayMs ? { commandDelayMs: o.commandDelayMs } : {}),
     });
     const register = async (node: string) => {
-      await cp.createNode(node, o.labels ?? { role: "storage" });
+      await cp.createNode(node, o.labelsOf?.(node) ?? o.labels ?? { role: "storage" });
       const name = `agent-${node}`;
       await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
         metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },

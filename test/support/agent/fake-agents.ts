@@ -39,7 +39,12 @@ export const FAKE_AGENT_TOKEN = "fake-agent-token-0123456789abcdef";
 
 export async function startFakeAgents(
   nodes: readonly string[],
-  options: { readonly devices?: readonly string[]; readonly namespace?: string } = {},
+  options: {
+    readonly devices?: readonly string[];
+    readonly namespace?: string;
+    /** Each lvm command takes this long (an apply in flight for a while). @default 0 */
+    readonly commandDelayMs?: number;
+  } = {},
 ): Promise<FakeAgents> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fake-agents-"));
   const servers: http.Server[] = [];
@@ -51,7 +56,12 @@ export async function startFakeAgents(
     const metrics = new AgentMetrics();
     const service = new AgentService({
       node,
-      run: fake.run,
+      run: options.commandDelayMs
+        ? async (argv, opts) => {
+            await new Promise((r) => setTimeout(r, options.commandDelayMs));
+            return fake.run(argv, opts);
+          }
+        : fake.run,
       // FakeNode's inventory names "node-a"; an agent answers for its own node.
       discover: async () => ({ ...(await fake.discover()), node }),
       planner: fakePlanner,
