@@ -39,6 +39,8 @@ export async function startFakeAgentCluster(o: {
   readonly devices?: readonly string[];
   /** Each lvm command on a fake node takes this long. @default 0 */
   readonly commandDelayMs?: number;
+  /** The in-process operator records Events. @default false */
+  readonly events?: boolean;
   /** A node's labels, instead of `labels`. */
   readonly labelsOf?: (node: string) => Record<string, string>;
 }): Promise<FakeAgentCluster> {
@@ -91,6 +93,7 @@ export async function startFakeAgentCluster(o: {
               tls: "plain-http",
             },
             resyncMs: o.resyncMs,
+            ...(o.events ? { events: true } : {}),
           });
     if (op) await eventually("caches synced", async () => op.operator.ready);
     return {

@@ -23,6 +23,8 @@ export interface OperatorProcess {
   /** The first log line with this msg, when it came (wall-clock ms), waiting up to `ms`. */
   when(msg: string, ms?: number): Promise<number>;
   metrics(): Promise<string>;
+  /** Resident set size now and at its peak (VmRSS, VmHWM from /proc), in bytes. */
+  rss(): { now: number; peak: number };
   cleanup(): void;
 }
 
@@ -34,9 +36,12 @@ export function startOperatorProcess(
   fs.writeFileSync(path.join(dir, "token"), cp.tokens.operator);
   fs.writeFileSync(path.join(dir, "ca.crt"), cp.caPem);
   fs.writeFileSync(path.join(dir, "agent-token"), o.agentToken);
+  // node with tsx's loader, not the tsx CLI (which runs node as its child): the pid is the operator's.
   const child = spawn(
-    path.join(repoRoot, "node_modules", ".bin", "tsx"),
+    process.execPath,
     [
+      "--import",
+      "tsx",
       path.join(repoRoot, "src", "cli", "main.ts"),
       "operator",
       "--server",
@@ -59,7 +64,7 @@ export function startOperatorProcess(
       o.identity,
       ...(o.args ?? []),
     ],
-    { stdio: ["ignore", "pipe", "pipe"] },
+    { stdio: ["ignore", "pipe", "pipe"], cwd: repoRoot },
   );
   let text = "";
   let partial = "";
@@ -100,6 +105,12 @@ export function startOperatorProcess(
       return Date.parse(String(line.time));
     },
     metrics: async () => (await fetch(`${await url()}/metrics`)).text(),
+    rss: () => {
+      const status = fs.readFileSync(`/proc/${child.pid}/status`, "utf8");
+      const kb = (field: string) =>
+        Number(new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? NaN) * 1024;
+      return { now: kb("VmRSS"), peak: kb("VmHWM") };
+    },
     cleanup: () => {
       child.kill("SIGKILL");
       fs.rmSync(dir, { recursive: true, force: true });

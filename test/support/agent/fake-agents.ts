@@ -26,6 +26,8 @@ export interface FakeAgent {
   readonly port: number;
   /** Requests as `METHOD /path`, in order. */
   readonly requests: string[];
+  /** When each of `requests` came (ms since the epoch). */
+  readonly times: number[];
 }
 
 export interface FakeAgents {
@@ -71,6 +73,7 @@ export async function startFakeAgents(
       identity: fake.identity,
     });
     const requests: string[] = [];
+    const times: number[] = [];
     const server = createAgentServer({
       routes: [...healthRoutes({ notReady: () => undefined }), ...v1Routes(service)],
       authorize: createAuthorizer({
@@ -80,10 +83,13 @@ export async function startFakeAgents(
       metrics,
       serves: { node, namespace: options.namespace ?? "" },
     });
-    server.on("request", (req: http.IncomingMessage) => requests.push(`${req.method} ${req.url}`));
+    server.on("request", (req: http.IncomingMessage) => {
+      requests.push(`${req.method} ${req.url}`);
+      times.push(Date.now());
+    });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     servers.push(server);
-    agents.set(node, { node, fake, port: (server.address() as AddressInfo).port, requests });
+    agents.set(node, { node, fake, port: (server.address() as AddressInfo).port, requests, times });
   }
   return {
     token: FAKE_AGENT_TOKEN,
