@@ -97,10 +97,13 @@ export class LeaderElector {
     this.o.log({ msg: "leading", lease: `${this.o.namespace}/${this.o.name}`, identity: this.o.identity });
     const term = new AbortController();
     let lost = false;
+    let lostNow: () => void = () => undefined;
+    const lostSignal = new Promise<false>((resolve) => (lostNow = () => resolve(false)));
     this.termLost = false;
     const loseTerm = (why: string) => {
       if (lost) return;
       lost = true;
+      lostNow();
       this.termLost = true;
       this.leading = false;
       this.o.log({ msg: "leader election lost; reconciling stops", why, identity: this.o.identity });
@@ -122,7 +125,8 @@ export class LeaderElector {
       while (!finished && !lost) {
         await Promise.race([sleep(this.o.clock, this.retryMs), ended]);
         if (finished || lost) break;
-        if (!(await this.tryAcquireOrRenew()) && !this.isLeader())
+        // A renewal that hangs past the deadline does not hold the term up (the watchdog ends it).
+        if (!(await Promise.race([this.tryAcquireOrRenew(), lostSignal])) && !this.isLeader())
           loseTerm("the Lease was not renewed in time");
       }
       await leading;
