@@ -40,15 +40,69 @@ const writes = (m: string) =>
     (l) => /verb="(CREATE|PATCH|DELETE)"/.test(l) && !l.includes('resource="leases"'),
   );
 
+/** Writes (not the Lease's) by "VERB resource". */
+function byKind(metrics: string): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const line of metrics.split("\n")) {
+    const m =
+      /^pulumi_lvm_operator_api_requests_total\{verb="(CREATE|PATCH|DELETE)",resource="([^"]+)",code="[^"]*"\} (\S+)$/.exec(
+        line,
+      );
+    if (m && m[2] !== "leases") out[`${m[1]} ${m[2]}`] = (out[`${m[1]} ${m[2]}`] ?? 0) + Number(m[3]);
+  }
+  return out;
+}
+function diff(a: Record<string, number>, b: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(a)
+      .map(([k, v]) => [k, v - (b[k] ?? 0)])
+      .filter(([, v]) => v !== 0),
+  );
+}
+
+/**
+ * The first resync after `from` in the agents' request times: plan calls come in bursts (a resync
+ * queues every LVMNode at once), bursts `RESYNC_S` apart; the first burst after `from` that plans
+ * every node, and when its last call (plan or status) came. undefined until there is one.
+ */
+function resyncBurst(
+  agents: ReadonlyArray<{ readonly requests: readonly string[]; readonly times: readonly number[] }>,
+  from: number,
+  n: number,
+): { start: number; end: number } | undefined {
+  const plans = agents
+    .flatMap((a) => a.times.filter((t, i) => t > from && a.requests[i] === "POST /v1/plan"))
+    .sort((x, y) => x - y);
+  // Split at gaps of more than a third of the resync period.
+  let start = 0;
+  for (let i = 1; i <= plans.length; i++) {
+    if (i < plans.length && plans[i]! - plans[i - 1]! <= (RESYNC_S * 1000) / 3) continue;
+    if (i - start >= n) {
+      const first = plans[start]!;
+      const lastPlan = plans[i - 1]!;
+      if (Date.now() - lastPlan < 5000) return undefined; // its status calls may still come
+      const end = Math.max(
+        ...agents.flatMap((a) => a.times.filter((t) => t >= first && t <= lastPlan + 5000)),
+      );
+      return { start: first, end };
+    }
+    start = i;
+  }
+  return undefined;
+}
+
 export interface ScaleResult {
   readonly nodes: number;
   readonly registerSeconds: number;
   readonly readySeconds: number;
   readonly requestsPerNodeToReady: number;
   readonly writesPerNodeToReady: number;
+  /** Set created → the operator's last write of the convergence (Applied → InSync). */
+  readonly settledSeconds: number;
   readonly noopResync: {
     readonly seconds: number;
     readonly writes: number;
+    readonly writesByKind: Record<string, number>;
     readonly requestsPerNode: number;
   };
   readonly rssMiB: { readonly now: number; readonly peak: number };
@@ -100,33 +154,30 @@ export async function measureScale(n: number): Promise<ScaleResult> {
     );
     const readySeconds = (Date.now() - created) / 1000;
     const atReady = await op.metrics();
-    // The LVMNodes' Applied → InSync writes follow Ready; let them land, then watch one full resync.
-    await sleep(5000);
+    // The LVMNodes' Applied → InSync writes follow Ready: wait until no write for 10 s, then watch
+    // one full resync (every node planned once, in one burst).
+    let last = writes(atReady);
+    let since = Date.now();
+    await eventually(
+      "the operator settles (no write for 10 s)",
+      async () => {
+        const w = writes(await op.metrics());
+        if (w !== last) [last, since] = [w, Date.now()];
+        return Date.now() - since >= 10_000;
+      },
+      600_000,
+      1000,
+    );
+    const settledSeconds = (since - created) / 1000;
     const quietFrom = Date.now();
     const quiet = await op.metrics();
-    const planned = (since: number) =>
-      [...c.agents.agents.values()].map((a) =>
-        a.times.filter((t, i) => t > since && a.requests[i] === "POST /v1/plan"),
-      );
-    await eventually(
+    const burst = await eventually(
       "a resync planned every node",
-      async () => planned(quietFrom).every((p) => p.length > 0),
-      (RESYNC_S + 120) * 1000,
-      500,
+      async () => resyncBurst([...c.agents.agents.values()], quietFrom, n),
+      (2 * RESYNC_S + 600) * 1000,
+      1000,
     );
-    await eventually(
-      "the resync's status calls done",
-      async () => {
-        const lastPlan = Math.max(...planned(quietFrom).map((p) => p[0]!));
-        return Date.now() - lastPlan > 3000;
-      },
-      120_000,
-      500,
-    );
-    const firstPlan = Math.min(...planned(quietFrom).map((p) => p[0]!));
-    const lastCall = Math.max(
-      ...[...c.agents.agents.values()].map((a) => Math.max(...a.times.filter((t) => t >= firstPlan))),
-    );
+    await sleep(3000);
     const after = await op.metrics();
     const rss = op.rss();
     return {
@@ -135,9 +186,11 @@ export async function measureScale(n: number): Promise<ScaleResult> {
       readySeconds,
       requestsPerNodeToReady: +((requests(atReady) - requests(before)) / n).toFixed(2),
       writesPerNodeToReady: +((writes(atReady) - writes(before)) / n).toFixed(2),
+      settledSeconds,
       noopResync: {
-        seconds: (lastCall - firstPlan) / 1000,
+        seconds: (burst.end - burst.start) / 1000,
         writes: writes(after) - writes(quiet),
+        writesByKind: diff(byKind(after), byKind(quiet)),
         requestsPerNode: +((requests(after) - requests(quiet)) / n).toFixed(2),
       },
       rssMiB: { now: Math.round(rss.now / 2 ** 20), peak: Math.round(rss.peak / 2 ** 20) },
