@@ -15,7 +15,12 @@ import { processRegistry } from "../metrics/prometheus";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
 import type { TermEnd } from "./leader/elector";
-import { leaderElectorFor, leaderMetricsText, operatorUserAgent, replicaIdentity } from "./leader/replica";
+import {
+  leaderElectorFor,
+  operatorUserAgent,
+  registerLeaderMetrics,
+  replicaIdentity,
+} from "./leader/replica";
 import { leaderOnlyAgentChanges, leaderOnlyWrites } from "./leader/write-gate";
 
 export interface StartOperatorArgs {
@@ -65,6 +70,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   // With leader election, every write waits for the Lease (leader/write-gate.ts); the Lease itself does not.
   const elector = leaderElectorFor(config, { kube: apiClient, clock, log, identity });
   const kube = elector ? leaderOnlyWrites(apiClient, () => elector.isLeader(), identity) : apiClient;
+  registerLeaderMetrics(metrics.registry, elector, identity);
   const agentTls: AgentTls =
     config.agents.tls === "plain-http"
       ? "plain-http"
@@ -96,8 +102,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
         : operator.ready || (elector && !elector.isLeader()) // a standby is ready to take over
           ? undefined
           : "caches not synced yet",
-    metrics: () =>
-      metrics.render(operator.queue.depth, operator.lvmNodeGauges()) + leaderMetricsText(elector, identity),
+    metrics: () => metrics.render(operator.queue.depth, operator.lvmNodeGauges()),
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

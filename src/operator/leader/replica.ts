@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import type { Clock } from "../../kube/clock";
 import type { KubeClient } from "../../kube/client";
-import { gauge } from "../../metrics/prometheus";
+import { scrapeGauge, type Registry } from "../../metrics/prometheus";
 import { PACKAGE_VERSION } from "../../version";
 import { OperatorConfigError, type OperatorConfig } from "../config";
 import { LeaderElector } from "./elector";
@@ -67,24 +67,28 @@ function readPodNamespace(): string | undefined {
 }
 
 /**
- * Who leads, for /metrics: `pulumi_lvm_operator_leader{identity}` 1 on the replica that holds the
- * Lease and reconciles (always 1 without leader election), 0 on a standby; and
- * `pulumi_lvm_operator_lease_holder{holder}` 1, the holder as this replica last read the Lease.
+ * Who leads, in `registry` (read at scrape time): `pulumi_lvm_operator_leader{identity}` 1 on the
+ * replica that holds the Lease and reconciles (always 1 without leader election), 0 on a standby;
+ * and `pulumi_lvm_operator_lease_holder{holder}` 1, the holder as this replica last read the Lease.
  */
-export function leaderMetricsText(elector: LeaderElector | undefined, identity: string): string {
-  const out: string[] = [];
-  gauge(
-    out,
+export function registerLeaderMetrics(
+  registry: Registry,
+  elector: LeaderElector | undefined,
+  identity: string,
+): void {
+  scrapeGauge(
+    registry,
     "pulumi_lvm_operator_leader",
     "1 when this replica holds the leader Lease (or runs without leader election) and reconciles; 0 on a standby.",
-    [[{ identity }, !elector || elector.isLeader() ? 1 : 0]],
+    ["identity"],
+    () => [[{ identity }, !elector || elector.isLeader() ? 1 : 0]],
   );
   if (elector)
-    gauge(
-      out,
+    scrapeGauge(
+      registry,
       "pulumi_lvm_operator_lease_holder",
       "The holder of the leader Lease as this replica last read it (holder empty: free or unknown).",
-      [[{ holder: elector.holder() }, 1]],
+      ["holder"],
+      () => [[{ holder: elector.holder() }, 1]],
     );
-  return `${out.join("\n")}\n`;
 }
