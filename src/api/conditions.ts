@@ -63,12 +63,14 @@ export const conditionsSchema = z
 export type Condition = z.infer<typeof conditionSchema>;
 
 /** Condition types of an LVMNodeSet. */
-export const NODESET_CONDITIONS = ["LVMNodesReady", "ProviderReady"] as const;
+export const NODESET_CONDITIONS = ["Ready", "LVMNodesReady", "ProviderReady"] as const;
 /**
- * Condition types of an LVMNode: ProviderReady (the provider reconciler), VolumeGroupsHealthy and
- * DeviceClassesHealthy (reported by the node's agent), Reconciled (the operator's LVMNode reconcile).
+ * Condition types of an LVMNode: Ready (the summary, for kstatus), ProviderReady (the provider
+ * reconciler), VolumeGroupsHealthy and DeviceClassesHealthy (reported by the node's agent),
+ * Reconciled (the operator's LVMNode reconcile).
  */
 export const NODE_CONDITIONS = [
+  "Ready",
   "ProviderReady",
   "VolumeGroupsHealthy",
   "DeviceClassesHealthy",
@@ -78,6 +80,8 @@ export type NodeConditionType = (typeof NODE_CONDITIONS)[number];
 
 /** What each condition type says when True, from the proposal's workflow (docs/api.md lists them). */
 export const CONDITION_MEANINGS: Record<(typeof NODESET_CONDITIONS)[number] | NodeConditionType, string> = {
+  Ready:
+    "The summary that kstatus-based tools read (kubectl wait, Argo CD, Flux, Pulumi's await), with the observedGeneration it was computed for: True when every other condition on the object is True and, on an LVMNode, its state is Ready. False or Unknown carries the first condition that is not True (its reason, and its type in the message).",
   LVMNodesReady: "Every LVMNode of the set is Ready.",
   ProviderReady: "The storage provider (TopoLVM) is installed and ready for the nodes.",
   VolumeGroupsHealthy: "Every volume group in spec exists on the node and is healthy (status.volumeGroups).",

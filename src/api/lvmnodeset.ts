@@ -24,10 +24,18 @@ export const lvmNodeSetSpecSchema = z
   })
   .meta({ description: "Which nodes, and what each of them gets." });
 
+const count = (description: string) => z.number().int().min(0).optional().meta({ description });
+
 export const lvmNodeSetStatusSchema = z
   .strictObject({
     state: z.enum(NODESET_STATES).optional().meta({ description: "Summary of the node set." }),
     observedGeneration: z.number().int().min(0).optional(),
+    desiredNodes: count("The nodes the nodeSelector selects: one LVMNode each."),
+    readyNodes: count("Selected nodes whose LVMNode is Ready."),
+    degradedNodes: count("Selected nodes whose LVMNode is Degraded."),
+    failedNodes: count(
+      "Selected nodes that are Failed: their LVMNode is Failed, or it could not be written, or another set already manages the node.",
+    ),
     nodes: z
       .array(
         z.strictObject({

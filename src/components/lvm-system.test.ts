@@ -110,6 +110,7 @@ describe("LvmSystem", () => {
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-operator"],
       [DEPLOYMENT, "lvm-operator"],
+      ["kubernetes:policy/v1:PodDisruptionBudget", "lvm-operator"],
     ]);
     for (const r of recorded.slice(1)) expect(r.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
   });
@@ -166,6 +167,10 @@ describe("LvmSystem", () => {
       rules: [
         ...rules.nodeSets,
         ...rules.agentPods,
+        // the Lease its replicas elect a leader on
+        { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
+        // Events about its objects, and a repeated event's count
+        { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
         // a token per node for its own service account, and for no other
         {
           apiGroups: [""],
@@ -191,11 +196,38 @@ describe("LvmSystem", () => {
       });
   });
 
-  test("the operator runs once, unprivileged, in the namespace, with the agents' CA and nothing else of theirs", () => {
+  test("the operator: two replicas electing a leader, rolled one at a time, spread over nodes, one at a time disrupted", () => {
+    const spec = find(recorded, DEPLOYMENT, "lvm-operator").inputs.spec;
+    expect(spec).toMatchObject({
+      replicas: 2,
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+    });
+    expect(spec.template.spec.affinity).toEqual({
+      podAntiAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 100,
+            podAffinityTerm: {
+              topologyKey: "kubernetes.io/hostname",
+              labelSelector: { matchLabels: spec.selector.matchLabels },
+            },
+          },
+        ],
+      },
+    });
+    expect(spec.template.spec.containers[0].args.join(" ")).toContain(
+      "--leader-elect --leader-election-namespace lvm-system --leader-election-name lvm-operator",
+    );
+    expect(find(recorded, "kubernetes:policy/v1:PodDisruptionBudget", "lvm-operator").inputs).toMatchObject({
+      metadata: { name: "lvm-operator", namespace: "lvm-system" },
+      spec: { maxUnavailable: 1, selector: { matchLabels: spec.selector.matchLabels } },
+    });
+  });
+
+  test("the operator runs unprivileged, in the namespace, with the agents' CA and nothing else of theirs", () => {
     const deployment = find(recorded, DEPLOYMENT, "lvm-operator");
     expect(deployment.opts.dependsOn).toBeDefined();
     const spec = deployment.inputs.spec;
-    expect(spec).toMatchObject({ replicas: 1, strategy: { type: "Recreate" } });
     const pod = spec.template.spec;
     expect(pod.serviceAccountName).toBe("lvm-operator");
     expect(pod.securityContext).toEqual({
@@ -217,6 +249,11 @@ describe("LvmSystem", () => {
         "0.0.0.0:8081",
         "--service-account",
         "lvm-system/lvm-operator",
+        "--leader-elect",
+        "--leader-election-namespace",
+        "lvm-system",
+        "--leader-election-name",
+        "lvm-operator",
       ],
       securityContext: {
         allowPrivilegeEscalation: false,
@@ -444,6 +481,11 @@ describe("LvmSystem", () => {
         "0.0.0.0:8081",
         "--service-account",
         "storage/edge-operator",
+        "--leader-elect",
+        "--leader-election-namespace",
+        "storage",
+        "--leader-election-name",
+        "edge-operator",
         "--resync",
         "10m",
       ],

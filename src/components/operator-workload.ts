@@ -46,7 +46,13 @@ export function operatorWorkload(
     at.name,
     {
       metadata: { name: at.name, namespace: at.namespace },
-      rules: [...rules.nodeSets, ...rules.agentPods, ...operatorTokenRules(at.name)],
+      rules: [
+        ...rules.nodeSets,
+        ...rules.agentPods,
+        ...rules.leaderElection,
+        ...rules.events,
+        ...operatorTokenRules(at.name),
+      ],
     },
     inNamespace,
   );
@@ -68,6 +74,7 @@ export function operatorWorkload(
     parent,
     dependsOn: [ns, serviceAccount, ...ctx.crds],
   });
+  new k8s.policy.v1.PodDisruptionBudget(at.name, operatorDisruptionBudget(at), inNamespace);
   return { deployment };
 }
 
@@ -89,6 +96,9 @@ export const operatorLabels = (instance: string) => ({
  *   (src/agent/auth/authorizer.ts REQUIRED_ACCESS).
  * - `agentPods`: find each node's agent pod, in the agents' namespace.
  * - `clusterWide`: Nodes, to evaluate node selectors.
+ * - `leaderElection`: the Lease the replicas elect a leader on (src/operator/leader), in the
+ *   operator's own namespace (`create` cannot be limited to one name).
+ * - `events`: Events (events.k8s.io/v1) about the LVMNodeSets and LVMNodes.
  * Plus `operatorTokenRules`: a token per node for its own service account. Nothing else: the agents
  * are called at their pod IPs (no pods/proxy).
  */
@@ -108,6 +118,11 @@ export function operatorRules() {
     ],
     agentPods: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
     clusterWide: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+    leaderElection: [
+      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
+    ],
+    // Events about LVMNodeSets and LVMNodes, in their namespace; patch: a repeated event's series count.
+    events: [{ apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] }],
   };
 }
 
@@ -127,24 +142,44 @@ export function operatorTokenRules(serviceAccount: string) {
   ];
 }
 
+/** Replicas of the operator: one leads (the Lease), the other stands by to take over. */
+export const OPERATOR_REPLICAS = 2;
+
 /**
- * The operator's Deployment: one replica, replaced with Recreate (there is no leader election, so two
- * must never run at once), watching only the system's namespace, requesting a token per node for its
- * own service account and verifying the agents against their CA (the Secret's ca.crt only). It needs no privilege:
- * non-root, read-only root filesystem, no capabilities, RuntimeDefault seccomp.
+ * The operator's Deployment: two replicas electing a leader on a Lease in the namespace
+ * (`--leader-elect`; only the leader reconciles, docs/operator.md), replaced one at a time
+ * (RollingUpdate, never below the replicas: a new standby is Ready before an old pod stops, and
+ * a stopping leader releases the Lease), preferably on two nodes; watching only the system's
+ * namespace, requesting a token per node for its own service account and verifying the agents
+ * against their CA (the Secret's ca.crt only). It needs no privilege: non-root, read-only root
+ * filesystem, no capabilities, RuntimeDefault seccomp.
  */
 export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings = {}) {
   const labels = operatorLabels(at.name);
   return {
     metadata: { name: at.name, namespace: at.namespace, labels },
     spec: {
-      replicas: 1,
-      strategy: { type: "Recreate" },
+      replicas: OPERATOR_REPLICAS,
+      strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       selector: { matchLabels: labels },
       template: {
         metadata: { labels },
         spec: {
           serviceAccountName: at.name,
+          // A drained or failed node takes one replica at most, when the scheduler can help it.
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [
+                {
+                  weight: 100,
+                  podAffinityTerm: {
+                    topologyKey: "kubernetes.io/hostname",
+                    labelSelector: { matchLabels: labels },
+                  },
+                },
+              ],
+            },
+          },
           securityContext: {
             runAsNonRoot: true,
             runAsUser: 65532,
@@ -168,6 +203,11 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 `0.0.0.0:${OPERATOR_PORT}`,
                 "--service-account",
                 `${at.namespace}/${at.name}`,
+                "--leader-elect",
+                "--leader-election-namespace",
+                at.namespace,
+                "--leader-election-name",
+                at.name,
                 ...(at.agentTlsSecret ? [] : ["--agent-allow-plain-http"]),
                 ...(args.args ?? []),
               ],
@@ -213,5 +253,17 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
         },
       },
     },
+  };
+}
+
+/**
+ * A voluntary disruption (a drain, a cluster upgrade) takes one operator replica at a time: the
+ * other leads or takes over within a retry period (the stopping leader releases the Lease).
+ */
+export function operatorDisruptionBudget(at: OperatorPlacement) {
+  const labels = operatorLabels(at.name);
+  return {
+    metadata: { name: at.name, namespace: at.namespace, labels },
+    spec: { maxUnavailable: 1, selector: { matchLabels: labels } },
   };
 }

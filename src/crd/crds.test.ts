@@ -32,6 +32,9 @@ describe("the CRDs", () => {
       subresources: { status: {} },
     });
     expect(crd.spec.versions[0]!.additionalPrinterColumns).toEqual([
+      { name: "Desired", type: "integer", jsonPath: ".status.desiredNodes" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyNodes" },
+      { name: "Failed", type: "integer", jsonPath: ".status.failedNodes" },
       { name: "State", type: "string", jsonPath: ".status.state" },
       { name: "Age", type: "date", jsonPath: ".metadata.creationTimestamp" },
     ]);
@@ -51,6 +54,7 @@ describe("the CRDs", () => {
     });
     expect(crd.spec.versions[0]!.additionalPrinterColumns.map((c) => [c.name, c.jsonPath])).toEqual([
       ["State", ".status.state"],
+      ["Ready", '.status.conditions[?(@.type=="Ready")].status'],
       ["VolumeGroupsHealthy", '.status.conditions[?(@.type=="VolumeGroupsHealthy")].status'],
       ["Age", ".metadata.creationTimestamp"],
     ]);

@@ -51,7 +51,13 @@ export function lvmNodeSetCrd(): CustomResourceDefinition {
   return crd(
     lvmNodeSetSchema,
     { kind: "LVMNodeSet", plural: "lvmnodesets", singular: "lvmnodeset", shortNames: ["lvmns"] },
-    [STATE, AGE],
+    [
+      { name: "Desired", type: "integer", jsonPath: ".status.desiredNodes" },
+      { name: "Ready", type: "integer", jsonPath: ".status.readyNodes" },
+      { name: "Failed", type: "integer", jsonPath: ".status.failedNodes" },
+      STATE,
+      AGE,
+    ],
   );
 }
 
@@ -61,6 +67,7 @@ export function lvmNodeCrd(): CustomResourceDefinition {
     { kind: "LVMNode", plural: "lvmnodes", singular: "lvmnode", shortNames: ["lvmn"] },
     [
       STATE,
+      { name: "Ready", type: "string", jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
       {
         name: "VolumeGroupsHealthy",
         type: "string",

@@ -73,3 +73,17 @@ describe("getPath and postPath", () => {
     await expect(html.getPath("/api/v1/nodes")).rejects.toThrow("GET /api/v1/nodes: the answer is not JSON");
   });
 });
+
+test("userAgent: sent with every request when given (audit logs tell replicas apart by it), none otherwise", async () => {
+  const seen: Array<Record<string, string>> = [];
+  const transport: Transport = async (request) => {
+    seen.push({ ...request.headers });
+    return { status: 200, body: "{}" };
+  };
+  await createKubeClient({ connection: conn, transport, userAgent: "pulumi-lvm-operator/1 (pod-a)" }).getPath(
+    "/x",
+  );
+  await createKubeClient({ connection: conn, transport }).getPath("/x");
+  expect(seen[0]!["user-agent"]).toBe("pulumi-lvm-operator/1 (pod-a)");
+  expect(seen[1]!["user-agent"]).toBeUndefined();
+});

@@ -4,7 +4,7 @@ import { startOperator, type RunningOperator } from "./main";
 
 /**
  * `pulumi-lvm operator`: runs until SIGTERM/SIGINT, then stops gracefully and returns 0; 2 on a bad
- * configuration, 1 when it cannot start.
+ * configuration, 1 when it cannot start or lost the leader Lease (--leader-elect).
  */
 export async function run(io: CliIO): Promise<number> {
   if (io.argv.includes("--help") || io.argv.includes("-h")) {
@@ -19,10 +19,17 @@ export async function run(io: CliIO): Promise<number> {
     if (e instanceof OperatorConfigError) io.stderr(`${OPERATOR_USAGE}\n`);
     return e instanceof OperatorConfigError ? 2 : 1;
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => void running.stop().then(resolve);
+  return new Promise<number>((resolve) => {
+    const stop = () => void running.stop().then(() => resolve(0));
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
+    // Lost the leader Lease: reconciling has stopped; exit so the pod restarts as a standby.
+    void running.ended.then((end) => {
+      if (end !== "lost") return;
+      process.removeListener("SIGTERM", stop);
+      process.removeListener("SIGINT", stop);
+      io.stderr("pulumi-lvm operator: lost the leader Lease; exiting\n");
+      void running.stop().then(() => resolve(1));
+    });
   });
-  return 0;
 }

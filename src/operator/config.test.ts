@@ -129,3 +129,47 @@ test("--kubeconfig and --context: a kubeconfig instead of --server", () => {
     /--context: --context goes with --kubeconfig/,
   );
 });
+
+test("--leader-elect: off by default; client-go's durations unless given; they must nest", () => {
+  expect(parseOperatorConfig([], {}).leaderElection).toBeUndefined();
+  expect(parseOperatorConfig(["--leader-elect"], {}).leaderElection).toEqual({
+    name: "pulumi-lvm-operator",
+    leaseDurationMs: 15_000,
+    renewDeadlineMs: 10_000,
+    retryPeriodMs: 2_000,
+  });
+  expect(
+    parseOperatorConfig(
+      [
+        "--leader-elect",
+        "--leader-election-namespace",
+        "lvm-system",
+        "--leader-election-identity",
+        "pod-a",
+        "--leader-election-lease-duration",
+        "3s",
+        "--leader-election-renew-deadline",
+        "2s",
+        "--leader-election-retry-period",
+        "500ms",
+      ],
+      {},
+    ).leaderElection,
+  ).toEqual({
+    namespace: "lvm-system",
+    name: "pulumi-lvm-operator",
+    identity: "pod-a",
+    leaseDurationMs: 3000,
+    renewDeadlineMs: 2000,
+    retryPeriodMs: 500,
+  });
+  expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_LEADER_ELECT: "true" }).leaderElection).toBeDefined();
+  expect(() =>
+    parseOperatorConfig(["--leader-elect", "--leader-election-renew-deadline", "15s"], {}),
+  ).toThrow(
+    /--leader-election-renew-deadline: must be shorter than --leader-election-lease-duration \(15000 ms >= 15000 ms\): a leader that cannot renew must stop before another can take the Lease/,
+  );
+  expect(() => parseOperatorConfig(["--leader-election-retry-period", "10s"], {})).toThrow(
+    /--leader-election-retry-period: must be shorter than --leader-election-renew-deadline/,
+  );
+});

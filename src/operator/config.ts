@@ -17,6 +17,19 @@ export interface OperatorConfig {
   readonly resyncMs: number;
   /** How long a node stays out of a set's selector before its LVMNode is deleted; absent: the operator's default (60 s). */
   readonly deselectionGraceMs?: number;
+  /**
+   * Leader election on a Lease (several replicas, one reconciling); absent: this replica always
+   * reconciles (one replica). namespace absent: the pod's own (in a cluster).
+   */
+  readonly leaderElection?: {
+    readonly namespace?: string;
+    readonly name: string;
+    /** absent: hostname + "_" + a random UUID, as client-go does. */
+    readonly identity?: string;
+    readonly leaseDurationMs: number;
+    readonly renewDeadlineMs: number;
+    readonly retryPeriodMs: number;
+  };
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
@@ -53,6 +66,12 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --agent-ca-file F     the agents' CA, the only one trusted for them (default ${DEFAULT_AGENT_CA_FILE})
   --agent-server-name N the name in every agent's certificate (default ${AGENT_SERVER_NAME})
   --agent-allow-plain-http  call the agents over plain HTTP: tokens and plans travel unencrypted
+  --leader-elect        run as one of several replicas: only the holder of a Lease reconciles
+  --leader-election-namespace NS  the Lease's namespace (default: the pod's own)
+  --leader-election-name NAME     the Lease's name (default pulumi-lvm-operator)
+  --leader-election-identity ID   this replica (default: hostname_<random UUID>)
+  --leader-election-lease-duration D  (default 15s)  --leader-election-renew-deadline D  (default 10s)
+  --leader-election-retry-period D    (default 2s); lease duration > renew deadline > retry period
 Every flag can also be given as PULUMI_LVM_OPERATOR_<FLAG>, e.g. PULUMI_LVM_OPERATOR_NAMESPACE.`;
 
 /** The configuration is invalid; every problem names its flag. */
@@ -80,7 +99,20 @@ const FLAGS = {
   "agent-ca-file": { type: "string" },
   "agent-server-name": { type: "string" },
   "agent-allow-plain-http": { type: "boolean" },
+  "leader-elect": { type: "boolean" },
+  "leader-election-namespace": { type: "string" },
+  "leader-election-name": { type: "string" },
+  "leader-election-identity": { type: "string" },
+  "leader-election-lease-duration": { type: "string" },
+  "leader-election-renew-deadline": { type: "string" },
+  "leader-election-retry-period": { type: "string" },
 } as const;
+
+const dnsName = (what: string) =>
+  z
+    .string()
+    .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: `must be ${what}` })
+    .max(253);
 
 const absolutePath = z.string().regex(/^\/[^\0]*$/, { error: "must be an absolute path" });
 
@@ -132,6 +164,15 @@ const schema = z
     workers: z.coerce.number().int().min(1).max(64).default(2),
     resync: duration({ zero: false }).prefault("5m"),
     "deselection-grace": duration({ zero: true }).optional(),
+    "leader-elect": z
+      .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
+      .optional(),
+    "leader-election-namespace": dnsName("a namespace name").max(63).optional(),
+    "leader-election-name": dnsName("a Lease name (a DNS subdomain)").default("pulumi-lvm-operator"),
+    "leader-election-identity": z.string().min(1).max(253).optional(),
+    "leader-election-lease-duration": duration({ zero: false }).prefault("15s"),
+    "leader-election-renew-deadline": duration({ zero: false }).prefault("10s"),
+    "leader-election-retry-period": duration({ zero: false }).prefault("2s"),
   })
   .superRefine((c, ctx) => {
     if (c.server && !c["token-file"])
@@ -156,6 +197,18 @@ const schema = z
       });
     if (c.context && !c.kubeconfig)
       ctx.addIssue({ code: "custom", path: ["context"], message: "--context goes with --kubeconfig" });
+    if (c["leader-election-lease-duration"] <= c["leader-election-renew-deadline"])
+      ctx.addIssue({
+        code: "custom",
+        path: ["leader-election-renew-deadline"],
+        message: `must be shorter than --leader-election-lease-duration (${c["leader-election-renew-deadline"]} ms >= ${c["leader-election-lease-duration"]} ms): a leader that cannot renew must stop before another can take the Lease`,
+      });
+    if (c["leader-election-renew-deadline"] <= c["leader-election-retry-period"])
+      ctx.addIssue({
+        code: "custom",
+        path: ["leader-election-retry-period"],
+        message: `must be shorter than --leader-election-renew-deadline (${c["leader-election-retry-period"]} ms >= ${c["leader-election-renew-deadline"]} ms)`,
+      });
   });
 
 /** "30s", "10m", "1h", "500ms" as milliseconds; `zero`: whether 0 is allowed. */
@@ -213,6 +266,18 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     workers: c.workers,
     resyncMs: c.resync,
     ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
+    ...(c["leader-elect"] === "true"
+      ? {
+          leaderElection: {
+            ...(c["leader-election-namespace"] ? { namespace: c["leader-election-namespace"] } : {}),
+            name: c["leader-election-name"],
+            ...(c["leader-election-identity"] ? { identity: c["leader-election-identity"] } : {}),
+            leaseDurationMs: c["leader-election-lease-duration"],
+            renewDeadlineMs: c["leader-election-renew-deadline"],
+            retryPeriodMs: c["leader-election-retry-period"],
+          },
+        }
+      : {}),
     agents: {
       namespace: c["agent-namespace"],
       token: c["agent-token-file"]

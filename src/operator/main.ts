@@ -14,6 +14,14 @@ import { createLog } from "../log/logger";
 import { processRegistry } from "../metrics/prometheus";
 import { OperatorMetrics } from "./metrics";
 import { Operator } from "./operator";
+import type { TermEnd } from "./leader/elector";
+import {
+  leaderElectorFor,
+  operatorUserAgent,
+  registerLeaderMetrics,
+  replicaIdentity,
+} from "./leader/replica";
+import { leaderOnlyAgentChanges, leaderOnlyWrites } from "./leader/write-gate";
 
 export interface StartOperatorArgs {
   /** The arguments after `pulumi-lvm operator`. */
@@ -34,6 +42,8 @@ export interface RunningOperator {
   readonly operator: Operator;
   /** Graceful stop: not ready at once, the reconcile in progress finishes, watches close. */
   stop(): Promise<void>;
+  /** Resolves "lost" when this replica lost the leader Lease and stopped reconciling (the process should exit). */
+  readonly ended: Promise<TermEnd>;
 }
 
 /** Validates the configuration, starts the probe server and the operator; throws OperatorConfigError on bad flags. */
@@ -49,8 +59,18 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       : config.kubeconfig
         ? connectionFromKubeconfigFile(config.kubeconfig.file, config.kubeconfig.context)
         : inClusterConnection(args.env);
-  const kube =
-    args.kube ?? createKubeClient({ connection: connection!, onRequest: (r) => metrics.recordRequest(r) });
+  const identity = replicaIdentity(config);
+  const apiClient =
+    args.kube ??
+    createKubeClient({
+      connection: connection!,
+      onRequest: (r) => metrics.recordRequest(r),
+      userAgent: operatorUserAgent(identity),
+    });
+  // With leader election, every write waits for the Lease (leader/write-gate.ts); the Lease itself does not.
+  const elector = leaderElectorFor(config, { kube: apiClient, clock, log, identity });
+  const kube = elector ? leaderOnlyWrites(apiClient, () => elector.isLeader(), identity) : apiClient;
+  registerLeaderMetrics(metrics.registry, elector, identity);
   const agentTls: AgentTls =
     config.agents.tls === "plain-http"
       ? "plain-http"
@@ -64,9 +84,12 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     workers: config.workers,
     resyncMs: config.resyncMs,
     ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
+    events: { instance: identity },
     agents: {
       namespace: config.agents.namespace,
-      client: agentClient(),
+      client: elector
+        ? leaderOnlyAgentChanges(agentClient(), () => elector.isLeader(), identity)
+        : agentClient(),
       token: agentTokens(config, kube, clock, connection),
       tls: agentTls,
     },
@@ -74,7 +97,11 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const stopping = new AbortController();
   const server = createProbeServer({
     notReady: () =>
-      stopping.signal.aborted ? "stopping" : operator.ready ? undefined : "caches not synced yet",
+      stopping.signal.aborted
+        ? "stopping"
+        : operator.ready || (elector && !elector.isLeader()) // a standby is ready to take over
+          ? undefined
+          : "caches not synced yet",
     metrics: () => metrics.render(operator.queue.depth, operator.lvmNodeGauges()),
   });
   await new Promise<void>((resolve, reject) => {
@@ -83,10 +110,16 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   });
   const address = server.address() as AddressInfo;
   const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  log({ msg: "listening", url, namespace: config.namespace || "(all)", workers: config.workers });
-  const running = operator.run(stopping.signal).catch((e: unknown) => {
+  log({ msg: "listening", url, namespace: config.namespace || "(all)", workers: config.workers, identity });
+  const ended: Promise<TermEnd> = (
+    elector
+      ? elector.run(stopping.signal, (signal) => operator.run(signal))
+      : operator.run(stopping.signal).then(() => "stopped" as const)
+  ).catch((e: unknown) => {
     log({ msg: "operator stopped with an error", error: (e as Error).message });
+    return "stopped" as const;
   });
+  const running = ended.then(() => undefined);
   let stopped: Promise<void> | undefined;
   const stop = () =>
     (stopped ??= (async () => {
@@ -99,7 +132,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       });
       log({ msg: "stopped" });
     })());
-  return { config, url, operator, stop };
+  return { config, url, operator, stop, ended };
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   type Histogram,
 } from "../metrics/prometheus";
 import type { RequestRecord } from "../kube/client";
-import type { ReconcileResult } from "./reconciler";
+import type { ReconcileResult } from "./nodeset/reconciler";
 
 /** The gauges read at scrape time: the LVMNodeSet queue's depth; the LVMNode queue and LVMNodes by state when the operator drives agents. */
 interface Gauges {

@@ -1,9 +1,10 @@
 import type { AgentClient } from "../agent-client/agent-client";
 import { ApiReachability } from "./api-reachability";
+import { EventRecorder, type EventInput } from "./events/recorder";
 import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "../kube/clock";
-import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
+import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./nodeset/event-mapping";
 import { Informer, objectKey, type RestartReason } from "../kube/informer";
 import type { KubeClient, KubeObject } from "../kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "../kube/resources";
@@ -12,10 +13,10 @@ import {
   keysForNodeDeleted,
   keysForOwnLVMNodeChange,
   keysForRivalLVMNodes,
-} from "./lvmnode-events";
-import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode-reconciler";
+} from "./lvmnode/event-mapping";
+import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode/reconciler";
 import type { OperatorMetrics } from "./metrics";
-import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./reconciler";
+import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 import { WorkQueue } from "../kube/work-queue";
 
@@ -58,6 +59,11 @@ export interface OperatorOptions {
   readonly retryBackoff?: { readonly baseMs?: number; readonly capMs?: number };
   /** Watch reconnect delays. @default { baseMs: 500, capMs: 30000 } */
   readonly watchBackoff?: { readonly baseMs?: number; readonly capMs?: number };
+  /**
+   * Record Kubernetes Events (events.k8s.io/v1, events/recorder.ts) as `instance` (this replica):
+   * applies, failures, claimed devices, overlaps, blocked plans, teardowns. @default none
+   */
+  readonly events?: { readonly instance: string };
 }
 
 /**
@@ -80,11 +86,17 @@ export class Operator {
   /** Whether the API server answers; reconciles wait while it does not. */
   readonly api: ApiReachability;
   private readonly kube: KubeClient;
+  /** The Event recorder, when the operator records Events. */
+  readonly events?: EventRecorder;
 
   constructor(private readonly o: OperatorOptions) {
     // The probe: a GET of a Node that does not exist (404 is an answer), as small as a request gets.
     this.api = new ApiReachability(o.clock, o.log, () => o.kube.get(NODES, undefined, "pulumi-lvm-probe"));
     this.kube = this.api.watching(o.kube);
+    this.events = o.events
+      ? new EventRecorder({ kube: this.kube, clock: o.clock, log: o.log, instance: o.events.instance })
+      : undefined;
+    const record = this.events ? { record: (e: EventInput) => this.events!.record(e) } : {};
     const backoff = o.retryBackoff ? { backoff: o.retryBackoff } : {};
     this.queue = new WorkQueue({ clock: o.clock, ...backoff });
     const nodeQueue = o.agents ? new WorkQueue({ clock: o.clock, ...backoff }) : undefined;
@@ -125,6 +137,7 @@ export class Operator {
         lvmNodes: () => this.lvmNodes.list(),
         read: (key) => this.lvmNodes.get(key),
         requeue: (key, ms) => nodeQueue.addAfter(key, ms),
+        ...record,
         agents: new AgentDriver({
           ...o.agents,
           pods: () => pods.list(),
@@ -141,6 +154,7 @@ export class Operator {
       lvmNodes: () => this.lvmNodes.list(),
       sets: () => this.sets.list(),
       requeue: (key, ms) => this.queue.addAfter(key, ms),
+      ...record,
       ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
     });
   }
@@ -203,6 +217,9 @@ export class Operator {
         : []),
       ...watching,
     ]);
+    // Events recorded by the last reconciles reach the API server before the operator says it stopped.
+    await this.events?.flush();
+    this.events?.close();
     this.api.close();
     this.started = false;
   }

@@ -45,7 +45,12 @@ export const OPERATOR_CLUSTER_ROLE = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
   metadata: { name: "pulumi-lvm-operator" },
-  rules: [...operatorRules().nodeSets, ...operatorRules().clusterWide],
+  rules: [
+    ...operatorRules().nodeSets,
+    ...operatorRules().clusterWide,
+    ...operatorRules().leaderElection,
+    ...operatorRules().events,
+  ],
 };
 
 /** The agents' namespace and the operator's Role there: find the agent pods. */
@@ -122,6 +127,8 @@ export function startTestOperator(
     deselectionGraceMs?: number;
     /** The operator's own watch and retry backoff (0.5 s to 30 s, 1 s to 5 min), not the tests' quick one. */
     defaultBackoff?: boolean;
+    /** Record Kubernetes Events, as the subcommand does. @default false */
+    events?: boolean;
   } = {},
 ): TestOperator {
   const requests: RequestRecord[] = [];
@@ -145,6 +152,7 @@ export function startTestOperator(
     ...(options.agents ? { agents: options.agents } : {}),
     ...(options.resyncMs ? { resyncMs: options.resyncMs } : {}),
     deselectionGraceMs: options.deselectionGraceMs ?? 0,
+    ...(options.events ? { events: { instance: "test-operator" } } : {}),
     ...(options.defaultBackoff ? {} : { watchBackoff: { baseMs: 100, capMs: 1000 } }),
   });
   const stopping = new AbortController();

@@ -37,7 +37,13 @@ export interface NodeAgentDriver {
  * Called just before an apply or teardown is sent (it may take hours): the caller frees its worker
  * and checks that what it read is still current. A reason: nothing is sent (outcome busy, retried).
  */
-export type BeforeChange = () => Promise<string | undefined>;
+export type BeforeChange = (change?: {
+  readonly call: "apply" | "teardown";
+  /** The agent pod it goes to. */
+  readonly pod: string;
+  /** The plan's steps (apply). */
+  readonly steps?: number;
+}) => Promise<string | undefined>;
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
 /** ok; conflict (409); error (another answer); unreachable (no answer); aborted (the operator is stopping). */
@@ -105,7 +111,7 @@ export class AgentDriver implements NodeAgentDriver {
         call = "apply";
         // Never aborted: the agent would finish it anyway, and its answer is what the status reports.
         // It may take hours (or hang on a node that lost power): the worker goes on with other nodes.
-        const notNow = await beforeChange?.();
+        const notNow = await beforeChange?.({ call: "apply", pod, steps: plan.actions.length });
         if (notNow)
           return {
             kind: "busy",
@@ -140,7 +146,7 @@ export class AgentDriver implements NodeAgentDriver {
     if (!target.ok) return { kind: "unavailable", message: target.message };
     if (stop?.aborted) return stopped(`node ${node}: teardown not started (agent pod ${target.pod})`);
     try {
-      const notNow = await beforeChange?.();
+      const notNow = await beforeChange?.({ call: "teardown", pod: target.pod });
       if (notNow)
         return {
           kind: "busy",

@@ -5,7 +5,7 @@ import { applyMergePatch } from "../../../src/kube/merge-patch";
 
 /** One request the fake API server answered (or refused). */
 export interface FakeCall {
-  readonly verb: "GET" | "PATCH";
+  readonly verb: "GET" | "PATCH" | "CREATE";
   /** "LVMNode storage/n1", with " (status)" for the status subresource. */
   readonly object: string;
   readonly patch?: unknown;
@@ -15,7 +15,8 @@ export interface FakeCall {
  * An in-memory API server for reconciler unit tests: get and merge-patch (metadata or the status
  * subresource), a resourceVersion precondition that gives 409 Conflict, the removal of the last
  * finalizer of an object being deleted deleting it, and every request recorded in `calls`.
- * Lists, watches, create (also of subresources) and delete are not needed by the LVMNode reconciler and throw.
+ * create (409 AlreadyExists when the name is taken; for the Lease of leader election). Lists,
+ * watches, create of subresources and delete are not needed by the reconcilers and throw.
  */
 export class FakeKube implements KubeClient {
   readonly calls: FakeCall[] = [];
@@ -40,9 +41,9 @@ export class FakeKube implements KubeClient {
     this.failures.push({ verb, error });
   }
 
-  /** The PATCH requests: what the reconciler wrote. */
+  /** The PATCH and CREATE requests: what the reconciler wrote. */
   get writes(): FakeCall[] {
-    return this.calls.filter((c) => c.verb === "PATCH");
+    return this.calls.filter((c) => c.verb === "PATCH" || c.verb === "CREATE");
   }
 
   async get<T extends KubeObject>(r: Resource, namespace: string | undefined, name: string) {
@@ -83,8 +84,12 @@ export class FakeKube implements KubeClient {
     throw new Error("FakeKube: watch is not faked");
   }
 
-  create<T extends KubeObject>(): Promise<T> {
-    throw new Error("FakeKube: create is not faked");
+  async create<T extends KubeObject>(r: Resource, namespace: string, body: T): Promise<T> {
+    const object = describeObject(r, namespace, body.metadata.name);
+    this.record({ verb: "CREATE", object });
+    if (this.objects.has(this.key(r, namespace, body.metadata.name)))
+      throw new KubeApiError("POST", object, 409, "AlreadyExists", `${body.metadata.name} already exists`);
+    return this.put(r, { ...body, metadata: { ...body.metadata, namespace } });
   }
 
   createSubresource<T>(): Promise<T> {

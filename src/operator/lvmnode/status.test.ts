@@ -1,6 +1,6 @@
-import type { LVMNodeStatus } from "../api";
-import { lvmNodeStatus, RECONCILED } from "./lvmnode-status";
-import type { LVMNodeObject } from "./types";
+import type { LVMNodeStatus } from "../../api";
+import { lvmNodeStatus, RECONCILED } from "./status";
+import type { LVMNodeObject } from "../types";
 
 const T0 = Date.parse("2044-10-22T16:29:24Z");
 const T1 = T0 + 60_000;
@@ -135,4 +135,62 @@ test("conditions of other owners stay", () => {
   };
   const s = lvmNodeStatus(node({ conditions: [provider] }), { kind: "invalid", problems: [] }, T0);
   expect(s.conditions?.[0]).toEqual(provider);
+});
+
+describe("Ready (the kstatus summary)", () => {
+  test("synced and healthy: True with the generation", () => {
+    const s = lvmNodeStatus(node(), { kind: "synced", pod: "lvm-system/a", applied: 0, status: AGENT }, T0);
+    expect(condition(s, "Ready")).toEqual({
+      type: "Ready",
+      status: "True",
+      reason: "Ready",
+      message: "the node matches its spec; its volume groups and device classes are healthy",
+      observedGeneration: 3,
+      lastTransitionTime: "2044-10-22T16:29:24Z",
+    });
+  });
+
+  test("a failed apply makes it False with the agent's error; the recovery makes it True again", () => {
+    const ok = lvmNodeStatus(node(), { kind: "synced", pod: "lvm-system/a", applied: 0, status: AGENT }, T0);
+    const failed = lvmNodeStatus(
+      node(ok),
+      { kind: "failed", message: "node n1: apply failed at step 2 (vgextend vg1 /dev/loop4): exit 5" },
+      T1,
+    );
+    expect(condition(failed, "Ready")).toMatchObject({
+      status: "False",
+      reason: "AgentFailed",
+      message: "Reconciled: node n1: apply failed at step 2 (vgextend vg1 /dev/loop4): exit 5",
+      lastTransitionTime: "2044-10-22T16:30:24Z",
+    });
+    const back = lvmNodeStatus(
+      node(failed),
+      { kind: "synced", pod: "lvm-system/a", applied: 1, status: AGENT },
+      T1 + 60_000,
+    );
+    expect(condition(back, "Ready")).toMatchObject({
+      status: "True",
+      lastTransitionTime: "2044-10-22T16:31:24Z",
+    });
+  });
+
+  test("busy: Unknown; a new generation not yet reconciled keeps the old observedGeneration", () => {
+    const ok = lvmNodeStatus(node(), { kind: "synced", pod: "lvm-system/a", applied: 0, status: AGENT }, T0);
+    const busy = lvmNodeStatus(node(ok, 4), { kind: "busy", message: "409 OperationInProgress" }, T1);
+    expect(condition(busy, "Ready")).toMatchObject({
+      status: "Unknown",
+      reason: "AgentBusy",
+      observedGeneration: 4,
+    });
+    expect(condition(ok, "Ready")?.observedGeneration).toBe(3);
+  });
+
+  test("an agent that reports Degraded with every condition True: False, reason Degraded", () => {
+    const s = lvmNodeStatus(
+      node(),
+      { kind: "synced", pod: "lvm-system/a", applied: 0, status: { ...AGENT, state: "Degraded" } },
+      T0,
+    );
+    expect(condition(s, "Ready")).toMatchObject({ status: "False", reason: "Degraded" });
+  });
 });

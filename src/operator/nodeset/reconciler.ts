@@ -1,13 +1,14 @@
-import { jsonEqual } from "../kube/json-equal";
-import { checkLVMNodeSetSpec } from "../api";
-import type { Clock } from "../kube/clock";
-import type { KubeClient } from "../kube/client";
-import { isConflict, KubeApiError } from "../kube/errors";
-import { LVM_NODES, LVM_NODE_SETS } from "../kube/resources";
-import { isControlledBy, NODESET_FINALIZER } from "./ownership";
+import { jsonEqual } from "../../kube/json-equal";
+import { checkLVMNodeSetSpec } from "../../api";
+import type { Clock } from "../../kube/clock";
+import type { KubeClient } from "../../kube/client";
+import { isConflict, KubeApiError } from "../../kube/errors";
+import { LVM_NODES, LVM_NODE_SETS } from "../../kube/resources";
+import { isControlledBy, NODESET_FINALIZER } from "../ownership";
 import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
+import type { EventInput } from "../events/recorder";
 import { nodeSetStatus, type StatusInput } from "./status";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
@@ -33,7 +34,15 @@ export interface NodeSetReconcilerOptions {
   readonly statusIntervalMs?: number;
   /** Reconcile `key` again after `ms` (the operator's queue). @default none: the resync does it */
   readonly requeue?: (key: string, ms: number) => void;
+  /**
+   * Records an Event (events/recorder.ts) when LVMNodesReady turns to NodeSetOverlap, ApplyFailed
+   * or InvalidSpec (or to another message of it). @default none
+   */
+  readonly record?: (event: EventInput) => void;
 }
+
+/** LVMNodesReady reasons worth a Warning Event when the set turns to them: someone has to act. */
+const WARN_ON = new Set(["NodeSetOverlap", "ApplyFailed", "InvalidSpec"]);
 
 /** The cache was behind the API server (409 on a write): try again once the watch caught up. */
 export class StaleCacheError extends Error {
@@ -247,6 +256,18 @@ export class NodeSetReconciler {
     const now = status.conditions?.find((c) => c.type === "LVMNodesReady");
     if (was?.reason !== now?.reason)
       this.o.log({ msg: "condition changed", nodeSet: `${namespace}/${name}`, condition: now });
+    if (
+      now?.reason &&
+      WARN_ON.has(now.reason) &&
+      (was?.reason !== now.reason || was?.message !== now.message)
+    )
+      this.o.record?.({
+        regarding: { apiVersion: set.apiVersion, kind: "LVMNodeSet", metadata: set.metadata },
+        type: "Warning",
+        reason: now.reason,
+        action: "Reconcile",
+        note: now.message ?? now.reason,
+      });
     return true;
   }
 }

@@ -1,6 +1,6 @@
 import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
-import { controllerReference } from "./ownership";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import { controllerReference } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 const set = (name: string, role: string, namespace = "storage"): LVMNodeSetObject => ({
   apiVersion: "lvm.topolvm.io/v2alpha1",

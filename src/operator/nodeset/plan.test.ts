@@ -1,8 +1,8 @@
 import fc from "fast-check";
-import { applyMergePatch } from "../kube/merge-patch";
-import { controllerReference } from "./ownership";
+import { applyMergePatch } from "../../kube/merge-patch";
+import { controllerReference } from "../ownership";
 import { planFinalize, planNodeSet, type Action } from "./plan";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 const template = {
   volumeGroups: [

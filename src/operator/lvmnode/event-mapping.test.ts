@@ -1,6 +1,6 @@
-import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./lvmnode-events";
-import type { LVMNodeObject } from "./types";
-import type { KubeObject } from "../kube/client";
+import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./event-mapping";
+import type { LVMNodeObject } from "../types";
+import type { KubeObject } from "../../kube/client";
 
 const lvmNode = (ns: string, name: string, meta: Record<string, unknown> = {}) =>
   ({ metadata: { name, namespace: ns, generation: 1, ...meta }, spec: {} }) as unknown as LVMNodeObject;

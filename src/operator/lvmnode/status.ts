@@ -1,7 +1,8 @@
-import type { LVMNodeStatus, NodeConditionType } from "../api";
-import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
-import { setCondition, type DesiredCondition } from "./conditions";
-import type { LVMNodeObject } from "./types";
+import type { LVMNodeStatus, NodeConditionType } from "../../api";
+import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
+import { setCondition, type DesiredCondition } from "../conditions";
+import { readyCondition } from "../ready";
+import type { LVMNodeObject } from "../types";
 
 /** The operator's own condition on each LVMNode: did the last reconcile get the node to its spec. */
 export const RECONCILED: NodeConditionType = "Reconciled";
@@ -25,12 +26,22 @@ export type NodeFinding =
 
 type State = NonNullable<LVMNodeStatus["state"]>;
 
+/** What Ready summarises on an LVMNode, the operator's own judgement first. */
+const READY_ORDER: readonly NodeConditionType[] = [
+  "Reconciled",
+  "VolumeGroupsHealthy",
+  "DeviceClassesHealthy",
+  "ProviderReady",
+];
+const READY_MESSAGE = "the node matches its spec; its volume groups and device classes are healthy";
+
 /**
  * The LVMNode's status after a reconcile (pure): what the agent reported (state, volume groups
  * with included and excluded devices, thin pools, device classes, its conditions) when it
  * answered, else what was last reported; and the Reconciled condition. Every condition carries
  * the LVMNode's generation and keeps its lastTransitionTime unless its status changes (the agent's
  * own transition times are not used: they restart with each operation). Other conditions are kept.
+ * Ready (ready.ts) summarises them all and the state, for kstatus.
  */
 export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: number): LVMNodeStatus {
   const generation = node.metadata.generation ?? 0;
@@ -52,10 +63,16 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
     );
   }
   conditions = setCondition(conditions, { ...reconciled(finding), observedGeneration: generation }, now);
+  const state = stateOf(finding, previous.state, agent?.state);
+  conditions = setCondition(
+    conditions,
+    readyCondition({ conditions, order: READY_ORDER, state, generation, okMessage: READY_MESSAGE }),
+    now,
+  );
   const volumeGroups = agent?.volumeGroups ?? previous.volumeGroups;
   const deviceClasses = agent?.deviceClasses ?? previous.deviceClasses;
   return {
-    state: stateOf(finding, previous.state, agent?.state),
+    state,
     observedGeneration: generation,
     ...(volumeGroups ? { volumeGroups } : {}),
     ...(deviceClasses ? { deviceClasses } : {}),

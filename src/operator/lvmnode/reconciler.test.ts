@@ -1,19 +1,19 @@
-import type { LVMNodeSpec, LVMNodeStatus } from "../api";
-import type { NodeAgentDriver } from "./agents/driver";
-import type { SyncOutcome, TeardownOutcome } from "./agents/outcome";
-import { KubeApiError } from "../kube/errors";
-import { LVM_NODES } from "../kube/resources";
+import type { LVMNodeSpec, LVMNodeStatus } from "../../api";
+import type { NodeAgentDriver } from "../agents/driver";
+import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
+import { KubeApiError } from "../../kube/errors";
+import { LVM_NODES } from "../../kube/resources";
 import {
   AgentNotSyncedError,
   LVMNodeReconciler,
   LVMNODE_FINALIZER,
   ReconcileStoppedError,
-} from "./lvmnode-reconciler";
-import { RECONCILED } from "./lvmnode-status";
-import { FakeKube } from "../../test/support/kube/fake-kube";
-import { ManualClock } from "../../test/support/kube/manual-clock";
-import { controllerReference } from "./ownership";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+} from "./reconciler";
+import { RECONCILED } from "./status";
+import { FakeKube } from "../../../test/support/kube/fake-kube";
+import { ManualClock } from "../../../test/support/kube/manual-clock";
+import { controllerReference } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 const KEY = "storage/n1";
 const SPEC = {
@@ -482,5 +482,74 @@ describe("LVMNodeReconciler: the operator stopping", () => {
     expect(t.signals).toEqual([stop.signal]);
     expect(t.kube.writes).toEqual([]);
     expect(t.stored()?.metadata.finalizers).toEqual([LVMNODE_FINALIZER]);
+  });
+});
+
+describe("Events (events/recorder.ts) from the LVMNode reconcile", () => {
+  /** A reconciler whose driver sends an apply (calls beforeChange) and answers `outcome`. */
+  function withApply(outcome: SyncOutcome, status?: LVMNodeStatus) {
+    const kube = new FakeKube();
+    kube.put(LVM_NODES, {
+      metadata: {
+        name: "n1",
+        namespace: "storage",
+        generation: 2,
+        ownerReferences: [controllerReference(FAST)],
+        finalizers: [LVMNODE_FINALIZER],
+      },
+      spec: SPEC,
+      ...(status ? { status } : {}),
+    } as unknown as LVMNodeObject);
+    let applies = true;
+    const events: Array<{ type: string; reason: string; action: string; note: string }> = [];
+    const reconciler = new LVMNodeReconciler({
+      kube,
+      agents: {
+        sync: async (_to, _spec, _stop, beforeChange) => {
+          if (applies) {
+            const notNow = await beforeChange?.({ call: "apply", pod: POD, steps: 2 });
+            if (notNow) return { kind: "busy", message: notNow };
+            return outcome;
+          }
+          return { kind: "synced", pod: POD, applied: 0, status: AGENT_STATUS };
+        },
+        teardown: async () => ({ kind: "tornDown", pod: POD }),
+      },
+      nodeExists: () => true,
+      sets: () => [FAST],
+      lvmNodes: () => [],
+      clock: new ManualClock(),
+      log: () => undefined,
+      record: ({ type, reason, action, note }) => events.push({ type, reason, action, note }),
+    });
+    return { kube, reconciler, events, noMoreApplies: () => (applies = false) };
+  }
+
+  test("an apply: ApplyStarted, then Applied; the next reconcile (nothing to do) records nothing", async () => {
+    const t = withApply({ kind: "synced", pod: POD, applied: 2, status: AGENT_STATUS });
+    await t.reconciler.reconcile(KEY);
+    expect(t.events.map((e) => [e.type, e.reason])).toEqual([
+      ["Normal", "ApplyStarted"],
+      ["Normal", "Applied"],
+    ]);
+    expect(t.events[0]!.note).toBe(`node n1: agent pod ${POD} applies 2 planned step(s)`);
+    t.noMoreApplies();
+    await t.reconciler.reconcile(KEY); // Applied -> InSync: a status write, no event
+    const before = t.events.length;
+    await t.reconciler.reconcile(KEY);
+    await t.reconciler.reconcile(KEY);
+    expect(t.events).toHaveLength(before);
+    expect(before).toBe(2);
+  });
+
+  test("a failed apply: ApplyStarted, ApplyFailed with the agent's message (the lvm error), and not AgentFailed twice", async () => {
+    const message =
+      "POST /v1/apply to agent pod lvm-system/agent-a answered HTTP 500: node n1: step 2 (vgextend vg1 /dev/vdc) failed: exit 5";
+    const t = withApply({ kind: "failed", message });
+    await expect(t.reconciler.reconcile(KEY)).rejects.toThrow(AgentNotSyncedError);
+    expect(t.events).toEqual([
+      expect.objectContaining({ reason: "ApplyStarted" }),
+      { type: "Warning", reason: "ApplyFailed", action: "Apply", note: message },
+    ]);
   });
 });

@@ -1,7 +1,7 @@
-import { GROUP_VERSION, type LVMNodeSpec } from "../api";
-import { matchesNodeSelector } from "../planner/node-selector";
-import { controllerReference } from "./ownership";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import { GROUP_VERSION, type LVMNodeSpec } from "../../api";
+import { matchesNodeSelector } from "../../planner/node-selector";
+import { controllerReference } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /**
  * The names of the nodes `set` selects, sorted: nodes its nodeSelector matches (no selector: every

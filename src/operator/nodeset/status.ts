@@ -1,7 +1,8 @@
-import type { LVMNodeSetStatus } from "../api";
-import { setCondition, type DesiredCondition } from "./conditions";
+import type { LVMNodeSetStatus } from "../../api";
+import { setCondition, type DesiredCondition } from "../conditions";
+import { readyCondition } from "../ready";
 import type { Conflict } from "./plan";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 type NodeEntry = NonNullable<LVMNodeSetStatus["nodes"]>[number];
 type State = NonNullable<LVMNodeSetStatus["state"]>;
@@ -31,21 +32,58 @@ export const LISTED_NODES = 100;
 /**
  * The set's status: an entry per selected node that is not Ready (its LVMNode's state, or Failed
  * with the reason; at most LISTED_NODES, the condition's message counts them all),
- * the LVMNodesReady condition (KEP-1623, with observedGeneration) and a summary state. Condition
- * types this operator does not own (ProviderReady) are kept as they are.
+ * the counts of selected nodes by state, the LVMNodesReady condition (KEP-1623, with
+ * observedGeneration), Ready (ready.ts: the summary kstatus reads) and a summary state. Condition
+ * types this operator does not own (ProviderReady) are kept as they are, and judged by Ready.
  */
 export function nodeSetStatus(set: LVMNodeSetObject, input: StatusInput, now: number): LVMNodeSetStatus {
   const { state, nodes, condition } = summarize(set, input);
+  const generation = set.metadata.generation ?? 0;
+  const conditions = setCondition(
+    set.status?.conditions,
+    { ...condition, observedGeneration: generation },
+    now,
+  );
   return {
     state,
-    observedGeneration: set.metadata.generation ?? 0,
-    // Ready nodes are counted in the condition, not listed: 200 Ready nodes made 53 KB of status.
+    observedGeneration: generation,
+    ...counts(set, input, nodes),
+    // Ready nodes are counted, not listed: 200 Ready nodes made 53 KB of status.
     nodes: nodes.filter((n) => n.state !== "Ready").slice(0, LISTED_NODES),
     conditions: setCondition(
-      set.status?.conditions,
-      { ...condition, observedGeneration: set.metadata.generation ?? 0 },
+      conditions,
+      readyCondition({ conditions, order: READY_ORDER, generation, okMessage: condition.message ?? "" }),
       now,
     ),
+  };
+}
+
+/** What Ready summarises on a set: its nodes, then the provider (when someone reports it). */
+const READY_ORDER = ["LVMNodesReady", "ProviderReady"] as const;
+
+type Counts = Pick<LVMNodeSetStatus, "desiredNodes" | "readyNodes" | "degradedNodes" | "failedNodes">;
+
+/**
+ * The counts for `kubectl get` (DESIRED READY FAILED) and dashboards: of the selected nodes. An
+ * invalid spec changed nothing, so the last counts stay; a set being deleted desires none.
+ */
+function counts(set: LVMNodeSetObject, input: StatusInput, nodes: readonly NodeEntry[]): Counts {
+  if (input.kind === "invalid") {
+    const { desiredNodes, readyNodes, degradedNodes, failedNodes } = set.status ?? {};
+    return {
+      desiredNodes: desiredNodes ?? 0,
+      readyNodes: readyNodes ?? 0,
+      degradedNodes: degradedNodes ?? 0,
+      failedNodes: failedNodes ?? 0,
+    };
+  }
+  const count = (state: State) =>
+    input.kind === "active" ? nodes.filter((n) => n.state === state).length : 0;
+  return {
+    desiredNodes: input.kind === "active" ? nodes.length : 0,
+    readyNodes: count("Ready"),
+    degradedNodes: count("Degraded"),
+    failedNodes: count("Failed"),
   };
 }
 

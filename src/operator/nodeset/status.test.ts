@@ -1,5 +1,5 @@
 import { nodeSetStatus } from "./status";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 const T0 = Date.parse("2044-10-22T16:29:24Z");
 const set: LVMNodeSetObject = {
@@ -8,7 +8,7 @@ const set: LVMNodeSetObject = {
   metadata: { name: "fast", namespace: "storage", uid: "u", generation: 3 },
   spec: { template: { volumeGroups: [] } },
 };
-const withState = (name: string, state?: "Ready" | "Progressing"): LVMNodeObject => ({
+const withState = (name: string, state?: "Ready" | "Progressing" | "Degraded" | "Failed"): LVMNodeObject => ({
   apiVersion: "lvm.topolvm.io/v2alpha1",
   kind: "LVMNode",
   metadata: { name, namespace: "storage" },
@@ -81,7 +81,101 @@ describe("nodeSetStatus", () => {
         observedGeneration: 3,
         lastTransitionTime: "2044-10-22T16:29:24Z",
       }),
+      // the kstatus summary follows LVMNodesReady while nobody reports ProviderReady
+      expect.objectContaining({
+        type: "Ready",
+        status,
+        reason: status === "True" ? "Ready" : reason,
+        observedGeneration: 3,
+        lastTransitionTime: "2044-10-22T16:29:24Z",
+      }),
     ]);
+  });
+
+  test.each([
+    ["no node", active([]), [0, 0, 0, 0]],
+    ["all Ready", active([withState("a", "Ready"), withState("b", "Ready")]), [2, 2, 0, 0]],
+    ["one not reported yet", active([withState("a", "Ready"), withState("b")]), [2, 1, 0, 0]],
+    [
+      "an overlap and a failed write are Failed",
+      active([withState("a", "Ready"), withState("b"), withState("c", "Ready")], {
+        conflicts: ["b"],
+        failures: ["c"],
+      }),
+      [3, 1, 0, 2],
+    ],
+    [
+      "a Degraded and a Failed LVMNode",
+      active([withState("a", "Degraded"), withState("b", "Failed")]),
+      [2, 0, 1, 1],
+    ],
+    ["being deleted", { kind: "terminating" as const, remaining: ["a"] }, [0, 0, 0, 0]],
+  ])(
+    "counts, %s: desired, ready, degraded, failed = %j",
+    (_what, input, [desired, ready, degraded, failed]) => {
+      const s = nodeSetStatus(set, input, T0);
+      expect([s.desiredNodes, s.readyNodes, s.degradedNodes, s.failedNodes]).toEqual([
+        desired,
+        ready,
+        degraded,
+        failed,
+      ]);
+    },
+  );
+
+  test("an invalid spec keeps the last counts (nothing was changed)", () => {
+    const before = nodeSetStatus(set, active([withState("a", "Ready"), withState("b")]), T0);
+    const s = nodeSetStatus({ ...set, status: before }, { kind: "invalid", problems: ["spec.x: bad"] }, T0);
+    expect([s.desiredNodes, s.readyNodes, s.failedNodes]).toEqual([2, 1, 0]);
+  });
+
+  test("Ready follows the nodes as one fails and recovers; its transition time moves only on a change", () => {
+    const ok = nodeSetStatus(set, active([withState("a", "Ready"), withState("b", "Ready")]), T0);
+    expect(ok.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "True",
+      message: "2 of 2 LVMNodes are Ready",
+    });
+    const failing = nodeSetStatus(
+      { ...set, status: ok },
+      active([withState("a", "Ready"), withState("b", "Degraded")]),
+      T0 + 1000,
+    );
+    expect(failing.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "LVMNodesNotReady",
+      message: expect.stringMatching(/^LVMNodesReady: 1 of 2 LVMNodes are Ready; not yet: b \(Degraded\)/),
+      lastTransitionTime: "2044-10-22T16:29:25Z",
+    });
+    expect([failing.readyNodes, failing.degradedNodes]).toEqual([1, 1]);
+    const back = nodeSetStatus(
+      { ...set, status: failing },
+      active([withState("a", "Ready"), withState("b", "Ready")]),
+      T0 + 5000,
+    );
+    expect(back.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "True",
+      lastTransitionTime: "2044-10-22T16:29:29Z",
+    });
+  });
+
+  test("a ProviderReady False reported by someone else makes Ready False", () => {
+    const provider = {
+      type: "ProviderReady",
+      status: "False" as const,
+      reason: "CSIDriverMissing",
+      message: "no CSIDriver topolvm.io",
+      lastTransitionTime: "2044-01-01T00:00:00Z",
+    };
+    const s = nodeSetStatus(
+      { ...set, status: { conditions: [provider] } },
+      active([withState("a", "Ready")]),
+      T0,
+    );
+    expect(s.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "CSIDriverMissing",
+      message: "ProviderReady: no CSIDriver topolvm.io",
+    });
   });
 
   test("entries name each selected node that is not Ready, with its state and why; Ready ones are counted", () => {

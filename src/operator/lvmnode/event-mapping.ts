@@ -1,10 +1,10 @@
-import { AGENT_POD_LABELS } from "../agent-api/pods";
-import { podSchema } from "../agent-client/agent-pods";
-import type { Change } from "../kube/informer";
-import { objectKey } from "../kube/informer";
-import { jsonEqual } from "../kube/json-equal";
-import type { KubeObject } from "../kube/client";
-import type { LVMNodeObject } from "./types";
+import { AGENT_POD_LABELS } from "../../agent-api/pods";
+import { podSchema } from "../../agent-client/agent-pods";
+import type { Change } from "../../kube/informer";
+import { objectKey } from "../../kube/informer";
+import { jsonEqual } from "../../kube/json-equal";
+import type { KubeObject } from "../../kube/client";
+import type { LVMNodeObject } from "../types";
 
 /**
  * Which LVMNodes to reconcile for a change (pure). The LVMNode work queue is fed by these; the

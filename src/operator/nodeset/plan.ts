@@ -1,8 +1,8 @@
-import { jsonEqual } from "../kube/json-equal";
+import { jsonEqual } from "../../kube/json-equal";
 import { desiredLVMNode, desiredSpec, selectedNodes } from "./desired";
-import { mergePatch } from "../kube/merge-patch";
-import { controllerOf, controllingSet, describeController, isControlledBy, precedes } from "./ownership";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import { mergePatch } from "../../kube/merge-patch";
+import { controllerOf, controllingSet, describeController, isControlledBy, precedes } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /** One write to bring the set's LVMNodes to what it says. */
 export type Action =

@@ -1,9 +1,9 @@
-import { jsonEqual } from "../kube/json-equal";
-import { matchesNodeSelector } from "../planner/node-selector";
-import type { Change } from "../kube/informer";
-import { objectKey } from "../kube/informer";
-import { controllerOf } from "./ownership";
-import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
+import { jsonEqual } from "../../kube/json-equal";
+import { matchesNodeSelector } from "../../planner/node-selector";
+import type { Change } from "../../kube/informer";
+import { objectKey } from "../../kube/informer";
+import { controllerOf } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /**
  * Which LVMNodeSets to reconcile for a change. Pure: the controller feeds the informers' changes

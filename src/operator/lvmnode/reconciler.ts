@@ -1,13 +1,15 @@
-import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../api";
-import type { BeforeChange, NodeAgentDriver } from "./agents/driver";
-import type { Clock } from "../kube/clock";
-import { jsonEqual } from "../kube/json-equal";
-import type { KubeClient } from "../kube/client";
-import { LVM_NODES } from "../kube/resources";
-import { lvmNodeStatus, type NodeFinding } from "./lvmnode-status";
-import { mandateOf, type Mandate } from "./ownership";
-import { splitKey, type ReconcileResult } from "./reconciler";
-import type { LVMNodeObject, LVMNodeSetObject } from "./types";
+import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../../api";
+import type { BeforeChange, NodeAgentDriver } from "../agents/driver";
+import type { Clock } from "../../kube/clock";
+import { jsonEqual } from "../../kube/json-equal";
+import type { KubeClient } from "../../kube/client";
+import { LVM_NODES } from "../../kube/resources";
+import type { EventInput } from "../events/recorder";
+import { statusEvents } from "./events";
+import { lvmNodeStatus, type NodeFinding } from "./status";
+import { mandateOf, type Mandate } from "../ownership";
+import { splitKey, type ReconcileResult } from "../nodeset/reconciler";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 /** The finalizer on every LVMNode: its deletionPolicy is carried out on the node before it goes. */
 export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";
@@ -37,6 +39,12 @@ export interface LVMNodeReconcilerOptions {
   readonly clock: Clock;
   /** One structured log entry. */
   readonly log: (entry: Record<string, unknown>) => void;
+  /**
+   * Records an Event (events/recorder.ts: fire-and-forget, series, rate-limited): apply started,
+   * applied, failed; teardown started, done; the Reconciled condition turning to a Warning reason;
+   * devices newly claimed or excluded. @default none
+   */
+  readonly record?: (event: EventInput) => void;
 }
 
 /** The node's agent could not get the node to its spec (the status says why): retry with backoff. */
@@ -93,14 +101,17 @@ export class LVMNodeReconciler {
       wrote = true;
     }
     const spec = checkSpec(node);
+    const sent: { call?: string } = {};
     const outcome = spec.ok
       ? await this.o.agents.sync(
           { node: name, namespace },
           spec.value,
           stop,
-          this.beforeChange(node, release),
+          this.beforeChange(node, release, sent),
         )
       : spec.finding;
+    const applyFailed = sent.call === "apply" && outcome.kind === "failed";
+    if (applyFailed) this.event(node, "Warning", "ApplyFailed", "Apply", outcome.message);
     if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
     if (outcome.kind === "busy") {
       // The previous outcome is no longer true: say that the agent is busy instead of keeping it.
@@ -109,10 +120,17 @@ export class LVMNodeReconciler {
     }
     if (outcome.kind === "synced" && outcome.applied > 0) {
       this.o.log({ msg: "applied", lvmNode: key, pod: outcome.pod, steps: outcome.applied });
+      this.event(
+        node,
+        "Normal",
+        "Applied",
+        "Apply",
+        `node ${name}: agent pod ${outcome.pod} applied ${outcome.applied} step(s); the node matches the spec`,
+      );
       wrote = true;
       this.o.requeue?.(key, 0);
     }
-    if (await this.patchStatus(node, outcome)) wrote = true;
+    if (await this.patchStatus(node, outcome, applyFailed)) wrote = true;
     if (outcome.kind === "unavailable" || outcome.kind === "failed")
       throw new AgentNotSyncedError(`${key}: ${outcome.message}`);
     return wrote ? "changed" : "in_sync";
@@ -137,7 +155,7 @@ export class LVMNodeReconciler {
         { node: node.metadata.name, namespace: node.metadata.namespace ?? "" },
         spec.value,
         stop,
-        this.beforeChange(node, release),
+        this.beforeChange(node, release, {}),
       );
       if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
       if (outcome.kind === "busy") throw new AgentNotSyncedError(`${key}: ${outcome.message}; retrying`);
@@ -146,6 +164,13 @@ export class LVMNodeReconciler {
         throw new AgentNotSyncedError(`${key}: ${outcome.message}`);
       }
       this.o.log({ msg: "torn down", lvmNode: key, pod: outcome.pod });
+      this.event(
+        node,
+        "Normal",
+        "TornDown",
+        "Teardown",
+        `node ${node.metadata.name}: agent pod ${outcome.pod} tore down the volume groups (deletionPolicy Delete)`,
+      );
     }
     await this.setFinalizers(
       node,
@@ -165,22 +190,59 @@ export class LVMNodeReconciler {
    * from the cache, make sure it is still the one on the API server: nothing is sent to a node
    * from a stale read.
    */
-  private beforeChange(node: LVMNodeObject, release?: () => void): BeforeChange {
-    return async () => {
+  private beforeChange(
+    node: LVMNodeObject,
+    release: (() => void) | undefined,
+    sent: { call?: string },
+  ): BeforeChange {
+    return async (change) => {
       release?.();
-      if (!this.o.read) return undefined;
       const { namespace = "", name, generation, uid } = node.metadata;
-      const fresh = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
-      // The spec (generation), identity and deletion are what an apply or teardown acts on; our own
-      // status writes (which the cache may not have yet) do not matter.
-      const same =
-        fresh?.metadata.uid === uid &&
-        fresh?.metadata.generation === generation &&
-        !!fresh?.metadata.deletionTimestamp === !!node.metadata.deletionTimestamp;
-      return same
-        ? undefined
-        : `LVMNode ${namespace}/${name} changed since it was read (generation ${generation}, now ${fresh?.metadata.generation ?? "deleted"}); planning again`;
+      if (this.o.read) {
+        const fresh = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
+        // The spec (generation), identity and deletion are what an apply or teardown acts on; our own
+        // status writes (which the cache may not have yet) do not matter.
+        const same =
+          fresh?.metadata.uid === uid &&
+          fresh?.metadata.generation === generation &&
+          !!fresh?.metadata.deletionTimestamp === !!node.metadata.deletionTimestamp;
+        if (!same)
+          return `LVMNode ${namespace}/${name} changed since it was read (generation ${generation}, now ${fresh?.metadata.generation ?? "deleted"}); planning again`;
+      }
+      if (change) {
+        sent.call = change.call;
+        this.event(
+          node,
+          "Normal",
+          change.call === "apply" ? "ApplyStarted" : "TeardownStarted",
+          change.call === "apply" ? "Apply" : "Teardown",
+          change.call === "apply"
+            ? `node ${name}: agent pod ${change.pod} applies ${change.steps ?? "the"} planned step(s)`
+            : `node ${name}: agent pod ${change.pod} tears down the volume groups (deletionPolicy Delete)`,
+        );
+      }
+      return undefined;
     };
+  }
+
+  private event(
+    node: LVMNodeObject,
+    type: EventInput["type"],
+    reason: string,
+    action: string,
+    note: string,
+  ): void {
+    this.o.record?.({
+      regarding: {
+        apiVersion: node.apiVersion ?? "lvm.topolvm.io/v2alpha1",
+        kind: "LVMNode",
+        metadata: node.metadata,
+      },
+      type,
+      reason,
+      action,
+      note,
+    });
   }
 
   private setFinalizers(node: LVMNodeObject, finalizers: string[]): Promise<LVMNodeObject> {
@@ -191,7 +253,11 @@ export class LVMNodeReconciler {
   }
 
   /** Writes the status for `finding` when it differs from the LVMNode's; true when it wrote. */
-  private async patchStatus(cached: LVMNodeObject, finding: NodeFinding): Promise<boolean> {
+  private async patchStatus(
+    cached: LVMNodeObject,
+    finding: NodeFinding,
+    applyFailed = false,
+  ): Promise<boolean> {
     let node = cached;
     let status = lvmNodeStatus(node, finding, this.o.clock.now());
     if (jsonEqual(status, node.status)) return false;
@@ -209,6 +275,8 @@ export class LVMNodeReconciler {
     }
     const { namespace = "", name, resourceVersion } = node.metadata;
     await this.o.kube.patch(LVM_NODES, namespace, name, { metadata: { resourceVersion }, status }, "status");
+    for (const e of statusEvents(node.status, status, applyFailed))
+      this.event(node, e.type, e.reason, e.action, e.note);
     const was = node.status?.conditions?.find((c) => c.type === "Reconciled");
     const now = status.conditions?.find((c) => c.type === "Reconciled");
     if (was?.reason !== now?.reason || was?.status !== now?.status)

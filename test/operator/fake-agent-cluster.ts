@@ -1,0 +1,113 @@
+/**
+ * A real kube-apiserver, N nodes and their agents, each agent the REAL agent code over a FakeNode,
+ * all hosted in this process (test/support/agent/fake-agents.ts), plain HTTP with one static token:
+ * for tests and benchmarks about the operator and the API server, where the disks are not the
+ * point. Agent pods are API objects (no kubelet: their status is written here) at 127.0.0.1 and
+ * each agent's port. Optionally an in-process operator (startTestOperator) drives them.
+ */
+import { agentClient } from "../../src/agent-client/agent-client";
+import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "../env/cluster";
+import { reportPodStatus } from "../env/kubelet-stand-in";
+import { startFakeAgents, type FakeAgents } from "../support/agent/fake-agents";
+import {
+  AGENT_NAMESPACE,
+  eventually,
+  must,
+  prepareCluster,
+  startTestOperator,
+  type TestOperator,
+} from "./env";
+
+export interface FakeAgentCluster {
+  readonly cp: ControlPlane;
+  readonly agents: FakeAgents;
+  /** The in-process operator, when asked for. */
+  readonly op?: TestOperator;
+  stop(): Promise<void>;
+}
+
+export async function startFakeAgentCluster(o: {
+  readonly nodes: readonly string[];
+  readonly namespaces: readonly string[];
+  readonly labels?: Record<string, string>;
+  /** Start an operator in this process with this resync; absent: none (the test starts its own). */
+  readonly resyncMs?: number;
+  readonly controlPlane?: ControlPlaneOptions;
+  /** Node and pod objects written at once while registering. @default 8 */
+  readonly concurrency?: number;
+  /** Each fake node's devices. @default ["/dev/vdb"] */
+  readonly devices?: readonly string[];
+  /** Each lvm command on a fake node takes this long. @default 0 */
+  readonly commandDelayMs?: number;
+  /** The in-process operator records Events. @default false */
+  readonly events?: boolean;
+  /** A node's labels, instead of `labels`. */
+  readonly labelsOf?: (node: string) => Record<string, string>;
+}): Promise<FakeAgentCluster> {
+  const cp = await startControlPlane(o.controlPlane ?? {});
+  try {
+    await prepareCluster(cp);
+    for (const ns of o.namespaces) await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
+      metadata: { name: "pulumi-lvm-agent" },
+    });
+    const agents = await startFakeAgents(o.nodes, {
+      namespace: o.namespaces[0]!,
+      ...(o.devices ? { devices: o.devices } : {}),
+      ...(o.commandDelayMs ? { commandDelayMs: o.commandDelayMs } : {}),
+    });
+    const register = async (node: string) => {
+      await cp.createNode(node, o.labelsOf?.(node) ?? o.labels ?? { role: "storage" });
+      const name = `agent-${node}`;
+      await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
+        metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
+        spec: {
+          nodeName: node,
+          serviceAccountName: "pulumi-lvm-agent",
+          automountServiceAccountToken: false,
+          containers: [
+            {
+              name: "agent",
+              image: "pulumi-lvm-agent:test",
+              ports: [{ name: "http", containerPort: agents.agents.get(node)!.port }],
+            },
+          ],
+        },
+      });
+      await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
+    };
+    const queue = [...o.nodes];
+    await Promise.all(
+      Array.from({ length: o.concurrency ?? 8 }, async () => {
+        for (let node = queue.shift(); node !== undefined; node = queue.shift()) await register(node);
+      }),
+    );
+    const op =
+      o.resyncMs === undefined
+        ? undefined
+        : startTestOperator(cp, cp.url, {
+            agents: {
+              namespace: AGENT_NAMESPACE,
+              client: agentClient(),
+              token: async () => agents.token,
+              tls: "plain-http",
+            },
+            resyncMs: o.resyncMs,
+            ...(o.events ? { events: true } : {}),
+          });
+    if (op) await eventually("caches synced", async () => op.operator.ready);
+    return {
+      cp,
+      agents,
+      ...(op ? { op } : {}),
+      stop: async () => {
+        await op?.stop();
+        await agents.close();
+        await cp.stop();
+      },
+    };
+  } catch (e) {
+    await cp.stop();
+    throw e;
+  }
+}
