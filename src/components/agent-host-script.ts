@@ -40,6 +40,16 @@ function pathsOf(input: AgentHostScriptInput): Record<keyof typeof AGENT_HOST_PA
   return { install: root + p.install, unit: root + p.unit, state: root + p.state, log: root + p.log };
 }
 
+/** Stops the detached agent of a pid file (no systemd) and waits up to 30 s for it to exit. */
+const STOP_PID = `stop_pid() {
+  $S test -s "$1" || return 0
+  pid=$($S cat "$1")
+  $S kill "$pid" 2>/dev/null || return 0
+  i=0
+  while $S kill -0 "$pid" 2>/dev/null && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+}
+`;
+
 /** Quotes one word for POSIX sh. */
 export function shQuote(word: string): string {
   return `'${word.replace(/'/g, `'\\''`)}'`;
@@ -127,7 +137,7 @@ export function installScript(input: AgentHostScriptInput, url: string): string 
   return `set -eu
 say() { echo "pulumi-lvm AgentHost ${input.node}: $*" >&2; }
 S=${input.sudo ? '"sudo -n"' : '""'}
-NODE=$(command -v node || true)
+${STOP_PID}NODE=$(command -v node || true)
 [ -n "$NODE" ] || { say "no node (Node.js >= ${input.nodeMajor}) on this host (PATH=$PATH); install Node.js ${input.nodeMajor}+ first"; exit 3; }
 major=$("$NODE" -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge ${input.nodeMajor} ] || { say "node $("$NODE" --version) at $NODE is too old: the agent needs Node.js >= ${input.nodeMajor}"; exit 3; }
@@ -157,7 +167,7 @@ if ${input.root ? "false" : "[ -d /run/systemd/system ] && command -v systemctl 
   logs() { $S journalctl -u pulumi-lvm-agent.service -n 30 --no-pager; }
 else
   say "no systemd: starting the agent as a detached process (pid file ${p.install}/agent.pid; not restarted on reboot)"
-  if $S test -s ${shQuote(p.install + "/agent.pid")}; then $S kill "$($S cat ${shQuote(p.install + "/agent.pid")})" 2>/dev/null || true; sleep 1; fi
+  stop_pid ${shQuote(p.install + "/agent.pid")}
   $S mkdir -p "$(dirname ${p.log})"
   logs() { $S tail -n 30 ${p.log}; }
   $S sh -c "nohup setsid $NODE ${main} $ARGS >> ${p.log} 2>&1 < /dev/null & echo \\$! > ${p.install}/agent.pid"
@@ -181,7 +191,7 @@ export function removeScript(input: AgentHostScriptInput): string {
   const release = `${p.install}/releases/${input.bundleHash}`;
   return `set -eu
 S=${input.sudo ? '"sudo -n"' : '""'}
-current=$($S readlink ${shQuote(p.install + "/current")} 2>/dev/null || true)
+${STOP_PID}current=$($S readlink ${shQuote(p.install + "/current")} 2>/dev/null || true)
 if [ -n "$current" ] && [ "$current" != ${shQuote(`releases/${input.bundleHash}/package`)} ]; then
   $S rm -rf ${shQuote(release)}
   exit 0
@@ -191,7 +201,7 @@ if [ -f ${p.unit} ]; then
   $S rm -f ${p.unit}
   $S systemctl daemon-reload || true
 fi
-if $S test -s ${shQuote(p.install + "/agent.pid")}; then $S kill "$($S cat ${shQuote(p.install + "/agent.pid")})" 2>/dev/null || true; fi
+stop_pid ${shQuote(p.install + "/agent.pid")}
 $S rm -rf ${shQuote(p.install)}
 `;
 }
