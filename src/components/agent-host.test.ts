@@ -5,7 +5,7 @@ import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import {
   find,
-  installMocks,
+  installMocksWithOutputs,
   runFailingProgram,
   runProgram,
   type Recorded,
@@ -31,7 +31,7 @@ beforeAll(async () => {
   fs.writeFileSync(bundle, "not really a tarball, but bytes with a hash");
   bundleHash = crypto.createHash("sha256").update(fs.readFileSync(bundle)).digest("hex");
   // The Command provider's answer: what the install script prints on the host.
-  await installMocks((type, _name, inputs) => {
+  await installMocksWithOutputs((type, _name, inputs) => {
     if (type !== "command:remote:Command") return undefined;
     const host = unsecret<{ host: string }>(inputs.connection).host;
     return {

@@ -39,8 +39,13 @@ export type MockOutputs = (
   inputs: Record<string, unknown>,
 ) => Record<string, unknown> | undefined;
 
-/** Installs the mocks; call once per test file (beforeAll). */
-export async function installMocks(outputs?: MockOutputs): Promise<void> {
+/** Installs the mocks; call once per test file (beforeAll). No parameter: `beforeAll(installMocks)` must not look like a done-callback hook. */
+export async function installMocks(): Promise<void> {
+  await installMocksWithOutputs(undefined);
+}
+
+/** Installs the mocks with what providers add to the state (see MockOutputs). */
+export async function installMocksWithOutputs(outputs: MockOutputs | undefined): Promise<void> {
   await pulumi.runtime.setMocks(
     {
       newResource(args) {
