@@ -13,7 +13,11 @@ export interface NodeSetDisksArgs {
   readonly agents?: Readonly<
     Record<
       string,
-      { readonly url: string; readonly token: pulumi.Input<string>; readonly caCertificate?: string }
+      {
+        readonly url: pulumi.Input<string>;
+        readonly token: pulumi.Input<string>;
+        readonly caCertificate?: pulumi.Input<string>;
+      }
     >
   >;
   /**

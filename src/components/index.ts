@@ -7,3 +7,4 @@ export * from "./volume-group";
 export { loadCrdManifests, defaultCrdDirectory } from "./crds";
 export { lvmdDeviceClasses, topolvmValues } from "./topolvm-values";
 export * from "./renamed-args";
+export * from "./agent-host";

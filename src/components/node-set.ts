@@ -28,12 +28,12 @@ import { recordNodeSet } from "./peer-facts";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
 export interface AgentEndpoint {
-  /** The agent's base URL. @example "http://127.0.0.1:9443" */
-  readonly url: string;
+  /** The agent's base URL (an AgentHost's endpoint gives an Output). @example "http://127.0.0.1:9443" */
+  readonly url: pulumi.Input<string>;
   /** A bearer token the agent accepts for this node; stored in state only as a secret. @example config.requireSecret("agentToken") */
   readonly token: pulumi.Input<string>;
-  /** PEM of the CA that signed an https agent's certificate. @default the system CAs */
-  readonly caCertificate?: string;
+  /** PEM of the CA that signed an https agent's certificate (pinned: the only CA trusted). @default the system CAs */
+  readonly caCertificate?: pulumi.Input<string>;
 }
 
 /** How Pulumi reaches the agents inside a cluster (see NodeSetArgs.cluster). */
@@ -218,19 +218,23 @@ export class NodeSet extends pulumi.ComponentResource {
 
 export const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
 
-const agentUrl = z.string().superRefine((url, ctx) => {
-  let parsed: URL | undefined;
-  try {
-    parsed = new URL(url);
-  } catch {
-    // reported below
-  }
-  if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
-    ctx.addIssue({
-      code: "custom",
-      message: `must be an http:// or https:// URL (got ${JSON.stringify(url)})`,
-    });
-});
+/** A URL checked when it is known; an Output (an AgentHost's endpoint) is checked by the provider. */
+const agentUrl = z.union([
+  z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v)),
+  z.string().superRefine((url, ctx) => {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(url);
+    } catch {
+      // reported below
+    }
+    if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
+      ctx.addIssue({
+        code: "custom",
+        message: `must be an http:// or https:// URL (got ${JSON.stringify(url)})`,
+      });
+  }),
+]);
 
 /** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
 const otherArgsSchema = z.strictObject({
@@ -241,7 +245,13 @@ const otherArgsSchema = z.strictObject({
   agents: z
     .record(
       z.string(),
-      z.strictObject({ url: agentUrl, token: nonEmptyStringInput, caCertificate: z.string().optional() }),
+      z.strictObject({
+        url: agentUrl,
+        token: nonEmptyStringInput,
+        caCertificate: z
+          .union([z.string(), z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v))])
+          .optional(),
+      }),
     )
     .superRefine((agents, ctx) => {
       for (const node of Object.keys(agents)) {

@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 
 /**
@@ -31,12 +33,23 @@ pulumi.runtime.runInPulumiStack(async () => require(cwd)).then(
 );
 `;
 
-function runUnderPulumiHost(dir: string): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ["-e", HOST], {
+function runUnderPulumiHost(
+  dir: string,
+  config: Record<string, string> = {},
+): { status: number | null; stdout: string; stderr: string } {
+  // From a file, as the language host runs its entry point: under `node -e`, the closure
+  // serialization of a dynamic provider (examples/bare-hosts' NodeSetDisks) touches the REPL-style
+  // globals (the deprecated `sys`, WASI) and Node warns on stderr.
+  const host = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-host-")), "host.js");
+  fs.writeFileSync(host, HOST);
+  const r = spawnSync(process.execPath, [host], {
     cwd: path.join(repo, dir),
+    // The stack's config, as the CLI hands it to the language host.
+    env: { ...process.env, PULUMI_CONFIG: JSON.stringify(config) },
     encoding: "utf8",
     timeout: 240_000,
   });
+  fs.rmSync(path.dirname(host), { recursive: true, force: true });
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -54,3 +67,18 @@ describe.each([
     expect(types).toContain(component);
   }, 240_000);
 });
+
+test("examples/bare-hosts type-checks and runs under the Pulumi Node.js host's ts-node", () => {
+  const r = runUnderPulumiHost("examples/bare-hosts", {
+    "project:sshPrivateKey":
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nexample\n-----END OPENSSH PRIVATE KEY-----",
+    // Any readable file stands in for the bundle (only its hash is used here).
+    "project:agentBundle": "package.json",
+  });
+  expect(r.stderr).toBe("");
+  expect(r.status).toBe(0);
+  const types = JSON.parse(r.stdout.trim().split("\n").pop()!) as string[];
+  expect(types.filter((t) => t === "pulumi-lvm:index:AgentHost")).toHaveLength(3);
+  expect(types).toContain("command:remote:Command");
+  expect(types).toContain("pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks");
+}, 240_000);

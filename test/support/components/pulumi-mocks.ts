@@ -29,13 +29,29 @@ interface Registration {
 
 let registrations: Registration[] = [];
 
-/** Installs the mocks; call once per test file (beforeAll). */
+/**
+ * What a provider adds to a resource's state besides its inputs (e.g. a command's stdout); the
+ * mocks merge it over the inputs. Return undefined for resources that only echo their inputs.
+ */
+export type MockOutputs = (
+  type: string,
+  name: string,
+  inputs: Record<string, unknown>,
+) => Record<string, unknown> | undefined;
+
+/** Installs the mocks; call once per test file (beforeAll). No parameter: `beforeAll(installMocks)` must not look like a done-callback hook. */
 export async function installMocks(): Promise<void> {
+  await installMocksWithOutputs(undefined);
+}
+
+/** Installs the mocks with what providers add to the state (see MockOutputs). */
+export async function installMocksWithOutputs(outputs: MockOutputs | undefined): Promise<void> {
   await pulumi.runtime.setMocks(
     {
       newResource(args) {
         registrations.push({ type: args.type, name: args.name, inputs: args.inputs });
-        return { id: `${args.name}-id`, state: args.inputs };
+        const added = outputs?.(args.type, args.name, args.inputs);
+        return { id: `${args.name}-id`, state: { ...args.inputs, ...added } };
       },
       call(args) {
         return args.inputs;

@@ -1,0 +1,68 @@
+import * as path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import {
+  find,
+  installMocksWithOutputs,
+  ofType,
+  runProgramDirectory,
+  type Recorded,
+} from "../../../test/support/components/pulumi-mocks";
+
+/** examples/bare-hosts: three hosts get the agent over SSH, their disks are planned through it. */
+const program = path.resolve(__dirname, "../../../examples/bare-hosts");
+const KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nexample\n-----END OPENSSH PRIVATE KEY-----\n";
+const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+
+let recorded: Recorded[];
+let stackOutputs: Record<string, unknown>;
+beforeAll(async () => {
+  await installMocksWithOutputs((type, name) =>
+    type === "command:remote:Command"
+      ? {
+          stdout: JSON.stringify({
+            url: `https://${name.replace(/-agent$/, "")}.example:9443`,
+            token: `token-${name}-0123456789abcdef`,
+            caCertificate: CA,
+          }),
+        }
+      : undefined,
+  );
+  pulumi.runtime.setAllConfig(
+    {
+      "project:sshPrivateKey": KEY,
+      // A real file with a hash: the example's own package.json stands in for the bundle.
+      "project:agentBundle": path.join(program, "package.json"),
+    },
+    ["project:sshPrivateKey"],
+  );
+  ({ recorded, exports: stackOutputs } = await runProgramDirectory(program));
+});
+
+test("one AgentHost per host, each copying the bundle and installing the agent", () => {
+  const hosts = ofType(recorded, "pulumi-lvm:index:AgentHost").map((r) => r.name);
+  expect(hosts).toEqual(["edge-1", "edge-2", "edge-3"]);
+  for (const h of hosts) {
+    expect(find(recorded, "command:remote:CopyToRemote", `${h}-bundle`).parent?.name).toBe(h);
+    const cmd = find(recorded, "command:remote:Command", `${h}-agent`);
+    expect(cmd.inputs.create).toContain("'--devices' '/dev/vdb,/dev/vdc'".replace(/'/g, "'\\''"));
+  }
+});
+
+test("the private key is a secret in every connection", async () => {
+  for (const cmd of ofType(recorded, "command:remote:Command"))
+    expect(await pulumi.isSecret(cmd.props.connection.privateKey)).toBe(true);
+});
+
+test("the disks of the three hosts through their agents, CA pinned, tokens secret; no cluster objects", () => {
+  const disks = find(recorded, "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks", "edge-disks");
+  expect(Object.keys(disks.inputs.agents.value)).toEqual(["edge-1", "edge-2", "edge-3"]);
+  expect(disks.inputs.agents.value["edge-2"]).toEqual({
+    url: "https://edge-2.example:9443",
+    token: "token-edge-2-agent-0123456789abcdef",
+    ca: CA,
+  });
+  expect(disks.inputs.agents[pulumi.runtime.specialSigKey]).toBe(pulumi.runtime.specialSecretSig);
+  expect(disks.inputs.spec.deviceClasses[0].thin.poolName).toBe("pool0");
+  expect(recorded.filter((r) => r.type.startsWith("kubernetes:"))).toEqual([]);
+  expect(stackOutputs.agentUrls).toBeDefined();
+});
