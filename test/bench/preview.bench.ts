@@ -19,6 +19,7 @@
  * Exit status 1 when the goal is missed at 50 nodes.
  */
 import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
 import { loadavg } from "node:os";
 import { requireHostTier, Scratch, startAgent, writeTokenFile, type AgentProcess } from "../agent/harness";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
@@ -93,6 +94,9 @@ function preview(ws: PulumiWorkspace, nodes: number): { ms: number; lines: numbe
   const t0 = process.hrtime.bigint();
   const { output } = ws.ok(["preview", "--diff"], { timeoutMs: 600_000 });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+  // PULUMI_LVM_BENCH_PREVIEW_OUTPUT=<file>: keep the last preview's text, to read what a person sees.
+  if (process.env.PULUMI_LVM_BENCH_PREVIEW_OUTPUT)
+    fs.writeFileSync(process.env.PULUMI_LVM_BENCH_PREVIEW_OUTPUT, output);
   const planned = output.split("\n").filter((l) => /steps \(claims 2\)/.test(l)).length;
   if (planned !== nodes)
     throw new Error(
