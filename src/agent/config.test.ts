@@ -89,6 +89,14 @@ describe("parseAgentConfig", () => {
     });
   });
 
+  it("--lvm-sync-io: off by default, on when given; refused with a command prefix (lvm would read the copy elsewhere)", () => {
+    expect(parseAgentConfig(base, {}).lvmSyncIo ?? false).toBe(false);
+    expect(parseAgentConfig([...base, "--lvm-sync-io"], {}).lvmSyncIo).toBe(true);
+    expect(() =>
+      parseAgentConfig([...base, "--lvm-sync-io", "--command-prefix", "nsenter -t 1 -m --"], {}),
+    ).toThrow("--lvm-sync-io: cannot be used with --command-prefix");
+  });
+
   it("reads the host's mount table under a command prefix (nsenter), unless --mountinfo says otherwise", () => {
     const prefix = ["--command-prefix", "nsenter -t 1 -m -u -i -n -p --"];
     expect(parseAgentConfig([...base, ...prefix], {}).mountinfo).toBe("/proc/1/mountinfo");

@@ -36,6 +36,12 @@ export interface AgentConfig {
   /** Where discovery reads the mount table: the host's (pid 1's) when commands run through a prefix. */
   readonly mountinfo: string;
   readonly lvmSystemDir?: string;
+  /**
+   * Run lvm with synchronous I/O: at start the agent writes a copy of the host's lvm configuration
+   * (from lvmSystemDir, else /etc/lvm) with use_aio = 0 into <stateDir>/lvm-sync-io and uses that
+   * (src/agent/lvm-system-dir.ts, docs/lvm-performance.md). @default false
+   */
+  readonly lvmSyncIo?: boolean;
   readonly lvmConfig?: string;
   readonly bodyLimitBytes: number;
   readonly commandLog?: string;
@@ -62,6 +68,8 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --mountinfo FILE           the mount table discovery reads (default /proc/1/mountinfo, the host's,
                              with --command-prefix; else /proc/self/mountinfo)
   --lvm-system-dir DIR       LVM_SYSTEM_DIR for lvm commands
+  --lvm-sync-io              lvm with synchronous I/O: a copy of the lvm configuration (--lvm-system-dir,
+                             else /etc/lvm) with use_aio = 0, written to <state-dir>/lvm-sync-io at start
   --lvm-config STRING        extra lvm --config settings
   --body-limit QUANTITY      largest request body (default 1Mi)
   --command-log FILE         append every command run, one JSON line each
@@ -115,6 +123,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     commandPrefix,
     mountinfo: c.mountinfo ?? (commandPrefix.length ? HOST_MOUNTINFO : OWN_MOUNTINFO),
     ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
+    ...(c["lvm-sync-io"] ? { lvmSyncIo: true } : {}),
     ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
     bodyLimitBytes: limit.ok ? limit.bytes : 0,
     ...(c["command-log"] ? { commandLog: c["command-log"] } : {}),
@@ -141,6 +150,7 @@ const FLAGS = {
   "command-prefix": { type: "string" },
   mountinfo: { type: "string" },
   "lvm-system-dir": { type: "string" },
+  "lvm-sync-io": { type: "boolean" },
   "lvm-config": { type: "string" },
   "body-limit": { type: "string" },
   "command-log": { type: "string" },
@@ -204,6 +214,7 @@ const fieldsSchema = z.object({
   "command-prefix": z.string().default(""),
   mountinfo: absolutePath.optional(),
   "lvm-system-dir": absolutePath.optional(),
+  "lvm-sync-io": z.boolean().default(false),
   "lvm-config": z.string().optional(),
   "body-limit": z.string().default("1Mi"),
   "command-log": absolutePath.optional(),
@@ -258,6 +269,13 @@ function crossFlagProblems(
     if (!limit.ok || limit.bytes < 1024)
       add("body-limit", `must be a quantity of at least 1Ki (got ${JSON.stringify(v["body-limit"])})`);
   }
+  // The copy is read from this process's filesystem; through a prefix (nsenter) lvm would read it
+  // in another mount namespace, where the path may not exist or be another file.
+  if (v["lvm-sync-io"] && typeof v["command-prefix"] === "string" && v["command-prefix"].trim())
+    add(
+      "lvm-sync-io",
+      "cannot be used with --command-prefix (lvm runs in another mount namespace): write the copy on the host and pass --lvm-system-dir",
+    );
   if (typeof v.audience === "string" && v.audience.split(",").some((a) => !a.trim()))
     add("audience", "has an empty audience");
   return problems;

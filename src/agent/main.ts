@@ -1,4 +1,5 @@
 import * as fs from "node:fs";
+import * as path from "node:path";
 import type { AddressInfo } from "node:net";
 import { AgentService, type Planner } from "./agent-service";
 import { writeAllSync } from "./atomic-file";
@@ -10,6 +11,7 @@ import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } fro
 import { createDiscovery } from "./discovery";
 import { Journal } from "./journal";
 import { createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "./lvm-runner";
+import { writeSyncIoSystemDir } from "./lvm-system-dir";
 import { AgentMetrics } from "./metrics";
 import { buildOpenApiDocument, openApiRoute } from "./openapi";
 import { healthRoutes } from "./routes/health";
@@ -62,11 +64,12 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     let commandLogClosed = false;
     const writeCommandLog = (line: Record<string, unknown>) =>
       writeAllSync(commandLog!, Buffer.from(`${JSON.stringify(line)}\n`), config.commandLog!);
+    const lvmSystemDir = config.lvmSyncIo ? await syncIoSystemDir(config) : config.lvmSystemDir;
     const run = createLvmRunner({
       commandPrefix: config.commandPrefix,
       ...(config.devices ? { devices: config.devices } : {}),
       ...(config.lvmConfig ? { lvmConfig: config.lvmConfig } : {}),
-      ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
+      ...(lvmSystemDir ? { lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
       // Each command gets a "start" line before it runs and an "end" line after: after kill -9 the
       // log still shows the command that was running.
@@ -184,6 +187,33 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     releaseLock();
     throw e;
   }
+}
+
+/** The directory --lvm-sync-io writes at every start (the host's lvm configuration may have changed). */
+export const SYNC_IO_DIR_NAME = "lvm-sync-io";
+
+/**
+ * --lvm-sync-io: a copy of the lvm configuration (--lvm-system-dir, else /etc/lvm) with use_aio = 0
+ * in <state-dir>/lvm-sync-io, rewritten at each start; the agent does not start if it cannot be written.
+ */
+async function syncIoSystemDir(config: AgentConfig): Promise<string> {
+  const to = path.join(config.stateDir, SYNC_IO_DIR_NAME);
+  const from = config.lvmSystemDir ?? "/etc/lvm";
+  try {
+    await writeSyncIoSystemDir({
+      from,
+      to,
+      run: createLvmRunner({
+        timeoutMs: config.commandTimeoutMs,
+        ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
+      }),
+    });
+  } catch (e) {
+    throw new Error(
+      `--lvm-sync-io: cannot write ${to} from the lvm configuration in ${from}: ${(e as Error).message}`,
+    );
+  }
+  return to;
 }
 
 function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthClient {

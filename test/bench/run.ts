@@ -2,14 +2,18 @@
 import { runAgentBench } from "./agent.bench";
 import { runOperatorScaleBench } from "./operator-scale.bench";
 import { runPlannerBench } from "./planner.bench";
+import { runPreviewBench } from "./preview.bench";
 
 async function main(): Promise<number> {
   const planner = runPlannerBench();
   const agent = await runAgentBench();
   // A real kube-apiserver with N Nodes (test/env/install.sh builds it); N from PULUMI_LVM_BENCH_NODES.
-  const sizes = (process.env.PULUMI_LVM_BENCH_NODES ?? "50,100,500").split(",").map(Number);
-  const operator = await runOperatorScaleBench(sizes);
-  return Math.max(0, planner, agent, operator);
+  const nodes = (process.env.PULUMI_LVM_BENCH_NODES ?? "50,100,500").split(",").map(Number);
+  const operator = await runOperatorScaleBench(nodes);
+  // PULUMI_LVM_BENCH_PREVIEW_NODES (e.g. "10,50,100"): the fleet sizes of the preview benchmark.
+  const fleet = (process.env.PULUMI_LVM_BENCH_PREVIEW_NODES ?? "10,50").split(",").map(Number);
+  const preview = await runPreviewBench(fleet, 1);
+  return Math.max(0, planner, agent, operator, preview);
 }
 
 void main().then((code) => (process.exitCode = code));

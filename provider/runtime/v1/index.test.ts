@@ -140,6 +140,69 @@ describe("provider methods that must not touch disks", () => {
   });
 });
 
+describe("check at fleet size", () => {
+  const nodes = Array.from({ length: 20 }, (_, i) => `node-${String(i).padStart(2, "0")}`);
+  const fleet = Object.fromEntries(
+    nodes.map((n, i) => [n, { url: `http://127.0.0.${i + 1}:9443`, token: "t" }]),
+  );
+  /** Agents answering a plan after a few milliseconds; even nodes have two steps, odd ones none. */
+  function agents() {
+    let inFlight = 0;
+    let peak = 0;
+    const transport: Transport = async (request) => {
+      expect(`${request.method} ${request.url.pathname}`).toBe("POST /v1/plan");
+      inFlight++;
+      peak = Math.max(peak, inFlight);
+      await new Promise((r) => setTimeout(r, 5));
+      inFlight--;
+      const node = nodes[Number(request.url.hostname.split(".")[3]) - 1]!;
+      const steps = nodes.indexOf(node) % 2 === 0 ? 2 : 0;
+      const actions = Array.from({ length: steps }, () => ({
+        op: "pvcreate",
+        argv: ["pvcreate", "/dev/vdb"],
+        device: "/dev/vdb",
+        reason: "r",
+      }));
+      return {
+        status: 200,
+        body: JSON.stringify({
+          node,
+          selected: true,
+          volumeGroups: [],
+          actions,
+          blocked: [],
+          lvmd: { "device-classes": [] },
+          hash: `h-${node}`,
+        }),
+      };
+    };
+    return { transport, peak: () => peak };
+  }
+
+  test.each([1, 3, 8])("asks at most %p agents at a time, and plans every node", async (bound) => {
+    const a = agents();
+    const result = await createProvider({ transport: a.transport, agentConcurrency: bound }).check!(
+      {},
+      inputs({ agents: fleet }),
+    );
+    expect(result.failures).toBeUndefined();
+    expect(Object.keys(result.inputs.plans as object)).toEqual(nodes);
+    expect(a.peak()).toBe(bound);
+  });
+
+  test("the inputs carry the overview: a line per node with work, the converged nodes folded into one", async () => {
+    const result = await createProvider({ transport: agents().transport, agentConcurrency: 4 }).check!(
+      {},
+      inputs({ agents: fleet, planOverview: ["stale"] }),
+    );
+    const odd = nodes.filter((_, i) => i % 2 === 1);
+    expect(result.inputs.planOverview).toEqual([
+      ...nodes.filter((_, i) => i % 2 === 0).map((n) => `${n}: 2 steps`),
+      `10 nodes converged: ${odd.join(", ")}`,
+    ]);
+  });
+});
+
 describe("refresh (read)", () => {
   const status = {
     node: "node-a",

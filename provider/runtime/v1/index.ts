@@ -1,9 +1,11 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { deletionPolicyOf } from "../../../src/api";
 import { agentClient, AgentCallError, type AgentClient } from "../../../src/agent-client/agent-client";
+import { agentConcurrencyFrom, mapLimited } from "../../../src/agent-client/concurrency";
 import { httpTransport, type Transport } from "../../../src/kube/http";
 import { locateAgents, type Locate } from "./locate-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
+import { planOverview } from "./plan-overview";
 import { summarizePlan, type PlanSummary } from "./plan-summary";
 import { sealSecrets, unseal } from "./secrets";
 import { parseInputs, requireInputs, type Inputs, type NodeOutcome, type VolumeGroupOutcome } from "./state";
@@ -15,9 +17,15 @@ import { parseInputs, requireInputs, type Inputs, type NodeOutcome, type VolumeG
  * here; compatible additions (cluster mode, recording partial applies) keep every v1 state valid.
  */
 
-/** What the runtime needs from outside. @default the real HTTP transport */
+/** What the runtime needs from outside. */
 export interface RuntimeDeps {
+  /** @default the real HTTP transport (node:http's global agent: keep-alive, connections reused) */
   readonly transport?: Transport;
+  /**
+   * How many agents check and refresh ask at a time (src/agent-client/concurrency.ts).
+   * @default $PULUMI_LVM_AGENT_CONCURRENCY, else 8
+   */
+  readonly agentConcurrency?: number;
 }
 
 /** The value the engine sends for inputs not known yet (during preview). */
@@ -26,12 +34,13 @@ export const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceProvider {
   const transport = deps.transport ?? httpTransport;
   const client = agentClient(transport);
+  const bound = deps.agentConcurrency ?? agentConcurrencyFrom(process.env);
   const locate: Locate = (inputs, nodes) => locateAgents(transport, inputs, nodes);
   // Everything handed back to the engine carries the credentials as secrets (secrets.ts).
   const seal = <T extends Record<string, unknown>>(props: T) => sealSecrets(props, UNKNOWN);
   return {
     check: async (_olds, news) => {
-      const result = await check(client, locate, unseal(news) as Record<string, unknown>);
+      const result = await check(client, locate, bound, unseal(news) as Record<string, unknown>);
       return { ...result, inputs: seal(result.inputs) };
     },
     diff: async (_id, olds, news) =>
@@ -50,7 +59,7 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
       id,
       props: seal({
         ...props,
-        nodes: await read(client, locate, requireInputs(props, "refresh"), props.nodes),
+        nodes: await read(client, locate, bound, requireInputs(props, "refresh"), props.nodes),
       }),
     }),
     delete: async (_id, props) => teardown(client, locate, requireInputs(props, "delete")),
@@ -60,16 +69,19 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
 /**
  * Asks every node's agent for its dry-run plan and puts a readable summary of each into the inputs,
  * so the preview shows, per node, the devices claimed, extended, removed and wiped, and the devices
- * left out with the reasons. The nodes: the `agents` map (sandbox), or those the nodeSelector picks
- * in the cluster. An agent that cannot plan, or cannot be found, is a check failure naming the node.
+ * left out with the reasons; `planOverview` folds them into one line per node with work, and one
+ * line for the converged and one for the unselected nodes (readable at 50+ nodes). The nodes: the
+ * `agents` map (sandbox), or those the nodeSelector picks in the cluster, asked `bound` at a time.
+ * An agent that cannot plan, or cannot be found, is a check failure naming the node.
  */
 async function check(
   client: AgentClient,
   locate: Locate,
+  bound: number,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
-  const { plans: _stale, ...fresh } = news;
+  const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
   const parsed = parseInputs(fresh);
   if (!parsed.ok)
     return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
@@ -80,20 +92,21 @@ async function check(
     const located = await locate(inputs);
     for (const m of located.missing)
       failures.push({ property: propertyOf(inputs, m.node), reason: m.message });
-    await Promise.all(
-      located.endpoints.map(async (ep) => {
-        try {
-          plans[ep.node] = summarizePlan(await client.plan(ep, inputs.spec));
-        } catch (e) {
-          failures.push({ property: propertyOf(inputs, ep.node), reason: (e as Error).message });
-        }
-      }),
-    );
+    await mapLimited(located.endpoints, bound, async (ep) => {
+      try {
+        plans[ep.node] = summarizePlan(await client.plan(ep, inputs.spec));
+      } catch (e) {
+        failures.push({ property: propertyOf(inputs, ep.node), reason: (e as Error).message });
+      }
+    });
   } catch (e) {
     failures.push({ property: "cluster", reason: (e as Error).message });
   }
   failures.sort((a, b) => a.reason.localeCompare(b.reason));
-  return { inputs: { ...fresh, plans: sortKeys(plans) }, ...(failures.length ? { failures } : {}) };
+  return {
+    inputs: { ...fresh, planOverview: planOverview(plans), plans: sortKeys(plans) },
+    ...(failures.length ? { failures } : {}),
+  };
 }
 
 /** The input a node's problem belongs to: its agent (sandbox) or the cluster settings. */
@@ -204,6 +217,7 @@ export function describeApplyFailure(e: unknown, plan: PlanSummary): string {
 async function read(
   client: AgentClient,
   locate: Locate,
+  bound: number,
   inputs: Inputs,
   previous: unknown,
 ): Promise<Record<string, NodeOutcome>> {
@@ -211,15 +225,13 @@ async function read(
   const outcomes: Record<string, NodeOutcome> = {};
   const located = await locate(inputs);
   const failures = located.missing.map((m) => m.message);
-  await Promise.all(
-    located.endpoints.map(async (ep) => {
-      try {
-        outcomes[ep.node] = refreshed(before[ep.node], await client.status(ep));
-      } catch (e) {
-        failures.push((e as Error).message);
-      }
-    }),
-  );
+  await mapLimited(located.endpoints, bound, async (ep) => {
+    try {
+      outcomes[ep.node] = refreshed(before[ep.node], await client.status(ep));
+    } catch (e) {
+      failures.push((e as Error).message);
+    }
+  });
   if (failures.length)
     throw new Error(
       `refreshing node set ${inputs.namespace}/${inputs.nodeSetName} failed:\n${failures.sort().join("\n")}`,
