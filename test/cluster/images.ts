@@ -37,6 +37,7 @@ const TOPOLVM_HOST_TOOLS = [
   "/bin/mount",
   "/bin/umount",
   "/sbin/blkid",
+  "/sbin/wipefs", // topolvm-node wipes a new volume's stray signatures before its first mkfs
   "/sbin/mkfs.ext4",
   "/sbin/mke2fs",
   "/sbin/e2fsck",
