@@ -38,6 +38,8 @@ const TOPOLVM_HOST_TOOLS = [
   "/bin/umount",
   "/sbin/blkid",
   "/sbin/wipefs", // topolvm-node wipes a new volume's stray signatures before its first mkfs
+  "/sbin/blockdev", // mount-utils' resize check after every mount (--getsize64, --getro)
+  "/sbin/dumpe2fs", // the rest of e2fsprogs as upstream's base image has it (not called by mount-utils today)
   "/sbin/mkfs.ext4",
   "/sbin/mke2fs",
   "/sbin/e2fsck",
