@@ -79,16 +79,28 @@ function hostFiles(files: readonly string[]): LayerSource[] {
   return files.map((f) => ({ file: fs.realpathSync(f), to: f }));
 }
 
+/**
+ * The inputs (cached binaries, at the same path for every checkout) by path, size and mtime; the
+ * image writer's sources by their content and their path in the repository, so that two checkouts
+ * of one commit (git worktrees) share one archive instead of rebuilding and deleting each other's.
+ */
 function cacheKey(name: string, inputs: readonly string[]): string {
   const h = createHash("sha256");
-  const writer = path.join(REPO_ROOT, "deploy", "image");
-  for (const f of [...inputs, ...fs.readdirSync(writer).map((e) => path.join(writer, e))].sort()) {
+  for (const f of [...inputs].sort()) {
     const st = fs.statSync(f);
     h.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
+  }
+  const writer = path.join(REPO_ROOT, "deploy", "image");
+  for (const e of fs.readdirSync(writer).sort()) {
+    const f = path.join(writer, e);
+    if (fs.statSync(f).isFile()) h.update(`deploy/image/${e}\0`).update(fs.readFileSync(f));
   }
   h.update(name);
   return h.digest("hex").slice(0, 16);
 }
+
+/** Archives of other keys are deleted once this old: a younger one may be in use by another run. */
+const STALE_MS = 24 * 3600_000;
 
 async function cached(
   name: string,
@@ -104,8 +116,11 @@ async function cached(
   await build(tmp);
   fs.renameSync(tmp, archive);
   for (const old of fs.readdirSync(dir)) {
-    if (old.startsWith(`${short}-`) && path.join(dir, old) !== archive)
-      fs.rmSync(path.join(dir, old), { force: true });
+    const f = path.join(dir, old);
+    if (!old.startsWith(`${short}-`) || f === archive) continue;
+    // A test run imports archives minutes after resolving them: never delete one it may be using.
+    if (Date.now() - (fs.statSync(f, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > STALE_MS)
+      fs.rmSync(f, { force: true });
   }
   return archive;
 }
