@@ -38,7 +38,13 @@ for s in /sys/block/*/serial; do
   [ "$(cat "$s" 2>/dev/null)" = "$STATE_SERIAL" ] && dev=$(basename "$(dirname "$s")")
 done
 [ -n "$dev" ] || { echo "node-prepare: no disk with serial $STATE_SERIAL" >&2; exit 1; }
-mkfs.ext4 -q -F -L pl-cluster "/dev/$dev"
+if [ "${STATE_SEEDED:-0}" = 1 ]; then
+  # A copy of a cached state disk (cluster.ts stateSeed): containerd's store with images unpacked,
+  # copied while frozen; mount replays its journal.
+  step "state disk seeded: keeping its filesystem"
+else
+  mkfs.ext4 -q -F -L pl-cluster "/dev/$dev"
+fi
 mkdir -p "$STATE_MOUNT"
 mount "/dev/$dev" "$STATE_MOUNT"
 mkdir -p "$STATE_MOUNT/kubelet" "$STATE_MOUNT/containerd" /var/lib/kubelet
@@ -59,6 +65,12 @@ step "the node's host tools in pid 1's root"
 # chroot /host, so the initramfs gets wrappers that run the node's tools in that chroot: /sbin/lvm
 # (lvmd's absolute path) and /usr/local/sbin/<each of HOST_TOOLS> (first in the agent's PATH, before
 # busybox's own blkid). The lvm commands keep their names (vgs -> /sbin/vgs, lvm's own symlink).
+if [ /proc/1/root -ef / ]; then
+  # pid 1's root is the node's root (the guest booted with pl.root=switch, as startCluster does):
+  # nsenter -t 1 finds the node's own tools, as on a real node. Nothing to write.
+  step "done (pid 1's root is the node's root)"
+  exit 0
+fi
 mkdir -p /proc/1/root/usr/local/sbin
 wrappers=(/sbin/lvm)
 for name in $HOST_TOOLS; do wrappers+=("/usr/local/sbin/$name"); done

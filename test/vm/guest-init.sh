@@ -18,6 +18,8 @@
 #   pl.run=<host path>   run directory with job.json and guest-service.mjs
 #   pl.hostname=<name>   the guest's hostname
 #   pl.disks=<n>         block devices to wait for (the system disk included)
+#   pl.root=switch       (the cluster tier) make /host the root of pid 1's mount namespace, as
+#                        switch_root does on a real node, instead of chrooting the service into it
 # Console lines that guest.ts reads: "PL-INIT-FAILED: <reason>", "pl-init: [<uptime>s] <step>".
 
 /bin/busybox mkdir -p /proc /sys /dev /bin /sbin /host /sysdisk /pl
@@ -40,11 +42,13 @@ fail() {
 RUN=""
 HOSTNAME_ARG="pl-guest"
 DISKS=0
+ROOT_MODE=chroot
 for arg in $(cat /proc/cmdline); do
   case "$arg" in
   pl.run=*) RUN="${arg#pl.run=}" ;;
   pl.hostname=*) HOSTNAME_ARG="${arg#pl.hostname=}" ;;
   pl.disks=*) DISKS="${arg#pl.disks=}" ;;
+  pl.root=*) ROOT_MODE="${arg#pl.root=}" ;;
   esac
 done
 [ -n "$RUN" ] || fail "no pl.run= on the kernel command line"
@@ -127,6 +131,28 @@ ip link set lo up
 ip link set eth0 up || fail "no eth0 (virtio-net)"
 ip addr add 10.0.2.15/24 dev eth0
 ip route add default via 10.0.2.2
+
+SERVICE_ENV="PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 LVM_SUPPRESS_FD_WARNINGS=1"
+if [ "$ROOT_MODE" = switch ]; then
+  # A real node's pid 1 has the node's root as the root of its mount namespace. Here the namespace's
+  # root is the initramfs, and a chroot does not change that: runc's pivot_root then leaves every
+  # container's root beside the namespace's root, and `runc exec` (exec probes, kubectl exec), which
+  # joins a container's mount namespace at that root, finds the initramfs instead of the image
+  # ("stat /lvmd: no such file"). Moving /host onto / first, as switch_root does, makes the mount
+  # namespaces of pid 1, containerd and every container look as they do on a node; `nsenter -t 1`
+  # then lands in the node's root too. The rest of this script runs there, with the node's static
+  # busybox (test/vm/install.sh installs busybox-static on the host).
+  step "switching root to /host, then starting the command service"
+  cd /host || fail "cd /host"
+  mount --move /host / || fail "mount --move /host /"
+  exec chroot . /bin/busybox sh -c "
+    /bin/busybox env -i $SERVICE_ENV /usr/bin/node /run/pl-vm/guest-service.mjs /run/pl-vm/job.json &
+    wait \$!
+    echo \"pl-init: command service exited with \$?; sync and power off\"
+    /bin/busybox sync
+    /bin/busybox poweroff -f
+    /bin/busybox sleep 10"
+fi
 
 step "starting the command service"
 chroot /host /usr/bin/env -i \

@@ -52,6 +52,11 @@ export interface DiskSpec {
   readonly vendor?: string;
   /** Bus. @default "scsi" when wwn, model or vendor is given, else "virtio" */
   readonly bus?: "virtio" | "scsi";
+  /**
+   * A raw image of `sizeBytes` to start from (copied, holes kept) instead of an empty disk, e.g. a
+   * cluster node's state disk with its container images already unpacked (test/cluster/cluster.ts).
+   */
+  readonly seed?: string;
 }
 
 export interface GuestOptions {
@@ -71,6 +76,13 @@ export interface GuestOptions {
   readonly systemDiskBytes?: number;
   /** Keep the run directory (images, console.log) after stop(), for debugging. @default $PULUMI_LVM_VM_KEEP === "1" */
   readonly keepRunDir?: boolean;
+  /**
+   * "switch": /host becomes the root of pid 1's mount namespace, as on a node after switch_root, so
+   * container runtimes' pivot_root and `runc exec` behave as on a node (the cluster tier).
+   * "chroot": pid 1 stays the initramfs init and the command service runs chrooted in /host.
+   * @default "chroot"
+   */
+  readonly nodeRoot?: "chroot" | "switch";
 }
 
 export interface ExecOptions {
@@ -473,8 +485,15 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
 
   let disks: AttachedDisk[] = opts.disks.map((d, i) => {
     const image = path.join(runDir, `disk${i}-${d.serial}.img`);
-    fs.closeSync(fs.openSync(image, "w"));
-    fs.truncateSync(image, d.sizeBytes);
+    if (d.seed) {
+      // cp keeps the holes (SEEK_DATA): a 16 GiB state disk with 0.6 GB written copies in seconds.
+      execFileSync("cp", ["--sparse=always", d.seed, image]);
+      if (fs.statSync(image).size !== d.sizeBytes)
+        throw new Error(`disk ${d.serial}: seed ${d.seed} is not ${d.sizeBytes} bytes`);
+    } else {
+      fs.closeSync(fs.openSync(image, "w"));
+      fs.truncateSync(image, d.sizeBytes);
+    }
     return { ...d, image };
   });
 
@@ -514,6 +533,7 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
         `pl.run=${runDir}`,
         `pl.hostname=${hostname}`,
         `pl.disks=${disks.length + 1}`,
+        ...(opts.nodeRoot === "switch" ? ["pl.root=switch"] : []),
       ].join(" "),
       ...["-chardev", `file,id=con,path=${consoleLog},append=on`, "-serial", "chardev:con"],
       "-virtfs",
