@@ -1,7 +1,7 @@
 /**
  * The real-cluster tier (test/cluster, docs/testing-cluster.md): a kubelet + containerd node in the
- * qemu guest, TopoLVM from source. Not part of `npm test` yet: `npm run test:cluster`, after
- * `bash test/env/install.sh kubelet kube-scheduler && bash test/cluster/install.sh`.
+ * qemu guest, TopoLVM from source. `npm test` runs its CI files (jest.config.js, project "cluster");
+ * `npm run test:cluster` runs all of test/cluster, node.test.ts included.
  */
 module.exports = {
   displayName: "cluster",

@@ -1,15 +1,20 @@
 /**
- * TopoLVM on volume groups our agent built, in a real single-node cluster (test/cluster/cluster.ts):
- * the agent applies an LVMNode spec (a thin class on a pool, a thick class) on the guest's disks,
- * TopoLVM's Helm chart is installed with the values LvmSystem derives, and then what users ask:
- * does a PVC bind, can a pod write and read it, do snapshots, restores and expansion work, does a
- * thin class overcommit (seed 003's plan at the PVC level), and does a thick PVC that cannot fit get
- * refused by the scheduler with a reason.
+ * The cluster tier's CI file: one real single-node cluster (test/cluster/cluster.ts) for
+ * everything users run on a node, in the order they run it.
+ *
+ * 1. The node agent as users deploy it: LvmSystem's DaemonSet (lvm-system.ts renders it with
+ *    LvmSystem's own functions) from the product image, scheduled by the real scheduler and run by
+ *    the real kubelet + containerd, privileged in the host PID namespace. The provider's client plans
+ *    and applies an LVMNode spec through it (a thin class on a pool, a thick class); the guest's own
+ *    `vgs`/`pvs`/`lvs` check what it did, and the disk the spec does not select stays untouched.
+ * 2. TopoLVM's Helm chart installed with the values LvmSystem derives, and then what users ask: does
+ *    a PVC bind, can a pod write and read it, do snapshots, restores and expansion work, does a thin
+ *    class overcommit (seed 003's plan at the PVC level), is a thick PVC that cannot fit refused by
+ *    the scheduler with a reason, and does csi-sanity pass on the deployed driver.
  *
  *   npm run test:cluster -- test/cluster/topolvm.test.ts
  *
- * The agent runs as LvmSystem's DaemonSet pod from the product image (lvm-system.ts), privileged
- * with the host namespaces LvmSystem gives it; the test calls it with the provider's client.
+ * One cluster boot for all of it: a boot to Node Ready is 2–4 minutes under TCG.
  */
 import * as fs from "node:fs";
 import { defaultArchive } from "../../deploy/image/build";
@@ -26,7 +31,7 @@ import {
   toolsImage,
   topolvmImageArchive,
 } from "./images";
-import { agentEndpoint, installAgent } from "./lvm-system";
+import { agentEndpoint, agentObjects, installAgent } from "./lvm-system";
 import { apply, eventsOf, get, remove, waitFor, waitPodPhase } from "./objects";
 import { installTopolvm, topolvmSettings } from "./topolvm";
 
@@ -39,10 +44,13 @@ const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 const NODE_SET = "cluster";
 const THIN_VG = "pl-thin";
 const THICK_VG = "pl-thick";
+const SPARE_SERIAL = "SN-SPARE-0";
 const DISKS = [
   { sizeBytes: 4 * GiB, serial: "SN-THIN-0" },
   // 3 GiB: the 1Gi claim expanded to 2Gi fits, a 5Gi claim does not.
   { sizeBytes: 3 * GiB, serial: "SN-THICK-0" },
+  // Matches no selector: the agent must leave it alone.
+  { sizeBytes: 1 * GiB, serial: SPARE_SERIAL },
 ];
 const DEVICE_CLASSES: DeviceClass[] = [
   {
@@ -78,12 +86,22 @@ function selector(serial: string) {
 }
 
 let cluster: Cluster | undefined;
+let install: Awaited<ReturnType<typeof installAgent>> | undefined;
 let agent: AgentEndpoint | undefined;
+let topolvmReady = false;
 const timings: Record<string, number> = {};
 
 function c(): Cluster {
   if (!cluster) throw new Error("the cluster did not start (see the beforeAll error)");
   return cluster;
+}
+
+/** Later stages need earlier ones: fail with what is missing instead of a confusing error. */
+function need(stage: "agent" | "topolvm"): void {
+  c();
+  if (!agent) throw new Error("the agent pod is not running (see the first test's error)");
+  if (stage === "topolvm" && !topolvmReady)
+    throw new Error("TopoLVM is not installed (see its test's error)");
 }
 
 async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -95,48 +113,103 @@ async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+async function guestLvm(args: string[]): Promise<string> {
+  return c().guest.run(["lvm", ...args], { env: LVM_ENV });
+}
+
 jest.setTimeout(900_000);
 
 beforeAll(async () => {
   const bins = requireClusterBinaries("topolvm");
-  const images = await timed("images (cached after the first run)", async () => [
+  const seededImages = await timed("images (cached after the first run)", async () => [
     await pauseImage(bins),
     await toolsImage(),
-    agentImageArchive(),
     await topolvmImageArchive(bins),
     await snapshotControllerImage(bins),
   ]);
   cluster = await timed("startCluster → Node Ready", () =>
-    startCluster({ disks: DISKS, images, sandboxImage: PAUSE_IMAGE, forwardPorts: [AGENT_PORT] }),
-  );
-  const install = await timed("agent DaemonSet applied → pod Ready", () =>
-    installAgent(c().cp, {
-      name: "pl",
-      node: c().nodeName,
-      topolvm: topolvmSettings(NODE_SET, SPEC),
-      why: () => c().nodeLogs(30),
+    startCluster({
+      disks: DISKS,
+      seededImages,
+      // The product image changes with every commit: imported on each boot.
+      images: [agentImageArchive()],
+      sandboxImage: PAUSE_IMAGE,
+      forwardPorts: [AGENT_PORT],
     }),
   );
-  agent = await agentEndpoint(c().cp, c().guest, install, c().nodeName, AGENT_PORT);
-  const client = agentClient();
-  await timed("agent pod: plan + apply the LVMNode spec", async () => {
-    const plan = await client.plan(agent!, SPEC);
-    await client.apply(agent!, SPEC, plan.hash);
-  });
-  const vgs = await c().guest.run(["vgs", "--noheadings", "-o", "vg_name"], { env: LVM_ENV });
-  expect(vgs.split(/\s+/).filter(Boolean).sort()).toEqual(expect.arrayContaining([THICK_VG, THIN_VG]));
-  await timed("TopoLVM chart + snapshot controller installed → pods ready", async () => {
-    await installTopolvm(c().cp, bins, { namespace: NS, nodeSet: NODE_SET, template: SPEC });
-    // The agent's pod, topolvm-controller, topolvm-node and lvmd (one node set: topolvm-lvmd-0).
-    await allPodsReady(NS, 4);
-    await allPodsReady("kube-system", 1);
-  });
 }, 1_800_000);
 
 afterAll(async () => {
   console.log(`cluster tier timings (ms): ${JSON.stringify({ ...timings, ...cluster?.timings }, null, 1)}`);
   await cluster?.stop();
 }, 300_000);
+
+describe("the agent as LvmSystem deploys it", () => {
+  test("its DaemonSet's pod runs on the node from our image, privileged in the host PID namespace", async () => {
+    install = await timed("agent DaemonSet applied → pod Ready", () =>
+      installAgent(c().cp, {
+        name: "pl",
+        node: c().nodeName,
+        topolvm: topolvmSettings(NODE_SET, SPEC),
+        why: () => c().nodeLogs(30),
+      }),
+    );
+    const rendered = agentObjects("pl", { agentImagePullPolicy: "Never" }).objects.find(
+      (o) => o.kind === "DaemonSet",
+    )!;
+    const want = rendered.spec.template.spec;
+    const pod = install.pod;
+    expect(pod.spec.hostPID).toBe(true);
+    expect(pod.spec.containers[0].securityContext).toEqual(want.containers[0].securityContext);
+    expect(pod.status.containerStatuses[0]).toMatchObject({
+      ready: true,
+      image: expect.stringContaining("localhost/pulumi-lvm:"),
+    });
+    agent = await agentEndpoint(c().cp, c().guest, install, c().nodeName, AGENT_PORT);
+  });
+
+  test("plans and applies the LVMNode spec on the selected virtio disks only, checked with the guest's own lvm", async () => {
+    need("agent");
+    const client = agentClient();
+    const plan = await timed("agent pod: plan", () => client.plan(agent!, SPEC));
+    expect(plan.blocked).toEqual([]);
+    expect(plan.actions.map((a) => a.op)).toEqual(expect.arrayContaining(["pvcreate", "vgcreate"]));
+    await timed("agent pod: apply", () => client.apply(agent!, SPEC, plan.hash));
+
+    const serialOf = async (dev: string) =>
+      (await c().guest.run(["cat", `/sys/block/${dev.replace("/dev/", "")}/serial`])).trim();
+    const pvs = (await guestLvm(["pvs", "--noheadings", "-o", "pv_name,vg_name"]))
+      .trim()
+      .split("\n")
+      .map((l) => l.trim().split(/\s+/))
+      .filter(([, vg]) => vg === THIN_VG || vg === THICK_VG);
+    const byVg = Object.fromEntries(
+      await Promise.all(pvs.map(async ([pv, vg]) => [vg!, await serialOf(pv!)] as const)),
+    );
+    // Exactly one PV per VG, on the disk its selector names; the spare disk has no PV.
+    expect(pvs).toHaveLength(2);
+    expect(byVg).toEqual({ [THIN_VG]: DISKS[0]!.serial, [THICK_VG]: DISKS[1]!.serial });
+    const pool = (await guestLvm(["lvs", "--noheadings", "-o", "lv_name,lv_attr", THIN_VG])).trim();
+    expect(pool).toMatch(/^pool\s+twi/);
+    // The agent wrote lvmd's device classes on the host path LvmSystem mounts.
+    const lvmd = await c().guest.run(["cat", "/etc/topolvm/lvmd.yaml"]);
+    expect(lvmd).toContain(THIN_VG);
+    // Planned again, the same spec needs nothing more.
+    expect((await client.plan(agent!, SPEC)).actions).toEqual([]);
+  });
+});
+
+test("TopoLVM's chart and the snapshot controller install on our volume groups: pods Running and ready", async () => {
+  need("agent");
+  const bins = requireClusterBinaries("topolvm");
+  await timed("TopoLVM chart + snapshot controller installed → pods ready", async () => {
+    await installTopolvm(c().cp, bins, { namespace: NS, nodeSet: NODE_SET, template: SPEC });
+    // The agent's pod, topolvm-controller, topolvm-node and lvmd (one node set: topolvm-lvmd-0).
+    await allPodsReady(NS, 4);
+    await allPodsReady("kube-system", 1);
+  });
+  topolvmReady = true;
+});
 
 async function allPodsReady(namespace: string, atLeast: number): Promise<void> {
   await waitFor(
@@ -234,6 +307,7 @@ describe.each([
   let sum: string | undefined;
 
   test("binds, and a pod writes and reads a checksum on it; lvs shows the LV in our VG", async () => {
+    need("topolvm");
     await apply(c().cp, pvc(claim, SC[cls]!, "1Gi"));
     const t0 = Date.now();
     const log = await runOn(claim, `${cls}-writer`, WRITE);
@@ -248,6 +322,7 @@ describe.each([
 
   if (cls === "thin") {
     test("a snapshot restored into a new PVC has the same checksum", async () => {
+      need("topolvm");
       await apply(c().cp, {
         apiVersion: "snapshot.storage.k8s.io/v1",
         kind: "VolumeSnapshot",
@@ -274,6 +349,7 @@ describe.each([
   }
 
   test("expands to 2Gi: the LV grows and the filesystem with it", async () => {
+    need("topolvm");
     await c().cp.request("PATCH", `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`, {
       spec: { resources: { requests: { storage: "2Gi" } } },
     });
@@ -295,6 +371,7 @@ describe("thin overcommit at the PVC level (seed 003's plan)", () => {
   const claims = ["over-0", "over-1", "over-2"];
 
   test("thin PVCs each larger than the whole VG bind, are written and read, and their space returns when deleted", async () => {
+    need("topolvm");
     const poolBefore = Number(
       (await lvs()).find((l) => l.vg_name === THIN_VG && l.lv_name === "pool")!.data_percent,
     );
@@ -331,6 +408,7 @@ describe("thin overcommit at the PVC level (seed 003's plan)", () => {
 });
 
 test("a thick PVC that cannot fit is refused by the scheduler, with the reason in the pod's events", async () => {
+  need("topolvm");
   await apply(c().cp, pvc("too-big", SC.thick!, "5Gi"));
   await apply(c().cp, {
     apiVersion: "v1",
@@ -377,6 +455,7 @@ const SANITY_FOCUS =
       "CreateVolume|DeleteVolume|should work|NodeGetInfo|GetCapacity");
 
 test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : "full"})`, async () => {
+  need("topolvm");
   const g = c().guest;
   if (!fs.existsSync(c().binaries.csiSanity)) {
     throw new Error(`${c().binaries.csiSanity} is missing: run bash test/cluster/install.sh`);
@@ -391,17 +470,23 @@ test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : 
     nodeSock: expect.any(String),
     controllerSock: expect.any(String),
   });
+  // A unix socket's path is at most 107 bytes (sun_path); the controller's, in its pod's emptyDir
+  // (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/socket-dir/csi-topolvm.sock), is
+  // 118, and every dial of it failed with EINVAL until each spec ran into its timeout (0 of 25 in
+  // 1,503 s). connect(2) follows symlinks, so short links reach both sockets — as the kubelet's
+  // own sockets are reached through short paths.
   await g.run([
     "sh",
     "-c",
-    'printf "topolvm.io/device-class: thin\\n" >/var/lib/pl-cluster/sanity-params.yaml',
+    `mkdir -p /run/pl-sanity && ln -sfn '${nodeSock}' /run/pl-sanity/node.sock && ln -sfn '${controllerSock}' /run/pl-sanity/controller.sock` +
+      ' && printf "topolvm.io/device-class: thin\\n" >/var/lib/pl-cluster/sanity-params.yaml',
   ]);
   const t0 = Date.now();
   const r = await g.exec(
     [
       c().binaries.csiSanity,
-      `--csi.endpoint=unix://${nodeSock}`,
-      `--csi.controllerendpoint=unix://${controllerSock}`,
+      "--csi.endpoint=unix:///run/pl-sanity/node.sock",
+      "--csi.controllerendpoint=unix:///run/pl-sanity/controller.sock",
       "--csi.mountdir=/var/lib/kubelet/pods/csi-sanity/target",
       "--csi.stagingdir=/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity/staging",
       "--csi.testvolumeparameters=/var/lib/pl-cluster/sanity-params.yaml",

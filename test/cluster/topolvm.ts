@@ -72,6 +72,16 @@ export function topolvmSettings(nodeSet: string, template: LVMNodeSpec): Topolvm
     values: {
       // One node: the chart's two controller replicas have a required anti-affinity.
       controller: { replicaCount: 1 },
+      // The guest runs under TCG (no KVM): starting a process in a container takes seconds and a
+      // container's start a minute or more at load 10+, so the chart's probes (3 s timeout, 10 s
+      // initial delay) killed lvmd ("/lvmd health" timed out after 3s) and topolvm-node (its
+      // livenessprobe sidecar not yet listening) while they were starting. Real CPUs need none of this.
+      livenessProbe: Object.fromEntries(
+        ["topolvm_node", "csi_registrar", "topolvm_controller", "lvmd", "topolvm_scheduler"].map((c) => [
+          c,
+          { timeoutSeconds: 30, initialDelaySeconds: 180, periodSeconds: 60 },
+        ]),
+      ),
       // The test's other change: locally imported images, never pulled.
       image: {
         repository: TOPOLVM_REPOSITORY,
