@@ -26,7 +26,7 @@ export interface FakeAgentCluster {
   stop(): Promise<void>;
 }
 
-export async function startFakeAgentCluster(o: {
+export interface FakeAgentClusterOptions {
   readonly nodes: readonly string[];
   readonly namespaces: readonly string[];
   readonly labels?: Record<string, string>;
@@ -43,7 +43,9 @@ export async function startFakeAgentCluster(o: {
   readonly events?: boolean;
   /** A node's labels, instead of `labels`. */
   readonly labelsOf?: (node: string) => Record<string, string>;
-}): Promise<FakeAgentCluster> {
+}
+
+export async function startFakeAgentCluster(o: FakeAgentClusterOptions): Promise<FakeAgentCluster> {
   const cp = await startControlPlane(o.controlPlane ?? {});
   try {
     await prepareCluster(cp);
@@ -110,4 +112,41 @@ export async function startFakeAgentCluster(o: {
     await cp.stop();
     throw e;
   }
+}
+
+/**
+ * A FakeAgentCluster started before this test file's tests and stopped after them. The object
+ * returned stands for it from the first test on. `teardown.beforeStop` and `teardown.afterStop` run
+ * around its stop (what the file started against it goes first; what the API server writes to, last).
+ */
+export function useFakeAgentCluster(
+  options: FakeAgentClusterOptions,
+  teardown: { readonly beforeStop?: () => void; readonly afterStop?: () => void } = {},
+): FakeAgentCluster {
+  let started: FakeAgentCluster | undefined;
+  beforeAll(async () => {
+    started = await startFakeAgentCluster(options);
+  }, 180_000);
+  afterAll(async () => {
+    teardown.beforeStop?.();
+    await started?.stop();
+    teardown.afterStop?.();
+  });
+  const cluster = (): FakeAgentCluster => {
+    if (!started)
+      throw new Error("the fake agent cluster is not running (its beforeAll failed or has not run)");
+    return started;
+  };
+  return {
+    get cp() {
+      return cluster().cp;
+    },
+    get agents() {
+      return cluster().agents;
+    },
+    get op() {
+      return cluster().op;
+    },
+    stop: () => cluster().stop(),
+  };
 }
