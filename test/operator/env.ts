@@ -8,6 +8,7 @@ import * as path from "node:path";
 import YAML from "yaml";
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient, type RequestRecord } from "../../src/kube/client";
+import { agentClient } from "../../src/agent-client/agent-client";
 import { OperatorMetrics } from "../../src/operator/metrics";
 import { Operator, type OperatorAgentOptions } from "../../src/operator/operator";
 import { ControlPlane, Json, repoRoot } from "../env/cluster";
@@ -102,6 +103,11 @@ export async function prepareCluster(cp: ControlPlane): Promise<void> {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "pulumi-lvm-operator" },
     subjects: [{ kind: "ServiceAccount", namespace: ns, name: sa }],
   });
+}
+
+/** How an operator in this process reaches agents that serve plain HTTP (in this process), with `token`. */
+export function plainHttpAgents(token: () => Promise<string>): OperatorAgentOptions {
+  return { namespace: AGENT_NAMESPACE, client: agentClient(), token, tls: "plain-http" };
 }
 
 export interface TestOperator {

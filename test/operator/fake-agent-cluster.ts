@@ -5,14 +5,13 @@
  * point. Agent pods are API objects (no kubelet: their status is written here) at 127.0.0.1 and
  * each agent's port. Optionally an in-process operator (startTestOperator) drives them.
  */
-import { agentClient } from "../../src/agent-client/agent-client";
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "../env/cluster";
-import { reportPodStatus } from "../env/kubelet-stand-in";
 import { startFakeAgents, type FakeAgents } from "../support/agent/fake-agents";
+import { createAgentServiceAccount, registerAgentNodes } from "./agent-pods";
 import {
-  AGENT_NAMESPACE,
   eventually,
   must,
+  plainHttpAgents,
   prepareCluster,
   startTestOperator,
   type TestOperator,
@@ -50,50 +49,22 @@ export async function startFakeAgentCluster(o: FakeAgentClusterOptions): Promise
   try {
     await prepareCluster(cp);
     for (const ns of o.namespaces) await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
-    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
-      metadata: { name: "pulumi-lvm-agent" },
-    });
+    await createAgentServiceAccount(cp);
     const agents = await startFakeAgents(o.nodes, {
       namespace: o.namespaces[0]!,
       ...(o.devices ? { devices: o.devices } : {}),
       ...(o.commandDelayMs ? { commandDelayMs: o.commandDelayMs } : {}),
     });
-    const register = async (node: string) => {
-      await cp.createNode(node, o.labelsOf?.(node) ?? o.labels ?? { role: "storage" });
-      const name = `agent-${node}`;
-      await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
-        metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-        spec: {
-          nodeName: node,
-          serviceAccountName: "pulumi-lvm-agent",
-          automountServiceAccountToken: false,
-          containers: [
-            {
-              name: "agent",
-              image: "pulumi-lvm-agent:test",
-              ports: [{ name: "http", containerPort: agents.agents.get(node)!.port }],
-            },
-          ],
-        },
-      });
-      await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
-    };
-    const queue = [...o.nodes];
-    await Promise.all(
-      Array.from({ length: o.concurrency ?? 8 }, async () => {
-        for (let node = queue.shift(); node !== undefined; node = queue.shift()) await register(node);
-      }),
-    );
+    await registerAgentNodes(cp, o.nodes, {
+      portOf: (node) => agents.agents.get(node)!.port,
+      labelsOf: (node) => o.labelsOf?.(node) ?? o.labels ?? { role: "storage" },
+      concurrency: o.concurrency ?? 8,
+    });
     const op =
       o.resyncMs === undefined
         ? undefined
         : startTestOperator(cp, cp.url, {
-            agents: {
-              namespace: AGENT_NAMESPACE,
-              client: agentClient(),
-              token: async () => agents.token,
-              tls: "plain-http",
-            },
+            agents: plainHttpAgents(async () => agents.token),
             resyncMs: o.resyncMs,
             ...(o.events ? { events: true } : {}),
           });
