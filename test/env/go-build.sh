@@ -12,12 +12,17 @@
 #   stamp_current <dir> <binary> <stamp>
 #                                     true when <dir>/<binary> is executable and <dir>/.stamp says
 #                                     <stamp> (built from these inputs: nothing to build)
+#   exit_if_built <script> <what> <dir> <binary> <stamp>
+#                                     when stamp_current <dir> <binary> <stamp>: says "<script>: <what>
+#                                     already in <dir> (nothing to build)", prints <dir> and exits the
+#                                     script with 0 (what a caller prints when it built)
 #   install_stamped <staging dir> <binary> <dir> <stamp>
 #                                     replaces <dir> with one holding <staging dir>/<binary> and the
 #                                     stamp, moved into place whole (an interrupted build never leaves
 #                                     a directory that stamp_current takes as done); returns 1
 #                                     when a step fails
-# Each returns 1 rather than exiting: call them as `f ... || fail "..."`.
+# Each returns 1 rather than exiting (exit_if_built exits only when there is nothing to do): call
+# them as `f ... || fail "..."`.
 
 go_toolchain() {
   local cache="$1"
@@ -43,6 +48,14 @@ go_toolchain() {
 stamp_current() {
   local dir="$1" binary="$2" stamp="$3"
   [ -x "$dir/$binary" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]
+}
+
+exit_if_built() {
+  local script="$1" what="$2" dir="$3" binary="$4" stamp="$5"
+  stamp_current "$dir" "$binary" "$stamp" || return 0
+  echo "$script: $what already in $dir (nothing to build)"
+  echo "$dir"
+  exit 0
 }
 
 install_stamped() {

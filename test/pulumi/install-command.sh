@@ -49,11 +49,7 @@ source "$repo/test/env/sources.sh"
 # shellcheck source=../env/go-build.sh
 source "$repo/test/env/go-build.sh"
 want_stamp="snapshot $(snapshot_sha256 "$snapshot")"
-if stamp_current "$plugin_dir" pulumi-resource-command "$want_stamp"; then
-  echo "install-command.sh: pulumi-resource-command $version already in $plugin_dir (nothing to build)"
-  echo "$plugin_dir"
-  exit 0
-fi
+exit_if_built install-command.sh "pulumi-resource-command $version" "$plugin_dir" pulumi-resource-command "$want_stamp"
 
 go_toolchain "$cache" || fail "no Go toolchain to build with"
 

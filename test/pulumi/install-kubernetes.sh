@@ -66,11 +66,7 @@ source "$repo/test/env/sources.sh"
 # shellcheck source=../env/go-build.sh
 source "$repo/test/env/go-build.sh"
 want_stamp="snapshot $(snapshot_sha256 "$snapshot") patch $(sha256sum "$patch_file" | awk '{ print $1 }') kube $kube_version legacy ${legacy_versions[*]}"
-if stamp_current "$plugin_dir" pulumi-resource-kubernetes "$want_stamp"; then
-  echo "install-kubernetes.sh: pulumi-resource-kubernetes $version already in $plugin_dir (nothing to build)"
-  echo "$plugin_dir"
-  exit 0
-fi
+exit_if_built install-kubernetes.sh "pulumi-resource-kubernetes $version" "$plugin_dir" pulumi-resource-kubernetes "$want_stamp"
 
 go_toolchain "$cache" || fail "no Go toolchain to build with"
 
