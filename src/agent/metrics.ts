@@ -1,12 +1,6 @@
 import { BLKID_NOTHING_FOUND } from "../inventory/blkid";
-import {
-  counter,
-  durationHistogram,
-  Registry,
-  scrapeGauge,
-  type Counter,
-  type Histogram,
-} from "../metrics/prometheus";
+import type { Counter, Histogram, Registry } from "../metrics/prometheus";
+import { RegistryMetrics } from "../metrics/registry-metrics";
 import type { CommandLogEntry } from "./lvm-runner";
 import type { NodeInventory } from "../inventory/types";
 
@@ -14,7 +8,7 @@ import type { NodeInventory } from "../inventory/types";
  * The agent's metrics (prom-client, one registry per process): counters and histograms it updates
  * as it works, and gauges of the volume groups and thin pools read from an inventory at scrape time.
  */
-export class AgentMetrics {
+export class AgentMetrics extends RegistryMetrics {
   readonly operations: Counter<"operation" | "result">;
   readonly operationSeconds: Histogram<"operation">;
   readonly commands: Counter<"tool" | "result">;
@@ -24,41 +18,35 @@ export class AgentMetrics {
   /** What the scrape-time gauges read: the inventory render() was given, and the spec's volume groups. */
   private scrape: { inventory: NodeInventory; own: ReadonlySet<string> } | undefined;
 
-  /** @param registry the process's registry (main.ts adds the process and runtime metrics); tests get a fresh one */
-  constructor(readonly registry: Registry = new Registry()) {
+  constructor(registry?: Registry) {
+    super(registry);
     this.inventoryGauges();
-    this.operations = counter(
-      registry,
+    this.operations = this.counter(
       "pulumi_lvm_agent_operations_total",
       "Applies and teardowns by result (succeeded, failed, conflict, rejected).",
       ["operation", "result"],
     );
-    this.operationSeconds = durationHistogram(
-      registry,
+    this.operationSeconds = this.durationHistogram(
       "pulumi_lvm_agent_operation_duration_seconds",
       "Duration of applies and teardowns.",
       ["operation"],
     );
-    this.commands = counter(
-      registry,
+    this.commands = this.counter(
       "pulumi_lvm_agent_commands_total",
       "Commands run (lvm, wipefs, lsblk, blkid) by tool and result.",
       ["tool", "result"],
     );
-    this.commandSeconds = durationHistogram(
-      registry,
+    this.commandSeconds = this.durationHistogram(
       "pulumi_lvm_agent_command_duration_seconds",
       "Duration of the commands run, by tool.",
       ["tool"],
     );
-    this.requests = counter(
-      registry,
+    this.requests = this.counter(
       "pulumi_lvm_agent_http_requests_total",
       "HTTP requests by route and status code.",
       ["route", "method", "code"],
     );
-    this.errors = counter(
-      registry,
+    this.errors = this.counter(
       "pulumi_lvm_agent_errors_total",
       "Errors by kind (command, auth, discovery, internal).",
       ["kind"],
@@ -83,7 +71,7 @@ export class AgentMetrics {
    */
   async render(inventory: NodeInventory | undefined, ownVolumeGroups: ReadonlySet<string>): Promise<string> {
     this.scrape = inventory ? { inventory, own: ownVolumeGroups } : undefined;
-    return this.registry.metrics();
+    return this.exposition();
   }
 
   private inventoryGauges(): void {
@@ -93,22 +81,16 @@ export class AgentMetrics {
       this.scrape
         ? this.scrape.inventory.lvs.filter((lv) => this.scrape!.own.has(lv.vgName) && lv.attr.startsWith("t"))
         : [];
-    scrapeGauge(
-      this.registry,
-      "pulumi_lvm_agent_volume_group_size_bytes",
-      "Size of the volume group.",
-      ["vg"],
-      () => vgs().map((vg) => [{ vg: vg.name }, vg.size] as const),
+    this.scrapeGauge("pulumi_lvm_agent_volume_group_size_bytes", "Size of the volume group.", ["vg"], () =>
+      vgs().map((vg) => [{ vg: vg.name }, vg.size] as const),
     );
-    scrapeGauge(
-      this.registry,
+    this.scrapeGauge(
       "pulumi_lvm_agent_volume_group_free_bytes",
       "Unallocated space in the volume group.",
       ["vg"],
       () => vgs().map((vg) => [{ vg: vg.name }, vg.free] as const),
     );
-    scrapeGauge(
-      this.registry,
+    this.scrapeGauge(
       "pulumi_lvm_agent_volume_group_missing_physical_volumes",
       "Physical volumes of the volume group whose device lvm cannot find (0 when all are present).",
       ["vg"],
@@ -121,16 +103,14 @@ export class AgentMetrics {
             ] as const,
         ),
     );
-    scrapeGauge(
-      this.registry,
+    this.scrapeGauge(
       "pulumi_lvm_agent_missing_devices",
       "Devices of the agent's --devices list that do not exist on this node.",
       [],
       () => (this.scrape ? [[{}, this.scrape.inventory.missingDevices?.length ?? 0] as const] : []),
     );
     // Ratios 0-1, per Prometheus naming (lvm reports percent: data_percent, metadata_percent).
-    scrapeGauge(
-      this.registry,
+    this.scrapeGauge(
       "pulumi_lvm_agent_thin_pool_data_usage_ratio",
       "Thin pool data usage, 0 to 1 (lvm's data percent / 100).",
       ["vg", "pool"],
@@ -141,8 +121,7 @@ export class AgentMetrics {
             : [[{ vg: lv.vgName, pool: lv.name }, lv.dataPercent / 100] as const],
         ),
     );
-    scrapeGauge(
-      this.registry,
+    this.scrapeGauge(
       "pulumi_lvm_agent_thin_pool_metadata_usage_ratio",
       "Thin pool metadata usage, 0 to 1 (lvm's metadata percent / 100).",
       ["vg", "pool"],

@@ -1,30 +1,18 @@
 import { posix } from "node:path";
-import { BLKID_NOTHING_FOUND, blkidArgv } from "./blkid";
-import { devPath, linkTarget } from "./device-path";
+import { afterwards, allSettled } from "./concurrency";
+import { linkTarget } from "./device-path";
+import { exitStatus, runJson, type DiscoveryDeps } from "./discovery-deps";
 import { lsblkArgv, parseLsblk, type LsblkDevice } from "./lsblk";
 import { fullreportArgv } from "./lvm-report";
 import { mountLinesFor, parseMounts, rootMountLine, swapLinesFor } from "./mounts";
+import { probeAll } from "./probe";
 import { SYSFS_ATTRIBUTES, SYSFS_HOLDERS, SYSFS_VPD_UNIT_SERIAL, SYSFS_VPD_UNIT_SERIAL_HEX } from "./sysfs";
 import type { RawNodeInventory } from "./types";
-import { wipefsArgv, wipefsEntries } from "./wipefs";
 
-/** What discovery needs from the machine; tests pass fakes. */
-export interface DiscoveryDeps {
-  /**
-   * Runs a program (argv, never a shell string) with LC_ALL=C and resolves with its stdout when it exits 0.
-   * Otherwise rejects with an Error whose `exitCode` (or, as from execFile, `code`) is the exit status,
-   * or `code: "ENOENT"` when the program is not installed; the message should carry stderr.
-   */
-  run(argv: readonly string[]): Promise<{ stdout: string }>;
-  /** A file's content, or undefined when it does not exist. */
-  readFile(path: string): Promise<string | undefined>;
-  /** A binary file's bytes (a SCSI VPD page), or undefined when it does not exist or cannot be read. */
-  readBytes(path: string): Promise<Uint8Array | undefined>;
-  /** A directory's entry names, or undefined when it does not exist. */
-  readdir(path: string): Promise<readonly string[] | undefined>;
-  /** A symlink's target as stored, or undefined when the path is not a symlink. */
-  readlink(path: string): Promise<string | undefined>;
-}
+// Discovery's parts live beside it; what this file exported stays importable from here.
+export type { DiscoveryDeps } from "./discovery-deps";
+export { contiguousGroups, limiter } from "./concurrency";
+export { attribute } from "./probe";
 
 export interface DiscoverOptions {
   /** The node name recorded in the result. @example "edge-1" */
@@ -204,128 +192,6 @@ function parseLsblkOutput(json: unknown): LsblkDevice[] {
   }
 }
 
-interface Probes {
-  signatures: unknown[];
-  probed: string[];
-  errors: Record<string, string>;
-  blkid: Record<string, string>;
-}
-
-/** What probing one device gave: wipefs's entries ([] when it failed), blkid's output, or why probing failed. */
-interface DeviceProbe {
-  readonly entries: readonly unknown[];
-  readonly blkid?: string;
-  readonly error?: string;
-}
-
-/**
- * Probes every target (sorted by kname) with wipefs and then, where wipefs succeeded and blkid can add
- * something (withBlkid), blkid; at most
- * `concurrency` commands at a time. The targets are split into up to `concurrency` contiguous groups,
- * each listed by one wipefs call (see wipefsGroup); each device's blkid starts as soon as its group is
- * done. The result is in target order and the same as probing every device alone, one after the other.
- */
-async function probeAll(
-  deps: DiscoveryDeps,
-  targets: readonly LsblkDevice[],
-  concurrency: number,
-): Promise<Probes> {
-  const limit = limiter(concurrency);
-  const partitions = new Set(targets.filter((d) => d.type === "part").map((d) => d.kname));
-  const probeGroup = async (group: readonly string[]) =>
-    Promise.all(
-      (await wipefsGroup(deps, group, limit)).map((wipefs) => withBlkid(deps, wipefs, limit, partitions)),
-    );
-  const knames = targets.map((d) => d.kname);
-  const probes = (await Promise.all(contiguousGroups(knames, concurrency).map(probeGroup))).flat();
-
-  const out: Probes = { signatures: [], probed: [], errors: {}, blkid: {} };
-  for (const [kname, probe] of probes) {
-    out.signatures.push(...probe.entries);
-    if (probe.error !== undefined) out.errors[kname] = probe.error;
-    else {
-      out.probed.push(kname);
-      out.blkid[kname] = probe.blkid ?? "";
-    }
-  }
-  return out;
-}
-
-/**
- * The wipefs entries of each device of a group. A group of devices directly under /dev is listed by one
- * `wipefs --no-act` call over all of them: wipefs prints each entry's `device` as the kernel name
- * ("loop3"), which names exactly one device of the group. wipefs stops at the first device it cannot
- * probe and prints nothing then; so when that call fails, or prints an entry that cannot be attributed
- * to exactly one device of the group, every device is probed on its own, as a lone device always is:
- * each failure is recorded for its own device and does not hide the others.
- */
-async function wipefsGroup(
-  deps: DiscoveryDeps,
-  group: readonly string[],
-  limit: Limit,
-): Promise<Array<[string, DeviceProbe]>> {
-  if (group.length > 1 && group.every((kname) => kname === devPath(posix.basename(kname)))) {
-    const argv = [...wipefsArgv(group[0]!).slice(0, -1), ...group];
-    try {
-      const entries = wipefsEntries((await limit(() => deps.run(argv))).stdout);
-      const byDevice = attribute(entries, group);
-      if (byDevice) return group.map((kname) => [kname, { entries: byDevice.get(kname)! }]);
-    } catch {
-      /* probe each device on its own, below */
-    }
-  }
-  return Promise.all(
-    group.map(async (kname): Promise<[string, DeviceProbe]> => {
-      const argv = wipefsArgv(kname);
-      try {
-        return [kname, { entries: wipefsEntries((await limit(() => deps.run(argv))).stdout) }];
-      } catch (err) {
-        return [kname, { entries: [], error: `${argv.join(" ")}: ${(err as Error).message}` }];
-      }
-    }),
-  );
-}
-
-/** Entries of a multi-device wipefs call by the group's kname each names, or undefined when one names none of them. */
-export function attribute(
-  entries: readonly unknown[],
-  group: readonly string[],
-): Map<string, unknown[]> | undefined {
-  const byDevice = new Map(group.map((kname) => [kname, [] as unknown[]]));
-  for (const entry of entries) {
-    const device = (entry as { device?: unknown } | null)?.device;
-    const list = typeof device === "string" && device !== "" ? byDevice.get(devPath(device)) : undefined;
-    if (!list) return undefined;
-    list.push(entry);
-  }
-  return byDevice;
-}
-
-/**
- * A device's wipefs result with blkid's output ("" when it found nothing) or failure; no blkid after a
- * failed wipefs. Nor on a whole device where wipefs found nothing: wipefs lists every superblock and
- * partition table libblkid's probes know (bad checksums too), blkid -p only the first it believes, so
- * blkid finds nothing there either. Only a partition gets facts from elsewhere, its entry in the
- * parent's table (PART_ENTRY_*), so partitions are always asked. On a node of blank disks this saves
- * one process per disk (test/inventory/discover.test.ts checks the premise on real signatures).
- */
-async function withBlkid(
-  deps: DiscoveryDeps,
-  [kname, wipefs]: [string, DeviceProbe],
-  limit: Limit,
-  partitions: ReadonlySet<string>,
-): Promise<[string, DeviceProbe]> {
-  if (wipefs.error !== undefined) return [kname, wipefs];
-  if (wipefs.entries.length === 0 && !partitions.has(kname)) return [kname, { ...wipefs, blkid: "" }];
-  const argv = blkidArgv(kname);
-  try {
-    return [kname, { ...wipefs, blkid: (await limit(() => deps.run(argv))).stdout }];
-  } catch (err) {
-    if (exitStatus(err) === BLKID_NOTHING_FOUND) return [kname, { ...wipefs, blkid: "" }];
-    return [kname, { ...wipefs, error: `${argv.join(" ")}: ${(err as Error).message}` }];
-  }
-}
-
 /** `lvm fullreport` JSON, or null when lvm is not installed. */
 async function lvmReport(deps: DiscoveryDeps, devices: readonly string[] | undefined): Promise<unknown> {
   try {
@@ -388,76 +254,4 @@ async function linkMap(
     }),
   );
   return Object.fromEntries(targets.flat().filter(([, resolved]) => !allowed || allowed.has(resolved)));
-}
-
-async function runJson(deps: DiscoveryDeps, argv: readonly string[]): Promise<unknown> {
-  const { stdout } = await deps.run(argv);
-  try {
-    return JSON.parse(stdout);
-  } catch (err) {
-    throw new Error(`${argv.join(" ")}: printed something that is not JSON: ${(err as Error).message}`);
-  }
-}
-
-/** The exit status of a failed run (`exitCode`, or execFile's `code`), or "ENOENT". */
-function exitStatus(err: unknown): number | string | undefined {
-  if (typeof err !== "object" || err === null) return undefined;
-  const e = err as { exitCode?: unknown; code?: unknown };
-  const status = e.exitCode ?? e.code;
-  return typeof status === "number" || typeof status === "string" ? status : undefined;
-}
-
-/** `step`'s result; when it fails, its error once `running` (if any) has finished too, so no command is left running. */
-async function afterwards<T>(running: Promise<unknown> | undefined, step: () => Promise<T>): Promise<T> {
-  try {
-    return await step();
-  } catch (err) {
-    await running?.catch(() => undefined);
-    throw err;
-  }
-}
-
-/** Waits for every promise, then fails with the first one (in list order) that failed, if any. */
-async function allSettled<T extends readonly unknown[]>(
-  promises: readonly [...{ [K in keyof T]: Promise<T[K]> }],
-): Promise<T> {
-  const settled = await Promise.allSettled(promises);
-  for (const s of settled) if (s.status === "rejected") throw s.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
-}
-
-/** Runs a task once a place is free; resolves or rejects as the task does. */
-type Limit = <T>(task: () => Promise<T>) => Promise<T>;
-
-/** A Limit with `max` places: at most `max` tasks run at once, started in the order they were given. */
-export function limiter(max: number): Limit {
-  let running = 0;
-  const waiting: Array<() => void> = [];
-  return async (task) => {
-    if (running >= max) await new Promise<void>((resolve) => waiting.push(resolve));
-    else running++;
-    try {
-      return await task();
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else running--;
-    }
-  };
-}
-
-/**
- * `items` in order, cut into min(count, items.length) groups whose sizes differ by at most one:
- * [a,b,c,d,e] in 2 → [[a,b,c],[d,e]].
- */
-export function contiguousGroups<T>(items: readonly T[], count: number): T[][] {
-  const groups = Math.min(count, items.length);
-  const out: T[][] = [];
-  let start = 0;
-  for (let i = 0; i < groups; i++) {
-    const size = Math.floor(items.length / groups) + (i < items.length % groups ? 1 : 0);
-    out.push(items.slice(start, start + size));
-    start += size;
-  }
-  return out;
 }

@@ -5,7 +5,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom
  * one Registry, passed to its metrics class as a dependency (tests give each instance a fresh one,
  * so nothing is shared through prom-client's global registry).
  */
-export { Counter, Histogram, Registry };
+export { Counter, Gauge, Histogram, Registry };
 
 /** Labels of one time series. */
 export type Labels = Readonly<Record<string, string>>;

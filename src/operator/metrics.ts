@@ -1,11 +1,5 @@
-import {
-  counter,
-  durationHistogram,
-  Registry,
-  scrapeGauge,
-  type Counter,
-  type Histogram,
-} from "../metrics/prometheus";
+import type { Counter, Histogram, Registry } from "../metrics/prometheus";
+import { RegistryMetrics } from "../metrics/registry-metrics";
 import type { RequestRecord } from "../kube/client";
 import type { ReconcileResult } from "./nodeset/reconciler";
 
@@ -20,7 +14,7 @@ interface Gauges {
  * duration, the work queues' depth and the LVMNodes by state (read at scrape time), API requests by
  * verb, resource and code, watch restarts by reason, and the calls to the node agents.
  */
-export class OperatorMetrics {
+export class OperatorMetrics extends RegistryMetrics {
   readonly reconciles: Counter<"result">;
   readonly reconcileSeconds: Histogram;
   readonly apiRequests: Counter<"verb" | "resource" | "code">;
@@ -30,24 +24,21 @@ export class OperatorMetrics {
   readonly agentCallSeconds: Histogram<"call">;
   private gauges: Gauges = { queueDepth: 0 };
 
-  /** @param registry the process's registry (main.ts adds the process and runtime metrics); tests get a fresh one */
-  constructor(readonly registry: Registry = new Registry()) {
-    scrapeGauge(
-      registry,
+  constructor(registry?: Registry) {
+    super(registry);
+    this.scrapeGauge(
       "pulumi_lvm_operator_queue_depth",
       "LVMNodeSet keys waiting to be reconciled.",
       [],
       () => [[{}, this.gauges.queueDepth]],
     );
-    scrapeGauge(
-      registry,
+    this.scrapeGauge(
       "pulumi_lvm_operator_lvmnode_queue_depth",
       "LVMNode keys waiting to be reconciled.",
       [],
       () => (this.gauges.lvmNodes ? [[{}, this.gauges.lvmNodes.queueDepth]] : []),
     );
-    scrapeGauge(
-      registry,
+    this.scrapeGauge(
       "pulumi_lvm_operator_lvmnodes",
       "LVMNodes by status.state (None: no status yet).",
       ["state"],
@@ -56,44 +47,37 @@ export class OperatorMetrics {
           .sort(([a], [b]) => (a < b ? -1 : 1))
           .map(([state, n]) => [{ state }, n] as const),
     );
-    this.lvmNodeReconciles = counter(
-      registry,
+    this.lvmNodeReconciles = this.counter(
       "pulumi_lvm_operator_lvmnode_reconciles_total",
       "LVMNode reconciles (driving the node agents) by result (changed, in_sync, not_found, error).",
       ["result"],
     );
-    this.agentCalls = counter(
-      registry,
+    this.agentCalls = this.counter(
       "pulumi_lvm_operator_agent_calls_total",
       "Calls to the node agents by call (plan, apply, status, teardown) and result (ok, conflict, error, unreachable, aborted).",
       ["call", "result"],
     );
-    this.agentCallSeconds = durationHistogram(
-      registry,
+    this.agentCallSeconds = this.durationHistogram(
       "pulumi_lvm_operator_agent_call_duration_seconds",
       "Duration of calls to the node agents, by call.",
       ["call"],
     );
-    this.reconciles = counter(
-      registry,
+    this.reconciles = this.counter(
       "pulumi_lvm_operator_reconciles_total",
       "LVMNodeSet reconciles by result (changed, in_sync, not_found, error).",
       ["result"],
     );
-    this.reconcileSeconds = durationHistogram(
-      registry,
+    this.reconcileSeconds = this.durationHistogram(
       "pulumi_lvm_operator_reconcile_duration_seconds",
       "Duration of LVMNodeSet reconciles.",
       [],
     );
-    this.apiRequests = counter(
-      registry,
+    this.apiRequests = this.counter(
       "pulumi_lvm_operator_api_requests_total",
       "Requests to the API server by verb, resource and HTTP code (0: no answer).",
       ["verb", "resource", "code"],
     );
-    this.watchRestarts = counter(
-      registry,
+    this.watchRestarts = this.counter(
       "pulumi_lvm_operator_watch_restarts_total",
       "Watches started again, by resource and reason (closed, expired, error).",
       ["resource", "reason"],
@@ -121,6 +105,6 @@ export class OperatorMetrics {
    */
   async render(queueDepth: number, lvmNodes?: Gauges["lvmNodes"]): Promise<string> {
     this.gauges = { queueDepth, ...(lvmNodes ? { lvmNodes } : {}) };
-    return this.registry.metrics();
+    return this.exposition();
   }
 }

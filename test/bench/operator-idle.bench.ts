@@ -9,56 +9,24 @@
  * operator's requests to the API server do. Agent pods are API objects whose status the bench
  * writes (no kubelet), at 127.0.0.1 and each node's own port.
  */
-import * as http from "node:http";
-import type { AddressInfo } from "node:net";
-import { agentClient } from "../../src/agent-client/agent-client";
 import type { RequestRecord } from "../../src/kube/client";
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
-import { reportPodStatus } from "../env/kubelet-stand-in";
-import { AGENT_NAMESPACE, eventually, must, nodeSet, prepareCluster, setsPath, sleep } from "../operator/env";
-import { startTestOperator } from "../operator/env";
+import { createAgentServiceAccount, registerAgentNodes } from "../operator/agent-pods";
+import {
+  eventually,
+  must,
+  nodeSet,
+  plainHttpAgents,
+  prepareCluster,
+  setsPath,
+  sleep,
+  startTestOperator,
+} from "../operator/env";
+import { standInAgents } from "../support/agent/stand-in-agents";
 
 const RESYNC_MS = 30_000;
 const WINDOW_MS = 2 * RESYNC_MS;
 const NS = "storage";
-
-/** Stand-in agents: one listener per node; answers name the node they stand for. */
-export async function standInAgents(
-  nodes: readonly string[],
-): Promise<{ ports: Map<string, number>; close(): void }> {
-  const servers: http.Server[] = [];
-  const ports = new Map<string, number>();
-  for (const node of nodes) {
-    const server = http.createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        res.setHeader("content-type", "application/json");
-        if (req.url?.endsWith("/v1/plan"))
-          return res.end(
-            JSON.stringify({
-              node,
-              selected: true,
-              volumeGroups: [],
-              actions: [],
-              blocked: [],
-              lvmd: { "device-classes": [] },
-              hash: "stand-in",
-            }),
-          );
-        if (req.url?.endsWith("/v1/status"))
-          return res.end(
-            JSON.stringify({ node, status: { state: "Ready", volumeGroups: [], conditions: [] } }),
-          );
-        res.statusCode = 404;
-        res.end(JSON.stringify({ error: { code: "NotFound", message: req.url } }));
-      });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    servers.push(server);
-    ports.set(node, (server.address() as AddressInfo).port);
-  }
-  return { ports, close: () => servers.forEach((s) => s.close()) };
-}
 
 async function measure(
   cp: ControlPlane,
@@ -67,36 +35,14 @@ async function measure(
   const nodes = Array.from({ length: count }, (_, i) => `bench-${count}-${String(i).padStart(4, "0")}`);
   const agents = await standInAgents(nodes);
   const role = `bench-${count}`;
-  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
-    metadata: { name: "pulumi-lvm-agent" },
+  await createAgentServiceAccount(cp);
+  await registerAgentNodes(cp, nodes, {
+    portOf: (node) => agents.ports.get(node)!,
+    labelsOf: () => ({ role }),
+    image: "stand-in",
   });
-  for (const node of nodes) {
-    await cp.createNode(node, { role });
-    const name = `agent-${node}`;
-    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
-      metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-      spec: {
-        nodeName: node,
-        serviceAccountName: "pulumi-lvm-agent",
-        automountServiceAccountToken: false,
-        containers: [
-          {
-            name: "agent",
-            image: "stand-in",
-            ports: [{ name: "http", containerPort: agents.ports.get(node) }],
-          },
-        ],
-      },
-    });
-    await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
-  }
   const op = startTestOperator(cp, cp.url, {
-    agents: {
-      namespace: AGENT_NAMESPACE,
-      client: agentClient(),
-      token: async () => "stand-in",
-      tls: "plain-http",
-    },
+    agents: plainHttpAgents(async () => "stand-in"),
     resyncMs: RESYNC_MS,
   });
   const setName = `idle-${count}`;

@@ -21,7 +21,7 @@ import * as https from "node:https";
 import * as http from "node:http";
 import * as os from "node:os";
 import * as path from "node:path";
-import { freePort } from "../net";
+import { freePort, freePorts } from "../net";
 
 /* ------------------------------------------------------------------------- binaries ---- */
 
@@ -554,7 +554,7 @@ export async function startControlPlane(opts: ControlPlaneOptions = {}): Promise
   } catch (e) {
     return fail(`${etcdBinary} --version failed: ${(e as Error).message}`);
   }
-  const [etcdPort, etcdPeerPort, apiPort] = await Promise.all([freePort(), freePort(), freePort()]);
+  const [etcdPort, etcdPeerPort, apiPort] = await freePorts(3);
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   const peerUrl = `http://127.0.0.1:${etcdPeerPort}`;
   children.push(

@@ -14,7 +14,6 @@ import { tokenRequests } from "../../src/operator/agents/token-request";
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient } from "../../src/kube/client";
 import { ControlPlane, startControlPlane } from "../env/cluster";
-import { reportPodStatus } from "../env/kubelet-stand-in";
 import { requireHostTier, Scratch, startAgent, type AgentProcess } from "../agent/harness";
 import {
   AGENT_NAMESPACE,
@@ -24,6 +23,7 @@ import {
   startTestOperator,
   type TestOperator,
 } from "./env";
+import { createAgentPod, createAgentServiceAccount } from "./agent-pods";
 
 export interface AgentCluster {
   readonly cp: ControlPlane;
@@ -81,25 +81,8 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
     subjects: [{ kind: "User", name: cp.identities.agent.username }],
   });
-  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
-    metadata: { name: "pulumi-lvm-agent" },
-  });
-  const agentPod = async (node: string, port: number) => {
-    const name = `agent-${node}`;
-    await cp.request("DELETE", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods/${name}?gracePeriodSeconds=0`);
-    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
-      metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-      spec: {
-        nodeName: node,
-        serviceAccountName: "pulumi-lvm-agent",
-        automountServiceAccountToken: false,
-        containers: [
-          { name: "agent", image: "pulumi-lvm-agent:test", ports: [{ name: "http", containerPort: port }] },
-        ],
-      },
-    });
-    await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
-  };
+  await createAgentServiceAccount(cp);
+  const agentPod = (node: string, port: number) => createAgentPod(cp, node, port, { replace: true });
   for (const node of o.bareNodes ?? []) await cp.createNode(node, o.labels ?? { role: "storage" });
   for (const node of o.nodes) {
     await cp.createNode(node, o.labels ?? { role: "storage" });

@@ -13,7 +13,6 @@ import { randomBytes } from "node:crypto";
 import { agentClient } from "../../src/agent-client/agent-client";
 import { tokenFromFile } from "../../src/operator/agents/token-file";
 import { ControlPlane, Json, startControlPlane } from "../env/cluster";
-import { reportPodStatus } from "../env/kubelet-stand-in";
 import {
   commandLog,
   isWrite,
@@ -37,6 +36,7 @@ import {
   startTestOperator,
   type TestOperator,
 } from "./env";
+import { createAgentPod, createAgentServiceAccount, setAgentPodReady } from "./agent-pods";
 
 jest.setTimeout(180_000);
 
@@ -62,9 +62,7 @@ beforeAll(async () => {
     roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "system:auth-delegator" },
     subjects: [{ kind: "User", name: cp.identities.agent.username }],
   });
-  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
-    metadata: { name: "pulumi-lvm-agent" },
-  });
+  await createAgentServiceAccount(cp);
   for (const node of NODES) {
     await cp.createNode(node, { role: "storage" });
     const s = (scratch[node] = new Scratch(`operator-${node}`));
@@ -79,7 +77,7 @@ beforeAll(async () => {
       auth: { kubeconfig: cp.kubeconfigFor("agent") },
       extraArgs: ["--namespace", NS],
     });
-    await createAgentPod(node, Number(new URL(agents[node].url).port));
+    await createAgentPod(cp, node, Number(new URL(agents[node].url).port));
   }
   // The operator's service account, and one static token for it that both agents accept (the
   // --agent-token-file mode; per-node tokens and TLS are test/operator/agent-trust.test.ts's).
@@ -109,29 +107,6 @@ afterAll(async () => {
   await cp?.stop();
   for (const s of Object.values(scratch)) s.cleanup();
 });
-
-const podName = (node: Node) => `agent-${node}`;
-
-/** An agent pod as the DaemonSet makes it (labels, container "agent", port "http"), at the agent's port. */
-async function createAgentPod(node: Node, port: number): Promise<void> {
-  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
-    metadata: { name: podName(node), labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-    spec: {
-      nodeName: node,
-      serviceAccountName: "pulumi-lvm-agent",
-      automountServiceAccountToken: false,
-      containers: [
-        { name: "agent", image: "pulumi-lvm-agent:test", ports: [{ name: "http", containerPort: port }] },
-      ],
-    },
-  });
-  await setReady(node, true);
-}
-
-/** The pod's status as a kubelet would report it: Running at 127.0.0.1 (the agent listens there), Ready or not. */
-async function setReady(node: Node, ready: boolean): Promise<void> {
-  await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name: podName(node), ip: "127.0.0.1", ready });
-}
 
 function nodeSet(name: string, deletionPolicy?: "Delete"): Json {
   return {
@@ -268,7 +243,7 @@ describe("the operator drives the node agents", () => {
     const n1Before = (await getNode("n1")).body.metadata.resourceVersion;
     const lvmWrites = NODES.map((n) => agentWrites(n).length);
     const calls = NODES.map((n) => agents[n].logs.length);
-    await setReady("n2", false);
+    await setAgentPodReady(cp, "n2", false);
     const n2 = await eventually("n2 AgentUnavailable", async () => {
       const o = (await getNode("n2")).body;
       return reconciled(o)?.reason === "AgentUnavailable" ? o : undefined;
@@ -282,7 +257,7 @@ describe("the operator drives the node agents", () => {
     expect((await getNode("n1")).body.metadata.resourceVersion).toBe(n1Before);
     expect(agents.n2.logs.slice(calls[1]).filter((e) => e.msg === "request")).toEqual([]);
     expect(NODES.map((n) => agentWrites(n).length)).toEqual(lvmWrites);
-    await setReady("n2", true);
+    await setAgentPodReady(cp, "n2", true);
     await bothReady(2);
   });
 

@@ -8,6 +8,7 @@ import * as path from "node:path";
 import YAML from "yaml";
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient, type RequestRecord } from "../../src/kube/client";
+import { agentClient } from "../../src/agent-client/agent-client";
 import { OperatorMetrics } from "../../src/operator/metrics";
 import { Operator, type OperatorAgentOptions } from "../../src/operator/operator";
 import { ControlPlane, Json, repoRoot } from "../env/cluster";
@@ -104,6 +105,11 @@ export async function prepareCluster(cp: ControlPlane): Promise<void> {
   });
 }
 
+/** How an operator in this process reaches agents that serve plain HTTP (in this process), with `token`. */
+export function plainHttpAgents(token: () => Promise<string>): OperatorAgentOptions {
+  return { namespace: AGENT_NAMESPACE, client: agentClient(), token, tls: "plain-http" };
+}
+
 export interface TestOperator {
   readonly operator: Operator;
   readonly metrics: OperatorMetrics;
@@ -170,8 +176,19 @@ export function startTestOperator(
   };
 }
 
-/** An LVMNodeSet manifest selecting nodes whose label `role` is one of `roles`. */
-export function nodeSet(namespace: string, name: string, roles: string[], vgName = "vg1"): Json {
+/**
+ * An LVMNodeSet manifest of one volume group on `devices` (no device classes), selecting nodes whose
+ * label `role` is one of `roles`.
+ */
+export function volumeGroupNodeSet(
+  namespace: string,
+  name: string,
+  {
+    devices = ["/dev/vdb"],
+    roles = ["storage"],
+    vgName = "vg1",
+  }: { devices?: string[]; roles?: string[]; vgName?: string } = {},
+): Json {
   return {
     apiVersion: "lvm.topolvm.io/v2alpha1",
     kind: "LVMNodeSet",
@@ -185,24 +202,31 @@ export function nodeSet(namespace: string, name: string, roles: string[], vgName
           {
             name: vgName,
             deviceSelector: {
-              deviceSelectorTerms: [
-                { matchExpressions: [{ key: "path", operator: "In", values: ["/dev/vdb"] }] },
-              ],
+              deviceSelectorTerms: [{ matchExpressions: [{ key: "path", operator: "In", values: devices }] }],
             },
-          },
-        ],
-        deviceClasses: [
-          {
-            name: "thin",
-            strategy: "Thin",
-            volumeGroup: vgName,
-            default: true,
-            thin: { poolName: "pool", sizePercent: 90, overprovisionRatio: 10 },
           },
         ],
       },
     },
   };
+}
+
+/**
+ * An LVMNodeSet manifest selecting nodes whose label `role` is one of `roles`: one volume group on
+ * /dev/vdb and one thin default device class.
+ */
+export function nodeSet(namespace: string, name: string, roles: string[], vgName = "vg1"): Json {
+  const set = volumeGroupNodeSet(namespace, name, { roles, vgName });
+  set.spec.template.deviceClasses = [
+    {
+      name: "thin",
+      strategy: "Thin",
+      volumeGroup: vgName,
+      default: true,
+      thin: { poolName: "pool", sizePercent: 90, overprovisionRatio: 10 },
+    },
+  ];
+  return set;
 }
 
 export const setsPath = (ns: string, name = "") =>

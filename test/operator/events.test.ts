@@ -7,49 +7,22 @@
  *   npx jest test/operator/events --selectProjects integration --runInBand
  */
 import type { Json } from "../env/cluster";
-import { eventually, must, setsPath, sleep } from "./env";
-import { startFakeAgentCluster, type FakeAgentCluster } from "./fake-agent-cluster";
+import { eventually, must, setsPath, sleep, volumeGroupNodeSet } from "./env";
+import { useFakeAgentCluster } from "./fake-agent-cluster";
 
 jest.setTimeout(180_000);
 
 const NS = "storage";
 const RESYNC_MS = 2000;
-let c: FakeAgentCluster;
-
-beforeAll(async () => {
-  c = await startFakeAgentCluster({
-    nodes: ["n1", "n2"],
-    namespaces: [NS],
-    devices: ["/dev/vdb", "/dev/vdc"],
-    resyncMs: RESYNC_MS,
-    events: true,
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await c?.stop();
+const c = useFakeAgentCluster({
+  nodes: ["n1", "n2"],
+  namespaces: [NS],
+  devices: ["/dev/vdb", "/dev/vdc"],
+  resyncMs: RESYNC_MS,
+  events: true,
 });
 
-const set = (devices: string[]): Json => ({
-  apiVersion: "lvm.topolvm.io/v2alpha1",
-  kind: "LVMNodeSet",
-  metadata: { name: "fast", namespace: NS },
-  spec: {
-    nodeSelector: {
-      nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
-    },
-    template: {
-      volumeGroups: [
-        {
-          name: "vg1",
-          deviceSelector: {
-            deviceSelectorTerms: [{ matchExpressions: [{ key: "path", operator: "In", values: devices }] }],
-          },
-        },
-      ],
-    },
-  },
-});
+const set = (devices: string[]): Json => volumeGroupNodeSet(NS, "fast", { devices });
 const events = async (): Promise<Json[]> =>
   (await must(c.cp, "GET", `/apis/events.k8s.io/v1/namespaces/${NS}/events`)).items;
 const about = (list: Json[], node: string, reason: string) =>

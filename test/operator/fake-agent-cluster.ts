@@ -5,14 +5,13 @@
  * point. Agent pods are API objects (no kubelet: their status is written here) at 127.0.0.1 and
  * each agent's port. Optionally an in-process operator (startTestOperator) drives them.
  */
-import { agentClient } from "../../src/agent-client/agent-client";
 import { startControlPlane, type ControlPlane, type ControlPlaneOptions } from "../env/cluster";
-import { reportPodStatus } from "../env/kubelet-stand-in";
 import { startFakeAgents, type FakeAgents } from "../support/agent/fake-agents";
+import { createAgentServiceAccount, registerAgentNodes } from "./agent-pods";
 import {
-  AGENT_NAMESPACE,
   eventually,
   must,
+  plainHttpAgents,
   prepareCluster,
   startTestOperator,
   type TestOperator,
@@ -26,7 +25,7 @@ export interface FakeAgentCluster {
   stop(): Promise<void>;
 }
 
-export async function startFakeAgentCluster(o: {
+export interface FakeAgentClusterOptions {
   readonly nodes: readonly string[];
   readonly namespaces: readonly string[];
   readonly labels?: Record<string, string>;
@@ -43,55 +42,29 @@ export async function startFakeAgentCluster(o: {
   readonly events?: boolean;
   /** A node's labels, instead of `labels`. */
   readonly labelsOf?: (node: string) => Record<string, string>;
-}): Promise<FakeAgentCluster> {
+}
+
+export async function startFakeAgentCluster(o: FakeAgentClusterOptions): Promise<FakeAgentCluster> {
   const cp = await startControlPlane(o.controlPlane ?? {});
   try {
     await prepareCluster(cp);
     for (const ns of o.namespaces) await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
-    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
-      metadata: { name: "pulumi-lvm-agent" },
-    });
+    await createAgentServiceAccount(cp);
     const agents = await startFakeAgents(o.nodes, {
       namespace: o.namespaces[0]!,
       ...(o.devices ? { devices: o.devices } : {}),
       ...(o.commandDelayMs ? { commandDelayMs: o.commandDelayMs } : {}),
     });
-    const register = async (node: string) => {
-      await cp.createNode(node, o.labelsOf?.(node) ?? o.labels ?? { role: "storage" });
-      const name = `agent-${node}`;
-      await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
-        metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-        spec: {
-          nodeName: node,
-          serviceAccountName: "pulumi-lvm-agent",
-          automountServiceAccountToken: false,
-          containers: [
-            {
-              name: "agent",
-              image: "pulumi-lvm-agent:test",
-              ports: [{ name: "http", containerPort: agents.agents.get(node)!.port }],
-            },
-          ],
-        },
-      });
-      await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
-    };
-    const queue = [...o.nodes];
-    await Promise.all(
-      Array.from({ length: o.concurrency ?? 8 }, async () => {
-        for (let node = queue.shift(); node !== undefined; node = queue.shift()) await register(node);
-      }),
-    );
+    await registerAgentNodes(cp, o.nodes, {
+      portOf: (node) => agents.agents.get(node)!.port,
+      labelsOf: (node) => o.labelsOf?.(node) ?? o.labels ?? { role: "storage" },
+      concurrency: o.concurrency ?? 8,
+    });
     const op =
       o.resyncMs === undefined
         ? undefined
         : startTestOperator(cp, cp.url, {
-            agents: {
-              namespace: AGENT_NAMESPACE,
-              client: agentClient(),
-              token: async () => agents.token,
-              tls: "plain-http",
-            },
+            agents: plainHttpAgents(async () => agents.token),
             resyncMs: o.resyncMs,
             ...(o.events ? { events: true } : {}),
           });
@@ -110,4 +83,41 @@ export async function startFakeAgentCluster(o: {
     await cp.stop();
     throw e;
   }
+}
+
+/**
+ * A FakeAgentCluster started before this test file's tests and stopped after them. The object
+ * returned stands for it from the first test on. `teardown.beforeStop` and `teardown.afterStop` run
+ * around its stop (what the file started against it goes first; what the API server writes to, last).
+ */
+export function useFakeAgentCluster(
+  options: FakeAgentClusterOptions,
+  teardown: { readonly beforeStop?: () => void; readonly afterStop?: () => void } = {},
+): FakeAgentCluster {
+  let started: FakeAgentCluster | undefined;
+  beforeAll(async () => {
+    started = await startFakeAgentCluster(options);
+  }, 180_000);
+  afterAll(async () => {
+    teardown.beforeStop?.();
+    await started?.stop();
+    teardown.afterStop?.();
+  });
+  const cluster = (): FakeAgentCluster => {
+    if (!started)
+      throw new Error("the fake agent cluster is not running (its beforeAll failed or has not run)");
+    return started;
+  };
+  return {
+    get cp() {
+      return cluster().cp;
+    },
+    get agents() {
+      return cluster().agents;
+    },
+    get op() {
+      return cluster().op;
+    },
+    stop: () => cluster().stop(),
+  };
 }

@@ -10,8 +10,8 @@
  */
 import type { Json } from "../env/cluster";
 import { AuditLog, isLeaseWrite, replicaOf, WRITE_VERBS, writesWithoutLease } from "./audit";
-import { AGENT_NAMESPACE, eventually, lvmNodes, must, setsPath } from "./env";
-import { startFakeAgentCluster, type FakeAgentCluster } from "./fake-agent-cluster";
+import { AGENT_NAMESPACE, eventually, lvmNodes, must, setsPath, volumeGroupNodeSet } from "./env";
+import { useFakeAgentCluster } from "./fake-agent-cluster";
 import { startOperatorProcess, type OperatorProcess } from "./operator-process";
 
 jest.setTimeout(420_000);
@@ -21,52 +21,29 @@ const NODES = Array.from({ length: 20 }, (_, i) => `n${String(i).padStart(2, "0"
 const SPARE = "spare";
 const LEASE = "pulumi-lvm-operator";
 const audit = new AuditLog();
-let c: FakeAgentCluster;
 const replicas: OperatorProcess[] = [];
-
-beforeAll(async () => {
-  c = await startFakeAgentCluster({
+const c = useFakeAgentCluster(
+  {
     nodes: [...NODES, SPARE],
     namespaces: [NS],
     commandDelayMs: 1000,
     labelsOf: (node): Record<string, string> => (node === SPARE ? {} : { role: "storage" }),
     controlPlane: { apiserverFlags: audit.flags() },
-  });
-}, 180_000);
-
-afterAll(async () => {
-  for (const r of replicas) r.cleanup();
-  await c?.stop();
-  audit.cleanup();
-});
+  },
+  {
+    beforeStop: () => {
+      for (const r of replicas) r.cleanup();
+    },
+    afterStop: () => audit.cleanup(),
+  },
+);
 
 const start = (identity: string) => {
   const r = startOperatorProcess(c.cp, { identity, agentToken: c.agents.token, args: ["--workers", "2"] });
   replicas.push(r);
   return r;
 };
-const set: Json = {
-  apiVersion: "lvm.topolvm.io/v2alpha1",
-  kind: "LVMNodeSet",
-  metadata: { name: "fast", namespace: NS },
-  spec: {
-    nodeSelector: {
-      nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
-    },
-    template: {
-      volumeGroups: [
-        {
-          name: "vg1",
-          deviceSelector: {
-            deviceSelectorTerms: [
-              { matchExpressions: [{ key: "path", operator: "In", values: ["/dev/vdb"] }] },
-            ],
-          },
-        },
-      ],
-    },
-  },
-};
+const set: Json = volumeGroupNodeSet(NS, "fast");
 const setStatus = async () => (await must(c.cp, "GET", setsPath(NS, "fast"))).status ?? {};
 const applies = () =>
   [...c.agents.agents.values()].reduce(

@@ -7,15 +7,14 @@
  *
  *   npx jest test/operator/outage --selectProjects integration
  */
-import { agentClient } from "../../src/agent-client/agent-client";
-import { reportPodStatus } from "../env/kubelet-stand-in";
 import { ControlPlane, startControlPlane } from "../env/cluster";
-import { standInAgents } from "../bench/operator-idle.bench";
+import { standInAgents, type StandInAgents } from "../support/agent/stand-in-agents";
+import { createAgentServiceAccount, registerAgentNodes } from "./agent-pods";
 import {
-  AGENT_NAMESPACE,
   eventually,
   must,
   nodeSet,
+  plainHttpAgents,
   prepareCluster,
   setsPath,
   sleep,
@@ -33,44 +32,22 @@ const OUTAGE_MS = 30_000;
 let cp: ControlPlane;
 let proxy: CuttableProxy;
 let op: TestOperator;
-let agents: Awaited<ReturnType<typeof standInAgents>>;
+let agents: StandInAgents;
 
 beforeAll(async () => {
   cp = await startControlPlane();
   await prepareCluster(cp);
   await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: NS } });
-  await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/serviceaccounts`, {
-    metadata: { name: "pulumi-lvm-agent" },
-  });
+  await createAgentServiceAccount(cp);
   agents = await standInAgents(NODES);
-  for (const node of NODES) {
-    await cp.createNode(node, { role: "storage" });
-    const name = `agent-${node}`;
-    await must(cp, "POST", `/api/v1/namespaces/${AGENT_NAMESPACE}/pods`, {
-      metadata: { name, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-      spec: {
-        nodeName: node,
-        serviceAccountName: "pulumi-lvm-agent",
-        automountServiceAccountToken: false,
-        containers: [
-          {
-            name: "agent",
-            image: "stand-in",
-            ports: [{ name: "http", containerPort: agents.ports.get(node) }],
-          },
-        ],
-      },
-    });
-    await reportPodStatus(cp, { namespace: AGENT_NAMESPACE, name, ip: "127.0.0.1", ready: true });
-  }
+  await registerAgentNodes(cp, NODES, {
+    portOf: (node) => agents.ports.get(node)!,
+    labelsOf: () => ({ role: "storage" }),
+    image: "stand-in",
+  });
   proxy = await startProxy(Number(new URL(cp.url).port));
   op = startTestOperator(cp, `https://127.0.0.1:${proxy.port}`, {
-    agents: {
-      namespace: AGENT_NAMESPACE,
-      client: agentClient(),
-      token: async () => "stand-in",
-      tls: "plain-http",
-    },
+    agents: plainHttpAgents(async () => "stand-in"),
     resyncMs: 5000,
     defaultBackoff: true,
   });

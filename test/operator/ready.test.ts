@@ -6,47 +6,20 @@
  *   npx jest test/operator/ready --selectProjects integration --runInBand
  */
 import type { Json } from "../env/cluster";
-import { eventually, lvmNodesPath, must, setsPath } from "./env";
-import { startFakeAgentCluster, type FakeAgentCluster } from "./fake-agent-cluster";
+import { eventually, lvmNodesPath, must, setsPath, volumeGroupNodeSet } from "./env";
+import { useFakeAgentCluster } from "./fake-agent-cluster";
 
 jest.setTimeout(180_000);
 
 const NS = "storage";
-let c: FakeAgentCluster;
-
-beforeAll(async () => {
-  c = await startFakeAgentCluster({
-    nodes: ["n1", "n2"],
-    namespaces: [NS],
-    devices: ["/dev/vdb", "/dev/vdc"],
-    resyncMs: 60_000,
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await c?.stop();
+const c = useFakeAgentCluster({
+  nodes: ["n1", "n2"],
+  namespaces: [NS],
+  devices: ["/dev/vdb", "/dev/vdc"],
+  resyncMs: 60_000,
 });
 
-const set = (devices: string[]): Json => ({
-  apiVersion: "lvm.topolvm.io/v2alpha1",
-  kind: "LVMNodeSet",
-  metadata: { name: "fast", namespace: NS },
-  spec: {
-    nodeSelector: {
-      nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
-    },
-    template: {
-      volumeGroups: [
-        {
-          name: "vg1",
-          deviceSelector: {
-            deviceSelectorTerms: [{ matchExpressions: [{ key: "path", operator: "In", values: devices }] }],
-          },
-        },
-      ],
-    },
-  },
-});
+const set = (devices: string[]): Json => volumeGroupNodeSet(NS, "fast", { devices });
 const ready = (o: Json) => (o?.status?.conditions ?? []).find((x: Json) => x.type === "Ready");
 const counts = (o: Json) => [
   o?.status?.desiredNodes,

@@ -63,27 +63,12 @@ mkdir -p "$root/plugins"
 
 # shellcheck source=../env/sources.sh
 source "$repo/test/env/sources.sh"
+# shellcheck source=../env/go-build.sh
+source "$repo/test/env/go-build.sh"
 want_stamp="snapshot $(snapshot_sha256 "$snapshot") patch $(sha256sum "$patch_file" | awk '{ print $1 }') kube $kube_version legacy ${legacy_versions[*]}"
-if [ -x "$plugin" ] && [ "$(cat "$plugin_dir/.stamp" 2>/dev/null)" = "$want_stamp" ]; then
-  echo "install-kubernetes.sh: pulumi-resource-kubernetes $version already in $plugin_dir (nothing to build)"
-  echo "$plugin_dir"
-  exit 0
-fi
+exit_if_built install-kubernetes.sh "pulumi-resource-kubernetes $version" "$plugin_dir" pulumi-resource-kubernetes "$want_stamp"
 
-go_bin=$(command -v go || true)
-[ -n "$go_bin" ] || { [ -x /usr/local/go/bin/go ] && go_bin=/usr/local/go/bin/go; } || true
-[ -n "$go_bin" ] || fail "no Go toolchain found (looked in PATH and /usr/local/go/bin/go)"
-
-export GOCACHE="$cache/go/build"
-export GOMODCACHE="$cache/go/mod"
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-# go.sum (from the patch) pins every module; -mod=readonly makes a go.mod or go.sum that does not
-# resolve as pinned an error instead of an edit. The checksum database reachable here has no entry
-# for the pulumi/pulumi modules (as in test/pulumi/install.sh); go.sum pins their hashes.
-export GOFLAGS="-mod=readonly -buildvcs=false"
-export GONOSUMDB=github.com/pulumi/pulumi
-mkdir -p "$GOCACHE" "$GOMODCACHE"
+go_toolchain "$cache" || fail "no Go toolchain to build with"
 
 # Everything is built in a staging directory and moved into place only on success, so an
 # interrupted build never leaves a plugin that a re-run would take as done.
@@ -157,10 +142,7 @@ echo "install-kubernetes.sh: schema.json $(wc -c <"$schema") bytes, identical to
 # 4. The provider.
 build ./cmd/pulumi-resource-kubernetes "$staging/pulumi-resource-kubernetes"
 
-rm -rf "$plugin_dir"
-mkdir -p "$staging/plugin"
-mv "$staging/pulumi-resource-kubernetes" "$staging/plugin/"
-echo "$want_stamp" >"$staging/plugin/.stamp"
-mv "$staging/plugin" "$plugin_dir"
+install_stamped "$staging" pulumi-resource-kubernetes "$plugin_dir" "$want_stamp" ||
+  fail "cannot move pulumi-resource-kubernetes into $plugin_dir"
 echo "install-kubernetes.sh: pulumi-resource-kubernetes $version, $(du -m "$plugin" | awk '{ print $1 }') MB, done in $(($(date +%s) - start)) s"
 echo "$plugin_dir"
