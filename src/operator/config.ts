@@ -30,6 +30,11 @@ export interface OperatorConfig {
     readonly renewDeadlineMs: number;
     readonly retryPeriodMs: number;
   };
+  /**
+   * The admission webhook (src/operator/admission, HTTPS), served by every replica; absent: not served.
+   * certDir holds tls.crt and tls.key, re-read when they change.
+   */
+  readonly webhook?: { readonly host: string; readonly port: number; readonly certDir: string };
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
@@ -45,6 +50,9 @@ export interface OperatorConfig {
     readonly tls: { readonly caFile: string; readonly serverName: string } | "plain-http";
   };
 }
+
+/** Where LvmSystem mounts the webhook's serving certificate (a kubernetes.io/tls Secret). */
+export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls";
 
 export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --server URL          API server (default: in-cluster, KUBERNETES_SERVICE_HOST and the service account)
@@ -66,6 +74,9 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --agent-ca-file F     the agents' CA, the only one trusted for them (default ${DEFAULT_AGENT_CA_FILE})
   --agent-server-name N the name in every agent's certificate (default ${AGENT_SERVER_NAME})
   --agent-allow-plain-http  call the agents over plain HTTP: tokens and plans travel unencrypted
+  --webhook-listen HOST:PORT  serve the admission webhook over HTTPS here (default: not served)
+  --webhook-cert-dir DIR  its certificate: DIR/tls.crt and DIR/tls.key, re-read when they change
+                        (default ${DEFAULT_WEBHOOK_CERT_DIR})
   --leader-elect        run as one of several replicas: only the holder of a Lease reconciles
   --leader-election-namespace NS  the Lease's namespace (default: the pod's own)
   --leader-election-name NAME     the Lease's name (default pulumi-lvm-operator)
@@ -99,6 +110,8 @@ const FLAGS = {
   "agent-ca-file": { type: "string" },
   "agent-server-name": { type: "string" },
   "agent-allow-plain-http": { type: "boolean" },
+  "webhook-listen": { type: "string" },
+  "webhook-cert-dir": { type: "string" },
   "leader-elect": { type: "boolean" },
   "leader-election-namespace": { type: "string" },
   "leader-election-name": { type: "string" },
@@ -113,6 +126,17 @@ const dnsName = (what: string) =>
     .string()
     .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: `must be ${what}` })
     .max(253);
+
+const hostPort = z.string().transform((text, ctx) => {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (!host || !(port <= 65535)) {
+    ctx.addIssue({ code: "custom", message: `must be HOST:PORT (got ${JSON.stringify(text)})` });
+    return z.NEVER;
+  }
+  return { host, port };
+});
 
 const absolutePath = z.string().regex(/^\/[^\0]*$/, { error: "must be an absolute path" });
 
@@ -148,19 +172,9 @@ const schema = z
     "agent-allow-plain-http": z
       .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
       .optional(),
-    listen: z
-      .string()
-      .default("0.0.0.0:8081")
-      .transform((text, ctx) => {
-        const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
-        const host = m?.[1] ?? m?.[2];
-        const port = Number(m?.[3]);
-        if (!host || !(port <= 65535)) {
-          ctx.addIssue({ code: "custom", message: `must be HOST:PORT (got ${JSON.stringify(text)})` });
-          return z.NEVER;
-        }
-        return { host, port };
-      }),
+    listen: hostPort.prefault("0.0.0.0:8081"),
+    "webhook-listen": hostPort.optional(),
+    "webhook-cert-dir": absolutePath.default(DEFAULT_WEBHOOK_CERT_DIR),
     workers: z.coerce.number().int().min(1).max(64).default(2),
     resync: duration({ zero: false }).prefault("5m"),
     "deselection-grace": duration({ zero: true }).optional(),
@@ -266,6 +280,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     workers: c.workers,
     resyncMs: c.resync,
     ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
+    ...(c["webhook-listen"] ? { webhook: { ...c["webhook-listen"], certDir: c["webhook-cert-dir"] } } : {}),
     ...(c["leader-elect"] === "true"
       ? {
           leaderElection: {

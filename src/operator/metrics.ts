@@ -28,6 +28,8 @@ export class OperatorMetrics {
   readonly lvmNodeReconciles: Counter<"result">;
   readonly agentCalls: Counter<"call" | "result">;
   readonly agentCallSeconds: Histogram<"call">;
+  readonly admissionReviews: Counter<"kind" | "result">;
+  readonly admissionSeconds: Histogram<"kind">;
   private gauges: Gauges = { queueDepth: 0 };
 
   /** @param registry the process's registry (main.ts adds the process and runtime metrics); tests get a fresh one */
@@ -74,6 +76,18 @@ export class OperatorMetrics {
       "Duration of calls to the node agents, by call.",
       ["call"],
     );
+    this.admissionReviews = counter(
+      registry,
+      "pulumi_lvm_operator_admission_reviews_total",
+      "Admission reviews answered by the webhook, by kind and result (allowed, refused, error).",
+      ["kind", "result"],
+    );
+    this.admissionSeconds = durationHistogram(
+      registry,
+      "pulumi_lvm_operator_admission_duration_seconds",
+      "Time from an AdmissionReview's body to its answer (the cluster reads included), by kind.",
+      ["kind"],
+    );
     this.reconciles = counter(
       registry,
       "pulumi_lvm_operator_reconciles_total",
@@ -103,6 +117,14 @@ export class OperatorMetrics {
   recordAgentCall(call: string, result: string, seconds: number): void {
     this.agentCalls.inc({ call, result });
     this.agentCallSeconds.observe({ call }, seconds);
+  }
+
+  recordAdmission(kind: string, allowed: boolean | "error", seconds: number): void {
+    this.admissionReviews.inc({
+      kind,
+      result: allowed === "error" ? "error" : allowed ? "allowed" : "refused",
+    });
+    this.admissionSeconds.observe({ kind }, seconds);
   }
 
   recordReconcile(result: ReconcileResult, seconds: number): void {
