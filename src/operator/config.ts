@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { ValidationProblem } from "../api";
+import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
 import { AGENT_SERVER_NAME, DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
@@ -50,9 +51,6 @@ export interface OperatorConfig {
     readonly tls: { readonly caFile: string; readonly serverName: string } | "plain-http";
   };
 }
-
-/** Where LvmSystem mounts the webhook's serving certificate (a kubernetes.io/tls Secret). */
-export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls";
 
 export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --server URL          API server (default: in-cluster, KUBERNETES_SERVICE_HOST and the service account)

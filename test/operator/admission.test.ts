@@ -1,6 +1,6 @@
 /**
  * Admission (issue 17) against the real kube-apiserver: the ValidatingAdmissionPolicy and the
- * ValidatingWebhookConfiguration exactly as LvmSystem makes them (src/operator/admission/manifests.ts),
+ * ValidatingWebhookConfiguration exactly as LvmSystem makes them (src/agent-api/admission.ts),
  * the API server calling the operator's webhook server (in this process, 127.0.0.1) over TLS with a
  * certificate issued like LvmSystem issues it (src/components/agent-certificates.ts), and the operator
  * itself running as its service account (a token-authenticated system:serviceaccount user).
@@ -21,7 +21,7 @@ import {
   lvmNodeOwnerPolicy,
   NOT_CONTROLLED_MESSAGE,
   webhookConfiguration,
-} from "../../src/operator/admission/manifests";
+} from "../../src/agent-api/admission";
 import { apiReads } from "../../src/operator/admission/review";
 import { createWebhookServer } from "../../src/operator/admission/server";
 import { ControlPlane, Json, startControlPlane } from "../env/cluster";

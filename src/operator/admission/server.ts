@@ -3,7 +3,7 @@ import * as https from "node:https";
 import * as path from "node:path";
 import * as tls from "node:tls";
 import type { Clock } from "../../kube/clock";
-import { WEBHOOK_PATHS } from "./manifests";
+import { WEBHOOK_PATHS } from "../../agent-api/admission";
 import { review, type AdmissionReads, type AdmissionRequest, type AdmissionVerdict } from "./review";
 
 /** An AdmissionReview is small; anything larger is not one. */

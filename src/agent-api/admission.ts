@@ -1,7 +1,8 @@
-import { API_GROUP } from "../../api";
+import { API_GROUP } from "../api";
 
 /**
- * The admission objects (docs/operator.md, Admission), as plain manifests: LvmSystem creates them
+ * The admission objects (docs/operator.md, Admission), as plain manifests: the contract between the
+ * operator's webhook server (src/operator/admission) and whoever deploys it — LvmSystem creates them
  * (src/components/admission.ts) and the tests apply the very same ones to a real API server.
  *
  * - A ValidatingAdmissionPolicy (CEL, evaluated inside the API server, nothing to be down): an
@@ -10,6 +11,9 @@ import { API_GROUP } from "../../api";
  *   Nodes another set selects; the set an LVMNode names as its controller) and the API rules the
  *   CRDs' CEL cannot express (checked by the same function as `pulumi-lvm validate`).
  */
+
+/** Where LvmSystem mounts the webhook's serving certificate (a kubernetes.io/tls Secret): the operator's --webhook-cert-dir default. */
+export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls";
 
 /** The webhook server's paths (src/operator/admission/server.ts). */
 export const WEBHOOK_PATHS = { nodeSets: "/validate/lvmnodesets", lvmNodes: "/validate/lvmnodes" } as const;
@@ -47,6 +51,11 @@ export interface PolicyOptions {
   readonly name: string;
   /** The operator's user name (serviceAccountUsername of its service account). */
   readonly operatorUsername: string;
+  /**
+   * Only LVMNodes in this namespace (the operator's own, with LvmSystem: two systems in one
+   * cluster must not refuse each other's operator). @default every namespace
+   */
+  readonly namespace?: string;
 }
 
 /**
@@ -90,7 +99,17 @@ export function lvmNodeOwnerPolicy(o: PolicyOptions) {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingAdmissionPolicyBinding",
     metadata: { name: o.name },
-    spec: { policyName: o.name, validationActions: ["Deny"] },
+    spec: {
+      policyName: o.name,
+      validationActions: ["Deny"],
+      ...(o.namespace
+        ? {
+            matchResources: {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": o.namespace } },
+            },
+          }
+        : {}),
+    },
   };
   return { policy, binding };
 }
