@@ -8,6 +8,7 @@
  *   npx jest test/operator/admission --runInBand
  */
 import * as fs from "node:fs";
+import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -24,6 +25,7 @@ import {
 } from "../../src/agent-api/admission";
 import { apiReads } from "../../src/operator/admission/review";
 import { createWebhookServer } from "../../src/operator/admission/server";
+import { startOperator, type RunningOperator } from "../../src/operator/main";
 import { ControlPlane, Json, startControlPlane } from "../env/cluster";
 import {
   eventually,
@@ -296,5 +298,101 @@ describe("latency", () => {
     console.log(
       `admission latency (30 spec updates, 3 Nodes, ${os.loadavg()[0]!.toFixed(1)} load): webhook p50 ${q(server, 0.5).toFixed(1)} ms p95 ${q(server, 0.95).toFixed(1)} ms; PATCH round trip p50 ${q(t, 0.5).toFixed(1)} ms p95 ${q(t, 0.95).toFixed(1)} ms`,
     );
+  });
+});
+
+describe("the subcommand: pulumi-lvm operator --webhook-listen", () => {
+  let running: RunningOperator | undefined;
+  let dir: string;
+  afterAll(async () => {
+    await running?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** POSTs an AdmissionReview to the running operator's webhook, trusting only `ca`. */
+  const post = (ca: string, object: unknown) =>
+    new Promise<Json>((resolve, reject) => {
+      const body = JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: {
+          uid: "u-1",
+          kind: { group: "lvm.topolvm.io", version: "v2alpha1", kind: "LVMNodeSet" },
+          operation: "CREATE",
+          namespace: "quiet",
+          object,
+        },
+      });
+      const req = https.request(
+        `${running!.webhookUrl}/validate/lvmnodesets`,
+        {
+          method: "POST",
+          ca,
+          servername: "localhost",
+          agent: false,
+          headers: { "content-type": "application/json" },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+
+  test("serves the webhook from --webhook-cert-dir, counts the reviews, and takes a rotated certificate without a restart", async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-webhook-cli-"));
+    const first = await issueAgentCertificates({ serverName: "localhost" });
+    fs.writeFileSync(path.join(dir, "tls.crt"), first.cert);
+    fs.writeFileSync(path.join(dir, "tls.key"), first.key);
+    fs.writeFileSync(path.join(dir, "token"), cp.tokens.operator);
+    fs.writeFileSync(path.join(dir, "ca.pem"), cp.caPem);
+    running = await startOperator({
+      argv: [
+        ...[
+          "--server",
+          cp.url,
+          "--token-file",
+          path.join(dir, "token"),
+          "--ca-file",
+          path.join(dir, "ca.pem"),
+        ],
+        // a namespace without sets: this operator reconciles nothing next to the test's own
+        ...["--namespace", "quiet", "--listen", "127.0.0.1:0", "--agent-token-file", path.join(dir, "token")],
+        ...["--webhook-listen", "127.0.0.1:0", "--webhook-cert-dir", dir],
+      ],
+      env: {},
+      log: () => undefined,
+    });
+    const invalid = nodeSet("quiet", "two-thick", ["nobody"]);
+    invalid.spec.template.deviceClasses = [
+      { name: "a", strategy: "Thick", volumeGroup: "vg1" },
+      { name: "b", strategy: "Thick", volumeGroup: "vg1" },
+    ];
+    const answer = await post(first.caCert, invalid);
+    expect(answer.response).toMatchObject({ uid: "u-1", allowed: false, status: { code: 422 } });
+    expect(answer.response.status.message).toMatch(/^LVMNodeSet\/two-thick: spec\.template\.deviceClasses/);
+    expect((await post(first.caCert, nodeSet("quiet", "ok", ["nobody"]))).response).toEqual({
+      uid: "u-1",
+      allowed: true,
+    });
+    const metrics = await (await fetch(`${running.url}/metrics`)).text();
+    expect(metrics).toContain(
+      'pulumi_lvm_operator_admission_reviews_total{kind="LVMNodeSet",result="refused"} 1',
+    );
+    expect(metrics).toContain(
+      'pulumi_lvm_operator_admission_reviews_total{kind="LVMNodeSet",result="allowed"} 1',
+    );
+
+    // A rotated Secret: new files, new CA; the next connection is served with the new certificate.
+    const second = await issueAgentCertificates({ serverName: "localhost" });
+    fs.writeFileSync(path.join(dir, "tls.key.new"), second.key);
+    fs.writeFileSync(path.join(dir, "tls.crt.new"), second.cert);
+    fs.renameSync(path.join(dir, "tls.key.new"), path.join(dir, "tls.key"));
+    fs.renameSync(path.join(dir, "tls.crt.new"), path.join(dir, "tls.crt"));
+    expect((await post(second.caCert, nodeSet("quiet", "ok", ["nobody"]))).response.allowed).toBe(true);
+    await expect(post(first.caCert, nodeSet("quiet", "ok", ["nobody"]))).rejects.toThrow(/certificate/);
   });
 });
