@@ -194,7 +194,16 @@ describe("LvmSystem", () => {
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator").inputs,
     ).toMatchObject({
       metadata: { name: "lvm-operator" },
-      rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+      rules: [
+        { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
+        // issue 17: the classes of sets applied without Pulumi, created when missing, never changed
+        { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "create"] },
+        {
+          apiGroups: ["snapshot.storage.k8s.io"],
+          resources: ["volumesnapshotclasses"],
+          verbs: ["get", "create"],
+        },
+      ],
     });
     for (const type of ["RoleBinding", "ClusterRoleBinding"])
       expect(

@@ -129,7 +129,16 @@ export function operatorRules() {
       { apiGroups: [API_GROUP], resources: ["lvmnodes/status"], verbs: ["patch"] },
     ],
     agentPods: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
-    clusterWide: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+    clusterWide: [
+      { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
+      // the classes of sets applied without Pulumi: created when missing, never changed (nodeset/classes.ts)
+      { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "create"] },
+      {
+        apiGroups: ["snapshot.storage.k8s.io"],
+        resources: ["volumesnapshotclasses"],
+        verbs: ["get", "create"],
+      },
+    ],
     leaderElection: [
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
     ],

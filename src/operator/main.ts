@@ -89,6 +89,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     resyncMs: config.resyncMs,
     ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
     events: { instance: identity },
+    classObjects: true,
     agents: {
       namespace: config.agents.namespace,
       client: elector

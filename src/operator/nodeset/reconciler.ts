@@ -9,6 +9,7 @@ import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
 import type { EventInput } from "../events/recorder";
 import { nodeSetStatus, type StatusInput } from "./status";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
+import { desiredClassObjects, ensureClassObjects } from "./classes";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
@@ -39,6 +40,11 @@ export interface NodeSetReconcilerOptions {
    * or InvalidSpec (or to another message of it). @default none
    */
   readonly record?: (event: EventInput) => void;
+  /**
+   * Create the StorageClasses and VolumeSnapshotClasses of the set's device classes that do not
+   * exist (classes.ts), unless the set says the Pulumi components make them. @default false
+   */
+  readonly classObjects?: boolean;
 }
 
 /** LVMNodesReady reasons worth a Warning Event when the set turns to them: someone has to act. */
@@ -124,6 +130,15 @@ export class NodeSetReconciler {
       }
     }
     if (stale) throw new StaleCacheError(`${key}: ${stale.message}; retrying once the cache caught up`);
+    if (this.o.classObjects) {
+      const classes = await ensureClassObjects(
+        this.o.kube,
+        desiredClassObjects(set, checked.value),
+        this.o.log,
+        key,
+      );
+      if (classes.created.length) wrote = true;
+    }
     for (const c of plan.conflicts)
       this.o.log({ msg: "conflict: node not managed", nodeSet: key, node: c.node, reason: c.message });
 
