@@ -203,6 +203,8 @@ describe("LvmSystem", () => {
           resources: ["volumesnapshotclasses"],
           verbs: ["get", "create"],
         },
+        { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
+        { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
       ],
     });
     for (const type of ["RoleBinding", "ClusterRoleBinding"])

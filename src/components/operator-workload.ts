@@ -138,6 +138,9 @@ export function operatorRules() {
         resources: ["volumesnapshotclasses"],
         verbs: ["get", "create"],
       },
+      // ProviderReady (--provider-ready): TopoLVM's CSIDriver and the nodes' CSINodes, read only
+      { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
+      { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
     ],
     leaderElection: [
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },

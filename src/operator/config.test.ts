@@ -29,6 +29,12 @@ describe("parseOperatorConfig", () => {
     );
   });
 
+  test("--provider-ready: the sets' ProviderReady condition, off by default", () => {
+    expect(parseOperatorConfig(["--provider-ready"], {}).providerReady).toBe(true);
+    expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_PROVIDER_READY: "true" }).providerReady).toBe(true);
+    expect(parseOperatorConfig([], {}).providerReady).toBeUndefined();
+  });
+
   test("flags, and environment variables where no flag is given", () => {
     const c = parseOperatorConfig(
       [

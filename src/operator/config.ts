@@ -36,6 +36,8 @@ export interface OperatorConfig {
    * certDir holds tls.crt and tls.key, re-read when they change.
    */
   readonly webhook?: { readonly host: string; readonly port: number; readonly certDir: string };
+  /** Report each set's ProviderReady condition (TopoLVM's CSIDriver and CSINodes). */
+  readonly providerReady?: boolean;
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
@@ -75,6 +77,8 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --webhook-listen HOST:PORT  serve the admission webhook over HTTPS here (default: not served)
   --webhook-cert-dir DIR  its certificate: DIR/tls.crt and DIR/tls.key, re-read when they change
                         (default ${DEFAULT_WEBHOOK_CERT_DIR})
+  --provider-ready      report each set's ProviderReady condition: TopoLVM's CSIDriver exists and
+                        every selected node's CSINode lists topolvm.io (LvmSystem: operator.args)
   --leader-elect        run as one of several replicas: only the holder of a Lease reconciles
   --leader-election-namespace NS  the Lease's namespace (default: the pod's own)
   --leader-election-name NAME     the Lease's name (default pulumi-lvm-operator)
@@ -110,6 +114,7 @@ const FLAGS = {
   "agent-allow-plain-http": { type: "boolean" },
   "webhook-listen": { type: "string" },
   "webhook-cert-dir": { type: "string" },
+  "provider-ready": { type: "boolean" },
   "leader-elect": { type: "boolean" },
   "leader-election-namespace": { type: "string" },
   "leader-election-name": { type: "string" },
@@ -173,6 +178,9 @@ const schema = z
     listen: hostPort.prefault("0.0.0.0:8081"),
     "webhook-listen": hostPort.optional(),
     "webhook-cert-dir": absolutePath.default(DEFAULT_WEBHOOK_CERT_DIR),
+    "provider-ready": z
+      .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
+      .optional(),
     workers: z.coerce.number().int().min(1).max(64).default(2),
     resync: duration({ zero: false }).prefault("5m"),
     "deselection-grace": duration({ zero: true }).optional(),
@@ -278,6 +286,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     workers: c.workers,
     resyncMs: c.resync,
     ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
+    ...(c["provider-ready"] === "true" ? { providerReady: true } : {}),
     ...(c["webhook-listen"] ? { webhook: { ...c["webhook-listen"], certDir: c["webhook-cert-dir"] } } : {}),
     ...(c["leader-elect"] === "true"
       ? {

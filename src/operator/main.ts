@@ -90,6 +90,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
     events: { instance: identity },
     classObjects: true,
+    ...(config.providerReady ? { providerReady: true } : {}),
     agents: {
       namespace: config.agents.namespace,
       client: elector

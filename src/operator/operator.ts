@@ -69,6 +69,8 @@ export interface OperatorOptions {
    * (nodeset/classes.ts; the subcommand does). @default false
    */
   readonly classObjects?: boolean;
+  /** Report the sets' ProviderReady condition (nodeset/provider.ts). @default false */
+  readonly providerReady?: boolean;
 }
 
 /**
@@ -162,6 +164,7 @@ export class Operator {
       ...record,
       ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
       ...(o.classObjects ? { classObjects: true } : {}),
+      ...(o.providerReady ? { providerReady: true } : {}),
     });
   }
 

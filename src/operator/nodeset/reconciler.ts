@@ -10,6 +10,7 @@ import type { EventInput } from "../events/recorder";
 import { nodeSetStatus, type StatusInput } from "./status";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 import { desiredClassObjects, ensureClassObjects } from "./classes";
+import { providerReady, readProviderFacts } from "./provider";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
@@ -45,6 +46,8 @@ export interface NodeSetReconcilerOptions {
    * exist (classes.ts), unless the set says the Pulumi components make them. @default false
    */
   readonly classObjects?: boolean;
+  /** Report ProviderReady (provider.ts: TopoLVM's CSIDriver and each selected node's CSINode). @default false */
+  readonly providerReady?: boolean;
 }
 
 /** LVMNodesReady reasons worth a Warning Event when the set turns to them: someone has to act. */
@@ -148,6 +151,9 @@ export class NodeSetReconciler {
       conflicts: plan.conflicts,
       failures,
       lvmNodes: own,
+      ...(this.o.providerReady
+        ? { provider: providerReady(plan.selected, await readProviderFacts(this.o.kube)) }
+        : {}),
     };
     if (await this.patchStatus(set, input)) wrote = true;
     if (failures.length)
