@@ -79,6 +79,14 @@ export function checkManifest(input: unknown): { kind: string; name: string; pro
   return { kind, name, problems: r.ok ? [] : r.problems };
 }
 
+/**
+ * One problem as `pulumi-lvm validate` prints it after "<file>: " and the admission webhook answers
+ * it: "<kind>/<name>: <field path>: <message>". One place, so the two never word a problem differently.
+ */
+export function problemLine(kind: string, name: string, problem: ValidationProblem): string {
+  return `${kind}/${name}: ${problem.path}: ${problem.message}`;
+}
+
 function nameOf(input: unknown): string {
   const name = (input as { metadata?: { name?: unknown } } | undefined)?.metadata?.name;
   return typeof name === "string" && name ? name : "(unnamed)";

@@ -1,5 +1,5 @@
 import { GROUP_VERSION } from "../api/lvmnodeset";
-import { checkManifest } from "../api/validate";
+import { checkManifest, problemLine } from "../api/validate";
 import { parseCommandLine } from "./args";
 import { USAGE_EXIT, type CliIO } from "./io";
 import { duplicateNodeSetNames, readManifestDocuments } from "./manifest-documents";
@@ -69,7 +69,7 @@ export async function validateFile(
     ours++;
     const { name, problems } = checkManifest(value);
     const kind = typeof value.kind === "string" && value.kind ? value.kind : "(no kind)";
-    for (const p of problems) lines.push(`${file}: ${kind}/${name}: ${p.path}: ${p.message}`);
+    for (const p of problems) lines.push(`${file}: ${problemLine(kind, name, p)}`);
     if (verbose && problems.length === 0) io.stderr(`${file}: ${kind}/${name}: valid\n`);
   }
   lines.push(...duplicateNodeSetNames(documents, seen));

@@ -20,6 +20,8 @@ export interface IssueOptions {
   readonly days?: number;
   /** @default AGENT_SERVER_NAME ("pulumi-lvm-agent") */
   readonly serverName?: string;
+  /** The CA's common name. @default "pulumi-lvm agent CA" */
+  readonly caName?: string;
 }
 
 /**
@@ -41,7 +43,7 @@ export async function issueAgentCertificates(o: IssueOptions = {}): Promise<Agen
   caCert.serialNumber = serial();
   caCert.validity.notBefore = now;
   caCert.validity.notAfter = notAfter;
-  const caName = [{ name: "commonName", value: "pulumi-lvm agent CA" }];
+  const caName = [{ name: "commonName", value: o.caName ?? "pulumi-lvm agent CA" }];
   caCert.setSubject(caName);
   caCert.setIssuer(caName);
   caCert.setExtensions([

@@ -1,7 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import { classObjectName, DEFAULTS, deviceClassSchema, type DeviceClass as ApiDeviceClass } from "../api";
+import { classObjectName, deviceClassSchema, type DeviceClass as ApiDeviceClass } from "../api";
+import { snapshotClassManifest, storageClassManifest } from "../api/class-objects";
 import type { DeviceClassSpec } from "./spec-args";
 import { argsProblems, labels, throwIfInvalid } from "./validate-args";
 
@@ -69,9 +70,14 @@ export class DeviceClass extends pulumi.ComponentResource {
 }
 
 export const DEVICE_CLASS_TYPE = "pulumi-lvm:index:DeviceClass";
-export const TOPOLVM_PROVISIONER = "topolvm.io";
-/** Kubernetes' mark of the default StorageClass. */
-export const DEFAULT_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class";
+// The objects' manifests are the API's (the operator creates the same ones for sets applied without Pulumi).
+export {
+  CLASSES_MANAGED_BY_ANNOTATION,
+  DEFAULT_CLASS_ANNOTATION,
+  snapshotClassManifest,
+  storageClassManifest,
+  TOPOLVM_PROVISIONER,
+} from "../api/class-objects";
 export const STORAGE_CLASS_IMMUTABLE_FIELDS = [
   "provisioner",
   "parameters",
@@ -101,51 +107,4 @@ function validate(name: string, args: DeviceClassArgs): ApiDeviceClass {
     });
   throwIfInvalid("DeviceClass", name, problems);
   return args.deviceClass as ApiDeviceClass;
-}
-
-/** The StorageClass for a device class, or undefined when its creationPolicy is Never. */
-export function storageClassManifest(
-  dc: ApiDeviceClass,
-  extraLabels: Record<string, string>,
-  clusterDefault = false,
-) {
-  const name = classObjectName(dc, dc.storageClass);
-  if (name === undefined) return undefined;
-  const settings = dc.storageClass ?? {};
-  return {
-    metadata: {
-      name,
-      labels: classLabels(dc, extraLabels),
-      ...(clusterDefault ? { annotations: { [DEFAULT_CLASS_ANNOTATION]: "true" } } : {}),
-    },
-    provisioner: TOPOLVM_PROVISIONER,
-    parameters: {
-      ...settings.additionalParameters,
-      "topolvm.io/device-class": dc.name,
-      "csi.storage.k8s.io/fstype": dc.fsType ?? DEFAULTS.fsType,
-    },
-    reclaimPolicy: settings.reclaimPolicy ?? DEFAULTS.reclaimPolicy,
-    volumeBindingMode: settings.volumeBindingMode ?? DEFAULTS.volumeBindingMode,
-    allowVolumeExpansion: settings.allowVolumeExpansion ?? true,
-  };
-}
-
-/** The VolumeSnapshotClass for a Thin device class, or undefined (Thick, or creationPolicy Never). */
-export function snapshotClassManifest(dc: ApiDeviceClass, extraLabels: Record<string, string>) {
-  if (dc.strategy !== "Thin") return undefined;
-  const name = classObjectName(dc, dc.snapshotClass);
-  if (name === undefined) return undefined;
-  const settings = dc.snapshotClass ?? {};
-  return {
-    apiVersion: "snapshot.storage.k8s.io/v1",
-    kind: "VolumeSnapshotClass",
-    metadata: { name, labels: classLabels(dc, extraLabels) },
-    driver: TOPOLVM_PROVISIONER,
-    deletionPolicy: settings.deletionPolicy ?? "Delete",
-    ...(settings.additionalParameters ? { parameters: settings.additionalParameters } : {}),
-  };
-}
-
-function classLabels(dc: ApiDeviceClass, extra: Record<string, string>): Record<string, string> {
-  return { ...extra, "app.kubernetes.io/part-of": "pulumi-lvm", "lvm.topolvm.io/device-class": dc.name };
 }

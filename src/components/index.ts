@@ -8,3 +8,4 @@ export { loadCrdManifests, defaultCrdDirectory } from "./crds";
 export { lvmdDeviceClasses, topolvmValues } from "./topolvm-values";
 export * from "./renamed-args";
 export * from "./agent-host";
+export { type AdmissionSettings, type CertManagerIssuer } from "./admission";

@@ -1,3 +1,4 @@
+import { admissionSettingsSchema, type AdmissionSettings } from "./admission";
 import { z } from "zod";
 import { dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
 import { defaultCrdDirectory, loadCrdManifests, type CrdManifest } from "./crds";
@@ -134,6 +135,12 @@ export interface OperatorSettings {
   readonly args?: string[];
   /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
   readonly resources?: ResourceRequirements;
+  /**
+   * Admission: overlapping or invalid LVMNodeSets and hand-made LVMNodes refused before they are
+   * stored (docs/operator.md, Admission).
+   * @default enabled, with a generated certificate
+   */
+  readonly admission?: AdmissionSettings;
 }
 
 const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
@@ -195,6 +202,7 @@ const argsSchema = z.strictObject({
       command: z.array(z.string()).min(1).optional(),
       args: z.array(z.string()).optional(),
       resources: resourceRequirements.optional(),
+      admission: admissionSettingsSchema.optional(),
     })
     .optional(),
 });

@@ -111,6 +111,15 @@ describe("LvmSystem", () => {
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-operator"],
       [DEPLOYMENT, "lvm-operator"],
       ["kubernetes:policy/v1:PodDisruptionBudget", "lvm-operator"],
+      // admission (issue 17): the webhook's Service, certificate and configuration, the LVMNode policy
+      ["kubernetes:core/v1:Service", "lvm-operator-webhook"],
+      ["kubernetes:core/v1:Secret", "lvm-operator-webhook-tls"],
+      ["kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration", "lvm-operator-webhook"],
+      ["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", "lvm-operator-lvmnode-owner"],
+      [
+        "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
+        "lvm-operator-lvmnode-owner",
+      ],
     ]);
     for (const r of recorded.slice(1)) expect(r.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
   });
@@ -185,7 +194,18 @@ describe("LvmSystem", () => {
       find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator").inputs,
     ).toMatchObject({
       metadata: { name: "lvm-operator" },
-      rules: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+      rules: [
+        { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
+        // issue 17: the classes of sets applied without Pulumi, created when missing, never changed
+        { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "create"] },
+        {
+          apiGroups: ["snapshot.storage.k8s.io"],
+          resources: ["volumesnapshotclasses"],
+          verbs: ["get", "create"],
+        },
+        { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
+        { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
+      ],
     });
     for (const type of ["RoleBinding", "ClusterRoleBinding"])
       expect(
@@ -254,13 +274,20 @@ describe("LvmSystem", () => {
         "lvm-system",
         "--leader-election-name",
         "lvm-operator",
+        "--webhook-listen",
+        "0.0.0.0:9443",
+        "--webhook-cert-dir",
+        "/var/run/secrets/pulumi-lvm/webhook-tls",
       ],
       securityContext: {
         allowPrivilegeEscalation: false,
         readOnlyRootFilesystem: true,
         capabilities: { drop: ["ALL"] },
       },
-      volumeMounts: [{ name: "agent-ca", mountPath: "/var/run/secrets/pulumi-lvm/agent-ca", readOnly: true }],
+      volumeMounts: [
+        { name: "agent-ca", mountPath: "/var/run/secrets/pulumi-lvm/agent-ca", readOnly: true },
+        { name: "webhook-tls", mountPath: "/var/run/secrets/pulumi-lvm/webhook-tls", readOnly: true },
+      ],
     });
     expect(container.securityContext.privileged).toBeUndefined();
     // the file the operator reads by default (src/operator/config.ts): the CA only, never the agents' key
@@ -270,6 +297,7 @@ describe("LvmSystem", () => {
         name: "agent-ca",
         secret: { secretName: "lvm-agent-tls", items: [{ key: "ca.crt", path: "ca.crt" }] },
       },
+      { name: "webhook-tls", secret: { secretName: "lvm-operator-webhook-tls" } },
     ]);
   });
 
@@ -486,6 +514,10 @@ describe("LvmSystem", () => {
         "storage",
         "--leader-election-name",
         "edge-operator",
+        "--webhook-listen",
+        "0.0.0.0:9443",
+        "--webhook-cert-dir",
+        "/var/run/secrets/pulumi-lvm/webhook-tls",
         "--resync",
         "10m",
       ],
@@ -530,15 +562,20 @@ describe("LvmSystem", () => {
 
   test("agentPlainHttp: no Secret, agents and operator told plain HTTP; with agentTlsSecretName: refused", async () => {
     const plain = await runProgram(() => new LvmSystem("plain", args({ agentPlainHttp: true })));
-    expect(plain.filter((r) => r.type === "kubernetes:core/v1:Secret")).toEqual([]);
+    // (the operator's webhook serves HTTPS whatever the agents do: the API server calls webhooks over TLS only)
+    const agentSecrets = (rs: typeof plain) =>
+      rs.filter((r) => r.type === "kubernetes:core/v1:Secret" && !r.name.endsWith("-webhook-tls"));
+    expect(agentSecrets(plain)).toEqual([]);
     expect(find(plain, DS, "plain-agent").inputs.spec.template.spec.containers[0].args).toContain(
       "--allow-plain-http",
     );
     const op = find(plain, DEPLOYMENT, "plain-operator").inputs.spec.template.spec;
     expect(op.containers[0].args).toContain("--agent-allow-plain-http");
-    expect(op.volumes).toEqual([]);
+    expect(op.volumes).toEqual([
+      { name: "webhook-tls", secret: { secretName: "plain-operator-webhook-tls" } },
+    ]);
     const mine = await runProgram(() => new LvmSystem("mine", args({ agentTlsSecretName: "cm-tls" })));
-    expect(mine.filter((r) => r.type === "kubernetes:core/v1:Secret")).toEqual([]);
+    expect(agentSecrets(mine)).toEqual([]);
     expect(
       find(mine, DEPLOYMENT, "mine-operator").inputs.spec.template.spec.volumes[0].secret.secretName,
     ).toBe("cm-tls");

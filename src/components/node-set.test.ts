@@ -48,7 +48,13 @@ describe("NodeSet", () => {
     expect(cr.inputs).toEqual({
       apiVersion: "lvm.topolvm.io/v2alpha1",
       kind: "LVMNodeSet",
-      metadata: { name: "edge", namespace: "lvm-system", labels: { team: "platform" } },
+      metadata: {
+        name: "edge",
+        namespace: "lvm-system",
+        labels: { team: "platform" },
+        // its DeviceClasses make the StorageClasses: the operator leaves them alone (issue 17)
+        annotations: { "lvm.topolvm.io/device-class-objects": "pulumi" },
+      },
       spec: { nodeSelector: args.nodeSelector, template: args.template },
     });
   });
@@ -58,7 +64,11 @@ describe("NodeSet", () => {
     // as a change on every preview (found by test/pulumi/kubernetes-e2e.test.ts).
     for (const labels of [undefined, {}]) {
       const cr = find(await runProgram(() => new NodeSet("edge", { ...edgeArgs(), labels })), CR, "edge");
-      expect(cr.inputs.metadata).toEqual({ name: "edge", namespace: "lvm-system" });
+      expect(cr.inputs.metadata).toEqual({
+        name: "edge",
+        namespace: "lvm-system",
+        annotations: { "lvm.topolvm.io/device-class-objects": "pulumi" },
+      });
     }
   });
 

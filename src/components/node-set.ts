@@ -1,3 +1,4 @@
+import { CLASSES_MANAGED_BY_ANNOTATION } from "../api/class-objects";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
@@ -158,6 +159,8 @@ export class NodeSet extends pulumi.ComponentResource {
           name: nodeSetName,
           namespace,
           ...(Object.keys(args.labels ?? {}).length ? { labels: args.labels } : {}),
+          // Its DeviceClass children make the StorageClasses and VolumeSnapshotClasses: the operator must not.
+          annotations: { [CLASSES_MANAGED_BY_ANNOTATION]: "pulumi" },
         },
         spec,
       },

@@ -5,6 +5,8 @@ import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 import type { WorkloadContext } from "./agent-workload";
 import type { OperatorSettings } from "./lvm-system-args";
+import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
+import { operatorAdmission, WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
 import { roleBinding, roleBindingBody } from "./system-rbac";
 
 export type { OperatorSettings } from "./lvm-system-args";
@@ -23,6 +25,8 @@ export interface OperatorPlacement {
    * the agents serve plain HTTP and the operator is told so (`--agent-allow-plain-http`).
    */
   readonly agentTlsSecret?: string;
+  /** The Secret the operator serves its admission webhook with (admission.ts); undefined: no webhook. */
+  readonly webhookTlsSecret?: string;
 }
 
 /**
@@ -70,11 +74,19 @@ export function operatorWorkload(
     { metadata: { name: at.name }, ...roleBindingBody(at.name, at.namespace, "ClusterRole", at.name) },
     { parent, dependsOn: [clusterRole, serviceAccount] },
   );
-  const deployment = new k8s.apps.v1.Deployment(at.name, operatorDeployment(at, args), {
+  const webhookTlsSecret = webhookTlsSecretName(at.name, args?.admission);
+  const placed = { ...at, ...(webhookTlsSecret ? { webhookTlsSecret } : {}) };
+  const deployment = new k8s.apps.v1.Deployment(at.name, operatorDeployment(placed, args), {
     parent,
     dependsOn: [ns, serviceAccount, ...ctx.crds],
   });
   new k8s.policy.v1.PodDisruptionBudget(at.name, operatorDisruptionBudget(at), inNamespace);
+  if (webhookTlsSecret)
+    operatorAdmission(
+      { namespace: at.namespace, operator: at.name, podLabels: operatorLabels(at.name), deployment },
+      args?.admission ?? {},
+      ctx,
+    );
   return { deployment };
 }
 
@@ -117,7 +129,19 @@ export function operatorRules() {
       { apiGroups: [API_GROUP], resources: ["lvmnodes/status"], verbs: ["patch"] },
     ],
     agentPods: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
-    clusterWide: [{ apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] }],
+    clusterWide: [
+      { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
+      // the classes of sets applied without Pulumi: created when missing, never changed (nodeset/classes.ts)
+      { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "create"] },
+      {
+        apiGroups: ["snapshot.storage.k8s.io"],
+        resources: ["volumesnapshotclasses"],
+        verbs: ["get", "create"],
+      },
+      // ProviderReady (--provider-ready): TopoLVM's CSIDriver and the nodes' CSINodes, read only
+      { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
+      { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
+    ],
     leaderElection: [
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
     ],
@@ -209,9 +233,22 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 "--leader-election-name",
                 at.name,
                 ...(at.agentTlsSecret ? [] : ["--agent-allow-plain-http"]),
+                ...(at.webhookTlsSecret
+                  ? [
+                      "--webhook-listen",
+                      `0.0.0.0:${WEBHOOK_PORT}`,
+                      "--webhook-cert-dir",
+                      DEFAULT_WEBHOOK_CERT_DIR,
+                    ]
+                  : []),
                 ...(args.args ?? []),
               ],
-              ports: [{ name: "http", containerPort: OPERATOR_PORT, protocol: "TCP" }],
+              ports: [
+                { name: "http", containerPort: OPERATOR_PORT, protocol: "TCP" },
+                ...(at.webhookTlsSecret
+                  ? [{ name: "webhook", containerPort: WEBHOOK_PORT, protocol: "TCP" }]
+                  : []),
+              ],
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,
@@ -233,23 +270,32 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 requests: { cpu: "20m", memory: "96Mi" },
                 limits: { memory: "256Mi" },
               },
-              volumeMounts: at.agentTlsSecret
-                ? [{ name: "agent-ca", mountPath: AGENT_CA_DIR, readOnly: true }]
-                : [],
+              volumeMounts: [
+                ...(at.agentTlsSecret ? [{ name: "agent-ca", mountPath: AGENT_CA_DIR, readOnly: true }] : []),
+                ...(at.webhookTlsSecret
+                  ? [{ name: "webhook-tls", mountPath: DEFAULT_WEBHOOK_CERT_DIR, readOnly: true }]
+                  : []),
+              ],
             },
           ],
-          volumes: at.agentTlsSecret
-            ? [
-                {
-                  name: "agent-ca",
-                  // The CA only: the operator never holds the agents' serving key.
-                  secret: {
-                    secretName: at.agentTlsSecret,
-                    items: [{ key: "ca.crt", path: posix.basename(DEFAULT_AGENT_CA_FILE) }],
+          volumes: [
+            ...(at.agentTlsSecret
+              ? [
+                  {
+                    name: "agent-ca",
+                    // The CA only: the operator never holds the agents' serving key.
+                    secret: {
+                      secretName: at.agentTlsSecret,
+                      items: [{ key: "ca.crt", path: posix.basename(DEFAULT_AGENT_CA_FILE) }],
+                    },
                   },
-                },
-              ]
-            : [],
+                ]
+              : []),
+            // The webhook's own certificate and key (tls.crt, tls.key), re-read when the Secret rotates.
+            ...(at.webhookTlsSecret
+              ? [{ name: "webhook-tls", secret: { secretName: at.webhookTlsSecret } }]
+              : []),
+          ],
         },
       },
     },

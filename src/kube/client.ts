@@ -20,6 +20,7 @@ export interface ObjectMeta {
   readonly creationTimestamp?: string;
   readonly deletionTimestamp?: string;
   readonly labels?: Readonly<Record<string, string>>;
+  readonly annotations?: Readonly<Record<string, string>>;
   readonly finalizers?: readonly string[];
   readonly ownerReferences?: readonly OwnerReference[];
 }

@@ -15,6 +15,26 @@ describe("parseOperatorConfig", () => {
     });
   });
 
+  test("the admission webhook: served only when asked, with its certificate directory", () => {
+    expect(parseOperatorConfig(["--webhook-listen", "0.0.0.0:9443"], {}).webhook).toEqual({
+      host: "0.0.0.0",
+      port: 9443,
+      certDir: "/var/run/secrets/pulumi-lvm/webhook-tls",
+    });
+    expect(
+      parseOperatorConfig(["--webhook-listen", "[::1]:0", "--webhook-cert-dir", "/tls"], {}).webhook,
+    ).toEqual({ host: "::1", port: 0, certDir: "/tls" });
+    expect(() => parseOperatorConfig(["--webhook-listen", "9443", "--webhook-cert-dir", "tls"], {})).toThrow(
+      /--webhook-listen: must be HOST:PORT \(got "9443"\)\n {2}--webhook-cert-dir: must be an absolute path/,
+    );
+  });
+
+  test("--provider-ready: the sets' ProviderReady condition, off by default", () => {
+    expect(parseOperatorConfig(["--provider-ready"], {}).providerReady).toBe(true);
+    expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_PROVIDER_READY: "true" }).providerReady).toBe(true);
+    expect(parseOperatorConfig([], {}).providerReady).toBeUndefined();
+  });
+
   test("flags, and environment variables where no flag is given", () => {
     const c = parseOperatorConfig(
       [

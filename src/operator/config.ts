@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import type { ValidationProblem } from "../api";
+import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
 import { AGENT_SERVER_NAME, DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
@@ -30,6 +31,13 @@ export interface OperatorConfig {
     readonly renewDeadlineMs: number;
     readonly retryPeriodMs: number;
   };
+  /**
+   * The admission webhook (src/operator/admission, HTTPS), served by every replica; absent: not served.
+   * certDir holds tls.crt and tls.key, re-read when they change.
+   */
+  readonly webhook?: { readonly host: string; readonly port: number; readonly certDir: string };
+  /** Report each set's ProviderReady condition (TopoLVM's CSIDriver and CSINodes). */
+  readonly providerReady?: boolean;
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
@@ -66,6 +74,11 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --agent-ca-file F     the agents' CA, the only one trusted for them (default ${DEFAULT_AGENT_CA_FILE})
   --agent-server-name N the name in every agent's certificate (default ${AGENT_SERVER_NAME})
   --agent-allow-plain-http  call the agents over plain HTTP: tokens and plans travel unencrypted
+  --webhook-listen HOST:PORT  serve the admission webhook over HTTPS here (default: not served)
+  --webhook-cert-dir DIR  its certificate: DIR/tls.crt and DIR/tls.key, re-read when they change
+                        (default ${DEFAULT_WEBHOOK_CERT_DIR})
+  --provider-ready      report each set's ProviderReady condition: TopoLVM's CSIDriver exists and
+                        every selected node's CSINode lists topolvm.io (LvmSystem: operator.args)
   --leader-elect        run as one of several replicas: only the holder of a Lease reconciles
   --leader-election-namespace NS  the Lease's namespace (default: the pod's own)
   --leader-election-name NAME     the Lease's name (default pulumi-lvm-operator)
@@ -99,6 +112,9 @@ const FLAGS = {
   "agent-ca-file": { type: "string" },
   "agent-server-name": { type: "string" },
   "agent-allow-plain-http": { type: "boolean" },
+  "webhook-listen": { type: "string" },
+  "webhook-cert-dir": { type: "string" },
+  "provider-ready": { type: "boolean" },
   "leader-elect": { type: "boolean" },
   "leader-election-namespace": { type: "string" },
   "leader-election-name": { type: "string" },
@@ -113,6 +129,17 @@ const dnsName = (what: string) =>
     .string()
     .regex(/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/, { error: `must be ${what}` })
     .max(253);
+
+const hostPort = z.string().transform((text, ctx) => {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
+  const host = m?.[1] ?? m?.[2];
+  const port = Number(m?.[3]);
+  if (!host || !(port <= 65535)) {
+    ctx.addIssue({ code: "custom", message: `must be HOST:PORT (got ${JSON.stringify(text)})` });
+    return z.NEVER;
+  }
+  return { host, port };
+});
 
 const absolutePath = z.string().regex(/^\/[^\0]*$/, { error: "must be an absolute path" });
 
@@ -148,19 +175,12 @@ const schema = z
     "agent-allow-plain-http": z
       .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
       .optional(),
-    listen: z
-      .string()
-      .default("0.0.0.0:8081")
-      .transform((text, ctx) => {
-        const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(text);
-        const host = m?.[1] ?? m?.[2];
-        const port = Number(m?.[3]);
-        if (!host || !(port <= 65535)) {
-          ctx.addIssue({ code: "custom", message: `must be HOST:PORT (got ${JSON.stringify(text)})` });
-          return z.NEVER;
-        }
-        return { host, port };
-      }),
+    listen: hostPort.prefault("0.0.0.0:8081"),
+    "webhook-listen": hostPort.optional(),
+    "webhook-cert-dir": absolutePath.default(DEFAULT_WEBHOOK_CERT_DIR),
+    "provider-ready": z
+      .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
+      .optional(),
     workers: z.coerce.number().int().min(1).max(64).default(2),
     resync: duration({ zero: false }).prefault("5m"),
     "deselection-grace": duration({ zero: true }).optional(),
@@ -266,6 +286,8 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     workers: c.workers,
     resyncMs: c.resync,
     ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
+    ...(c["provider-ready"] === "true" ? { providerReady: true } : {}),
+    ...(c["webhook-listen"] ? { webhook: { ...c["webhook-listen"], certDir: c["webhook-cert-dir"] } } : {}),
     ...(c["leader-elect"] === "true"
       ? {
           leaderElection: {

@@ -7,7 +7,9 @@ import { serviceAccountOfToken, tokenRequests } from "./agents/token-request";
 import { systemClock, type Clock } from "../kube/clock";
 import { OperatorConfigError, parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
-import { createKubeClient, type KubeClient } from "../kube/client";
+import { apiReads } from "./admission/review";
+import { createWebhookServer } from "./admission/server";
+import { createKubeClient, type KubeClient, type KubePaths } from "../kube/client";
 import { explicitConnection, inClusterConnection, type KubeConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { createLog } from "../log/logger";
@@ -30,13 +32,15 @@ export interface StartOperatorArgs {
   /** Receives one JSON log line at a time (pino, tokens redacted: src/log). @default process.stderr */
   readonly log?: (line: string) => void;
   /** @default the client the configuration describes */
-  readonly kube?: KubeClient;
+  readonly kube?: KubeClient & KubePaths;
   /** @default the system clock */
   readonly clock?: Clock;
 }
 
 export interface RunningOperator {
   readonly config: OperatorConfig;
+  /** The admission webhook's base URL (https), when --webhook-listen asked for it. */
+  readonly webhookUrl?: string;
   /** The probe server's base URL, e.g. "http://127.0.0.1:8081" (the real port when asked for 0). */
   readonly url: string;
   readonly operator: Operator;
@@ -85,6 +89,8 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     resyncMs: config.resyncMs,
     ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
     events: { instance: identity },
+    classObjects: true,
+    ...(config.providerReady ? { providerReady: true } : {}),
     agents: {
       namespace: config.agents.namespace,
       client: elector
@@ -108,9 +114,31 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     server.once("error", reject);
     server.listen(config.listen.port, config.listen.host, () => resolve());
   });
-  const address = server.address() as AddressInfo;
-  const url = `http://${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
-  log({ msg: "listening", url, namespace: config.namespace || "(all)", workers: config.workers, identity });
+  const url = `http://${hostOf(server.address() as AddressInfo)}`;
+  // Every replica answers admission reviews (they only read), leader or standby.
+  const webhook = config.webhook
+    ? createWebhookServer({
+        certDir: config.webhook.certDir,
+        reads: apiReads(apiClient, config.namespace),
+        clock,
+        log,
+        onReview: (kind, allowed, seconds) => metrics.recordAdmission(kind, allowed, seconds),
+      })
+    : undefined;
+  if (webhook && config.webhook)
+    await new Promise<void>((resolve, reject) => {
+      webhook.once("error", reject);
+      webhook.listen(config.webhook!.port, config.webhook!.host, () => resolve());
+    });
+  const webhookUrl = webhook ? `https://${hostOf(webhook.address() as AddressInfo)}` : undefined;
+  log({
+    msg: "listening",
+    url,
+    ...(webhookUrl ? { webhookUrl } : {}),
+    namespace: config.namespace || "(all)",
+    workers: config.workers,
+    identity,
+  });
   const ended: Promise<TermEnd> = (
     elector
       ? elector.run(stopping.signal, (signal) => operator.run(signal))
@@ -126,13 +154,18 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       log({ msg: "stopping" });
       stopping.abort();
       await running;
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
+      await Promise.all(
+        [server, ...(webhook ? [webhook] : [])].map(
+          (s) =>
+            new Promise<void>((resolve) => {
+              s.close(() => resolve());
+              s.closeAllConnections();
+            }),
+        ),
+      );
       log({ msg: "stopped" });
     })());
-  return { config, url, operator, stop, ended };
+  return { config, url, ...(webhookUrl ? { webhookUrl } : {}), operator, stop, ended };
 }
 
 /**
@@ -159,4 +192,8 @@ function agentTokens(
       },
     ]);
   return tokenRequests({ kube, serviceAccount, clock });
+}
+
+function hostOf(address: AddressInfo): string {
+  return `${address.family === "IPv6" ? `[${address.address}]` : address.address}:${address.port}`;
 }

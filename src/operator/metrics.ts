@@ -22,6 +22,8 @@ export class OperatorMetrics extends RegistryMetrics {
   readonly lvmNodeReconciles: Counter<"result">;
   readonly agentCalls: Counter<"call" | "result">;
   readonly agentCallSeconds: Histogram<"call">;
+  readonly admissionReviews: Counter<"kind" | "result">;
+  readonly admissionSeconds: Histogram<"kind">;
   private gauges: Gauges = { queueDepth: 0 };
 
   constructor(registry?: Registry) {
@@ -62,6 +64,16 @@ export class OperatorMetrics extends RegistryMetrics {
       "Duration of calls to the node agents, by call.",
       ["call"],
     );
+    this.admissionReviews = this.counter(
+      "pulumi_lvm_operator_admission_reviews_total",
+      "Admission reviews answered by the webhook, by kind and result (allowed, refused, error).",
+      ["kind", "result"],
+    );
+    this.admissionSeconds = this.durationHistogram(
+      "pulumi_lvm_operator_admission_duration_seconds",
+      "Time from an AdmissionReview's body to its answer (the cluster reads included), by kind.",
+      ["kind"],
+    );
     this.reconciles = this.counter(
       "pulumi_lvm_operator_reconciles_total",
       "LVMNodeSet reconciles by result (changed, in_sync, not_found, error).",
@@ -87,6 +99,14 @@ export class OperatorMetrics extends RegistryMetrics {
   recordAgentCall(call: string, result: string, seconds: number): void {
     this.agentCalls.inc({ call, result });
     this.agentCallSeconds.observe({ call }, seconds);
+  }
+
+  recordAdmission(kind: string, allowed: boolean | "error", seconds: number): void {
+    this.admissionReviews.inc({
+      kind,
+      result: allowed === "error" ? "error" : allowed ? "allowed" : "refused",
+    });
+    this.admissionSeconds.observe({ kind }, seconds);
   }
 
   recordReconcile(result: ReconcileResult, seconds: number): void {

@@ -64,6 +64,13 @@ export interface OperatorOptions {
    * applies, failures, claimed devices, overlaps, blocked plans, teardowns. @default none
    */
   readonly events?: { readonly instance: string };
+  /**
+   * Create the StorageClasses and VolumeSnapshotClasses of sets applied without Pulumi
+   * (nodeset/classes.ts; the subcommand does). @default false
+   */
+  readonly classObjects?: boolean;
+  /** Report the sets' ProviderReady condition (nodeset/provider.ts). @default false */
+  readonly providerReady?: boolean;
 }
 
 /**
@@ -156,6 +163,8 @@ export class Operator {
       requeue: (key, ms) => this.queue.addAfter(key, ms),
       ...record,
       ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
+      ...(o.classObjects ? { classObjects: true } : {}),
+      ...(o.providerReady ? { providerReady: true } : {}),
     });
   }
 

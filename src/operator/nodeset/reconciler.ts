@@ -9,6 +9,8 @@ import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
 import type { EventInput } from "../events/recorder";
 import { nodeSetStatus, type StatusInput } from "./status";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
+import { desiredClassObjects, ensureClassObjects } from "./classes";
+import { providerReady, readProviderFacts } from "./provider";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
@@ -39,6 +41,13 @@ export interface NodeSetReconcilerOptions {
    * or InvalidSpec (or to another message of it). @default none
    */
   readonly record?: (event: EventInput) => void;
+  /**
+   * Create the StorageClasses and VolumeSnapshotClasses of the set's device classes that do not
+   * exist (classes.ts), unless the set says the Pulumi components make them. @default false
+   */
+  readonly classObjects?: boolean;
+  /** Report ProviderReady (provider.ts: TopoLVM's CSIDriver and each selected node's CSINode). @default false */
+  readonly providerReady?: boolean;
 }
 
 /** LVMNodesReady reasons worth a Warning Event when the set turns to them: someone has to act. */
@@ -124,6 +133,15 @@ export class NodeSetReconciler {
       }
     }
     if (stale) throw new StaleCacheError(`${key}: ${stale.message}; retrying once the cache caught up`);
+    if (this.o.classObjects) {
+      const classes = await ensureClassObjects(
+        this.o.kube,
+        desiredClassObjects(set, checked.value),
+        this.o.log,
+        key,
+      );
+      if (classes.created.length) wrote = true;
+    }
     for (const c of plan.conflicts)
       this.o.log({ msg: "conflict: node not managed", nodeSet: key, node: c.node, reason: c.message });
 
@@ -133,6 +151,9 @@ export class NodeSetReconciler {
       conflicts: plan.conflicts,
       failures,
       lvmNodes: own,
+      ...(this.o.providerReady
+        ? { provider: providerReady(plan.selected, await readProviderFacts(this.o.kube)) }
+        : {}),
     };
     if (await this.patchStatus(set, input)) wrote = true;
     if (failures.length)

@@ -17,6 +17,8 @@ export type StatusInput =
       readonly failures: readonly Conflict[];
       /** The set's own LVMNodes by node name, after this reconcile's writes. */
       readonly lvmNodes: ReadonlyMap<string, LVMNodeObject>;
+      /** ProviderReady (provider.ts), when the operator checks it (--provider-ready); absent: left as it is. */
+      readonly provider?: DesiredCondition;
     }
   /** The spec breaks rules the API server does not check; nothing was done. */
   | { readonly kind: "invalid"; readonly problems: readonly string[] }
@@ -39,11 +41,15 @@ export const LISTED_NODES = 100;
 export function nodeSetStatus(set: LVMNodeSetObject, input: StatusInput, now: number): LVMNodeSetStatus {
   const { state, nodes, condition } = summarize(set, input);
   const generation = set.metadata.generation ?? 0;
-  const conditions = setCondition(
+  const withNodes = setCondition(
     set.status?.conditions,
     { ...condition, observedGeneration: generation },
     now,
   );
+  const conditions =
+    input.kind === "active" && input.provider
+      ? setCondition(withNodes, { ...input.provider, observedGeneration: generation }, now)
+      : withNodes;
   return {
     state,
     observedGeneration: generation,

@@ -18,12 +18,25 @@ const kubeconfig = config.requireSecret("kubeconfig");
 /**
  * TEST-ONLY TRANSFORMATION, because this tier has no kubelet: no pod ever runs, so the provider's
  * await of a DaemonSet's or a Deployment's rollout (and of the chart's workloads) could only time
- * out. It asks the provider not to wait for them (`pulumi.com/skipAwait`, the chart's `skipAwait`);
- * every object is still created and read back by the test. Never in a user's program.
+ * out. It asks the provider not to wait for them (`pulumi.com/skipAwait`, the chart's `skipAwait`),
+ * and lets the admission webhook no pod serves fail open; every object is still created and read
+ * back by the test. Never in a user's program.
  */
 function skipAwaitWithoutKubelet(
   args: pulumi.ResourceTransformationArgs,
 ): pulumi.ResourceTransformationResult | undefined {
+  // No operator pod ever serves the admission webhook here: with failurePolicy Fail no LVMNodeSet
+  // could be created. The configuration is still created and read back; its calls fail open.
+  if (args.type === "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration") {
+    const webhooks = pulumi.output(args.props.webhooks as pulumi.Input<Array<Record<string, unknown>>>);
+    return {
+      props: {
+        ...args.props,
+        webhooks: webhooks.apply((ws) => ws.map((w) => ({ ...w, failurePolicy: "Ignore" }))),
+      },
+      opts: args.opts,
+    };
+  }
   if (args.type === "kubernetes:helm.sh/v4:Chart")
     return { props: { ...args.props, skipAwait: true }, opts: args.opts };
   if (/^kubernetes:apps\/v1:(DaemonSet|Deployment|StatefulSet)$/.test(args.type)) {

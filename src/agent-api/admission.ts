@@ -1,0 +1,188 @@
+import { API_GROUP } from "../api";
+
+/**
+ * The admission objects (docs/operator.md, Admission), as plain manifests: the contract between the
+ * operator's webhook server (src/operator/admission) and whoever deploys it — LvmSystem creates them
+ * (src/components/admission.ts) and the tests apply the very same ones to a real API server.
+ *
+ * - A ValidatingAdmissionPolicy (CEL, evaluated inside the API server, nothing to be down): an
+ *   LVMNode is controlled by an LVMNodeSet, unless the operator itself writes it.
+ * - A ValidatingWebhookConfiguration for what CEL cannot see: other objects (an LVMNodeSet whose
+ *   Nodes another set selects; the set an LVMNode names as its controller) and the API rules the
+ *   CRDs' CEL cannot express (checked by the same function as `pulumi-lvm validate`).
+ */
+
+/** Where LvmSystem mounts the webhook's serving certificate (a kubernetes.io/tls Secret): the operator's --webhook-cert-dir default. */
+export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls";
+
+/** The webhook server's paths (src/operator/admission/server.ts). */
+export const WEBHOOK_PATHS = { nodeSets: "/validate/lvmnodesets", lvmNodes: "/validate/lvmnodes" } as const;
+
+/** The ValidatingAdmissionPolicy's message for an LVMNode nobody's LVMNodeSet controls. */
+export const NOT_CONTROLLED_MESSAGE =
+  "metadata.ownerReferences: an LVMNode must be controlled by an LVMNodeSet (an ownerReference with kind LVMNodeSet and controller: true); the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead";
+
+/**
+ * Writers that may leave an LVMNode without a controller: the garbage collector removes
+ * ownerReferences when a set is deleted with propagationPolicy Orphan (as its own service account
+ * with --use-service-account-credentials, else as kube-controller-manager).
+ */
+export const GARBAGE_COLLECTORS = [
+  "system:serviceaccount:kube-system:generic-garbage-collector",
+  "system:kube-controller-manager",
+] as const;
+
+/** "system:serviceaccount:<namespace>:<name>": how the API server names a service account's requests. */
+export function serviceAccountUsername(namespace: string, name: string): string {
+  return `system:serviceaccount:${namespace}:${name}`;
+}
+
+/** A CEL string literal (single quotes; the names here never hold a quote or backslash). */
+function celString(text: string): string {
+  if (/['\\]/.test(text)) throw new Error(`cannot quote ${JSON.stringify(text)} in CEL`);
+  return `'${text}'`;
+}
+
+const controlledBySet = (o: string) =>
+  `has(${o}.metadata.ownerReferences) && ${o}.metadata.ownerReferences.exists(r, r.kind == 'LVMNodeSet' && r.apiVersion.startsWith('${API_GROUP}/') && has(r.controller) && r.controller)`;
+
+export interface PolicyOptions {
+  /** The name of the policy and its binding. @example "pulumi-lvm-lvmnode-owner" */
+  readonly name: string;
+  /** The operator's user name (serviceAccountUsername of its service account). */
+  readonly operatorUsername: string;
+  /**
+   * Only LVMNodes in this namespace (the operator's own, with LvmSystem: two systems in one
+   * cluster must not refuse each other's operator). @default every namespace
+   */
+  readonly namespace?: string;
+}
+
+/**
+ * The ValidatingAdmissionPolicy and its binding (validationActions Deny): creating or updating an
+ * LVMNode that no LVMNodeSet controls is refused, unless the operator writes it. An LVMNode that
+ * already had no controller before an update (made before the policy existed) may still be
+ * changed, e.g. to remove a finalizer; the garbage collector may orphan LVMNodes. failurePolicy
+ * Fail: an expression that cannot be evaluated refuses.
+ */
+export function lvmNodeOwnerPolicy(o: PolicyOptions) {
+  const exempt = [o.operatorUsername, ...GARBAGE_COLLECTORS].map(celString).join(", ");
+  const policy = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicy",
+    metadata: { name: o.name },
+    spec: {
+      failurePolicy: "Fail",
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: [API_GROUP],
+            apiVersions: ["*"],
+            operations: ["CREATE", "UPDATE"],
+            resources: ["lvmnodes"],
+          },
+        ],
+      },
+      matchConditions: [
+        { name: "not-the-operator", expression: `!(request.userInfo.username in [${exempt}])` },
+      ],
+      validations: [
+        {
+          expression: `(${controlledBySet("object")}) || (request.operation == 'UPDATE' && !(${controlledBySet("oldObject")}))`,
+          message: NOT_CONTROLLED_MESSAGE,
+          reason: "Forbidden",
+        },
+      ],
+    },
+  };
+  const binding = {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingAdmissionPolicyBinding",
+    metadata: { name: o.name },
+    spec: {
+      policyName: o.name,
+      validationActions: ["Deny"],
+      ...(o.namespace
+        ? {
+            matchResources: {
+              namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": o.namespace } },
+            },
+          }
+        : {}),
+    },
+  };
+  return { policy, binding };
+}
+
+/** Where the API server reaches the webhook: the operator's Service, or a URL (tests, out-of-cluster). */
+export type WebhookClientConfig =
+  | { readonly service: { readonly namespace: string; readonly name: string; readonly port: number } }
+  | { readonly url: string };
+
+export interface WebhookOptions {
+  /** The configuration's name. @example "pulumi-lvm-operator" */
+  readonly name: string;
+  /** The base: each webhook appends its path (WEBHOOK_PATHS). */
+  readonly clientConfig: WebhookClientConfig;
+  /** PEM of the CA of the webhook's serving certificate; absent: set by cert-manager's CA injector. */
+  readonly caBundle?: string;
+  readonly operatorUsername: string;
+  /** Only objects in this namespace (the operator's own, with LvmSystem). @default every namespace */
+  readonly namespace?: string;
+  /** @default 5 */
+  readonly timeoutSeconds?: number;
+  /** e.g. cert-manager.io/inject-ca-from. */
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/**
+ * The ValidatingWebhookConfiguration: one webhook per kind, called for a create or a spec change
+ * by anyone but the operator (matchConditions: a finalizer, label or status change by a person,
+ * or the operator's own writes, never wait for the webhook). failurePolicy Fail: while no operator
+ * answers, sets cannot be created or their spec changed (nothing would reconcile them anyway), but
+ * deletions and finalizer removals still pass (docs/operator.md).
+ */
+export function webhookConfiguration(o: WebhookOptions) {
+  const webhook = (plural: "lvmnodesets" | "lvmnodes", path: string) => ({
+    name: `${plural}.${API_GROUP}`,
+    admissionReviewVersions: ["v1"],
+    sideEffects: "None",
+    failurePolicy: "Fail",
+    matchPolicy: "Equivalent",
+    timeoutSeconds: o.timeoutSeconds ?? 5,
+    clientConfig: {
+      ...("url" in o.clientConfig
+        ? { url: `${o.clientConfig.url.replace(/\/$/, "")}${path}` }
+        : { service: { ...o.clientConfig.service, path } }),
+      ...(o.caBundle ? { caBundle: Buffer.from(o.caBundle).toString("base64") } : {}),
+    },
+    rules: [
+      {
+        apiGroups: [API_GROUP],
+        apiVersions: ["*"],
+        operations: ["CREATE", "UPDATE"],
+        resources: [plural],
+        scope: "Namespaced",
+      },
+    ],
+    ...(o.namespace
+      ? { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": o.namespace } } }
+      : {}),
+    matchConditions: [
+      {
+        name: "spec-written",
+        expression: "request.operation == 'CREATE' || object.spec != oldObject.spec",
+      },
+      {
+        name: "not-the-operator",
+        expression: `request.userInfo.username != ${celString(o.operatorUsername)}`,
+      },
+    ],
+  });
+  return {
+    apiVersion: "admissionregistration.k8s.io/v1",
+    kind: "ValidatingWebhookConfiguration",
+    metadata: { name: o.name, ...(o.annotations ? { annotations: { ...o.annotations } } : {}) },
+    webhooks: [webhook("lvmnodesets", WEBHOOK_PATHS.nodeSets), webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes)],
+  };
+}

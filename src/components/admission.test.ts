@@ -1,0 +1,121 @@
+import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
+import { NOT_CONTROLLED_MESSAGE } from "../agent-api/admission";
+import { crdDirectory } from "../../test/support/components/crd-fixtures";
+import {
+  find,
+  installMocks,
+  runFailingProgram,
+  runProgram,
+} from "../../test/support/components/pulumi-mocks";
+
+const SECRET = "kubernetes:core/v1:Secret";
+const VWC = "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration";
+const VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy";
+const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+
+let crds: { dir: string; remove: () => void };
+beforeAll(async () => {
+  await installMocks();
+  crds = crdDirectory();
+});
+afterAll(() => crds.remove());
+
+const args = (extra: Partial<LvmSystemArgs> = {}): LvmSystemArgs => ({
+  agentImage: "ghcr.io/acme/pulumi-lvm-agent:0.1.0",
+  crdDirectory: crds.dir,
+  ...extra,
+});
+
+describe("LvmSystem admission", () => {
+  test("by default: a generated certificate for the webhook Service, its CA as caBundle, only the system's namespace", async () => {
+    const recorded = await runProgram(() => new LvmSystem("lvm", args()));
+    const secret = find(recorded, SECRET, "lvm-operator-webhook-tls");
+    expect(secret.opts.ignoreChanges).toEqual(["data", "stringData"]);
+    const ca = secret.inputs.stringData.value["ca.crt"] as string;
+    expect(ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    const vwc = find(recorded, VWC, "lvm-operator-webhook").inputs;
+    expect(vwc.metadata).toEqual({ name: "lvm-system-lvm-operator" });
+    expect(vwc.webhooks.map((w: { name: string }) => w.name)).toEqual([
+      "lvmnodesets.lvm.topolvm.io",
+      "lvmnodes.lvm.topolvm.io",
+    ]);
+    for (const w of vwc.webhooks) {
+      expect(w).toMatchObject({
+        failurePolicy: "Fail",
+        sideEffects: "None",
+        timeoutSeconds: 5,
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } },
+        clientConfig: {
+          service: { namespace: "lvm-system", name: "lvm-operator-webhook", port: 443 },
+          caBundle: Buffer.from(ca).toString("base64"),
+        },
+      });
+      expect(w.matchConditions).toContainEqual({
+        name: "not-the-operator",
+        expression: "request.userInfo.username != 'system:serviceaccount:lvm-system:lvm-operator'",
+      });
+    }
+    const policy = find(recorded, VAP, "lvm-operator-lvmnode-owner").inputs;
+    expect(policy.spec.validations[0].message).toBe(NOT_CONTROLLED_MESSAGE);
+    expect(policy.spec.matchConditions[0].expression).toContain(
+      "'system:serviceaccount:lvm-system:lvm-operator'",
+    );
+    expect(find(recorded, `${VAP}Binding`, "lvm-operator-lvmnode-owner").inputs.spec.matchResources).toEqual({
+      namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } },
+    });
+    expect(find(recorded, "kubernetes:core/v1:Service", "lvm-operator-webhook").inputs.spec).toEqual({
+      selector: {
+        "app.kubernetes.io/name": "pulumi-lvm-operator",
+        "app.kubernetes.io/instance": "lvm-operator",
+      },
+      ports: [{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }],
+    });
+    const container = find(recorded, DEPLOYMENT, "lvm-operator").inputs.spec.template.spec.containers[0];
+    expect(container.ports).toContainEqual({ name: "webhook", containerPort: 9443, protocol: "TCP" });
+  });
+
+  test("with a cert-manager issuer: a Certificate, the CA injected by cert-manager, no Secret of ours", async () => {
+    const recorded = await runProgram(
+      () =>
+        new LvmSystem(
+          "cm",
+          args({
+            operator: { admission: { certManagerIssuer: { name: "cluster-ca", kind: "ClusterIssuer" } } },
+          }),
+        ),
+    );
+    expect(recorded.filter((r) => r.type === SECRET && r.name.endsWith("-webhook-tls"))).toEqual([]);
+    expect(
+      find(recorded, "kubernetes:cert-manager.io/v1:Certificate", "cm-operator-webhook").inputs.spec,
+    ).toEqual({
+      secretName: "cm-operator-webhook-tls",
+      dnsNames: ["cm-operator-webhook.lvm-system.svc", "cm-operator-webhook.lvm-system.svc.cluster.local"],
+      issuerRef: { group: "cert-manager.io", kind: "ClusterIssuer", name: "cluster-ca" },
+    });
+    const vwc = find(recorded, VWC, "cm-operator-webhook");
+    expect(vwc.inputs.metadata.annotations).toEqual({
+      "cert-manager.io/inject-ca-from": "lvm-system/cm-operator-webhook",
+    });
+    expect(vwc.inputs.webhooks[0].clientConfig.caBundle).toBeUndefined();
+    expect(vwc.opts.ignoreChanges).toEqual(["webhooks[*].clientConfig.caBundle"]);
+  });
+
+  test("disabled: no webhook, no policy, no webhook flags; a bad issuer kind is refused", async () => {
+    const recorded = await runProgram(
+      () => new LvmSystem("off", args({ operator: { admission: { enabled: false } } })),
+    );
+    expect(
+      recorded.filter((r) => r.type.includes("admissionregistration") || r.name.includes("webhook")),
+    ).toEqual([]);
+    const container = find(recorded, DEPLOYMENT, "off-operator").inputs.spec.template.spec.containers[0];
+    expect(container.args).not.toContain("--webhook-listen");
+    const { error } = await runFailingProgram(
+      () =>
+        new LvmSystem(
+          "bad",
+          args({ operator: { admission: { certManagerIssuer: { name: "x", kind: "Issuers" } } } }),
+        ),
+    );
+    expect(error.message).toContain("operator.admission.certManagerIssuer.kind");
+  });
+});

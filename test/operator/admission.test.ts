@@ -1,0 +1,398 @@
+/**
+ * Admission (issue 17) against the real kube-apiserver: the ValidatingAdmissionPolicy and the
+ * ValidatingWebhookConfiguration exactly as LvmSystem makes them (src/agent-api/admission.ts),
+ * the API server calling the operator's webhook server (in this process, 127.0.0.1) over TLS with a
+ * certificate issued like LvmSystem issues it (src/components/agent-certificates.ts), and the operator
+ * itself running as its service account (a token-authenticated system:serviceaccount user).
+ *
+ *   npx jest test/operator/admission --runInBand
+ */
+import * as fs from "node:fs";
+import * as https from "node:https";
+import type { AddressInfo } from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { Server } from "node:https";
+import YAML from "yaml";
+import { validateFile } from "../../src/cli/validate";
+import { issueAgentCertificates } from "../../src/components/agent-certificates";
+import { systemClock } from "../../src/kube/clock";
+import { createKubeClient } from "../../src/kube/client";
+import {
+  lvmNodeOwnerPolicy,
+  NOT_CONTROLLED_MESSAGE,
+  webhookConfiguration,
+} from "../../src/agent-api/admission";
+import { apiReads } from "../../src/operator/admission/review";
+import { createWebhookServer } from "../../src/operator/admission/server";
+import { startOperator, type RunningOperator } from "../../src/operator/main";
+import { ControlPlane, Json, startControlPlane } from "../env/cluster";
+import {
+  eventually,
+  lvmNodes,
+  lvmNodesPath,
+  must,
+  nodeSet,
+  prepareCluster,
+  setsPath,
+  startTestOperator,
+  type TestOperator,
+} from "./env";
+
+jest.setTimeout(60_000);
+
+let cp: ControlPlane;
+let op: TestOperator;
+let certDir: string;
+let webhook: Server | undefined;
+let port = 0;
+const reviews: Array<{ kind: string; allowed: boolean | "error"; seconds: number }> = [];
+const NS = "storage";
+const WEBHOOK_NAME = "pulumi-lvm-operator";
+
+async function startWebhook(): Promise<void> {
+  const kube = createKubeClient({
+    connection: { server: cp.url, token: () => cp.tokens.operator, ca: () => cp.caPem },
+  });
+  const server = createWebhookServer({
+    certDir,
+    reads: apiReads(kube),
+    clock: systemClock,
+    log: () => undefined,
+    onReview: (kind, allowed, seconds) => reviews.push({ kind, allowed, seconds }),
+  });
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
+  port = (server.address() as AddressInfo).port;
+  webhook = server;
+}
+
+async function stopWebhook(): Promise<void> {
+  const server = webhook;
+  webhook = undefined;
+  if (server)
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+}
+
+/** A hand-made LVMNode (no ownerReferences unless given). */
+const lvmNode = (ns: string, name: string, ownerReferences?: Json[]) => ({
+  apiVersion: "lvm.topolvm.io/v2alpha1",
+  kind: "LVMNode",
+  metadata: { name, namespace: ns, ...(ownerReferences ? { ownerReferences } : {}) },
+  spec: nodeSet(ns, "x", []).spec.template,
+});
+
+beforeAll(async () => {
+  cp = await startControlPlane();
+  await prepareCluster(cp);
+  for (const ns of [NS, "team-b"]) await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: ns } });
+  await cp.createNode("n1", { role: "storage" });
+  await cp.createNode("n2", { role: "storage" });
+  await cp.createNode("n3", { role: "compute" });
+
+  // The serving certificate as LvmSystem generates it, for the name the API server dials.
+  const issued = await issueAgentCertificates({ serverName: "localhost" });
+  certDir = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-webhook-"));
+  fs.writeFileSync(path.join(certDir, "tls.crt"), issued.cert);
+  fs.writeFileSync(path.join(certDir, "tls.key"), issued.key, { mode: 0o600 });
+  await startWebhook();
+
+  const operatorUsername = cp.identities.operator.username;
+  const { policy, binding } = lvmNodeOwnerPolicy({ name: "pulumi-lvm-lvmnode-owner", operatorUsername });
+  const admission = "/apis/admissionregistration.k8s.io/v1";
+  await must(cp, "POST", `${admission}/validatingadmissionpolicies`, policy);
+  await must(cp, "POST", `${admission}/validatingadmissionpolicybindings`, binding);
+  await must(
+    cp,
+    "POST",
+    `${admission}/validatingwebhookconfigurations`,
+    webhookConfiguration({
+      name: WEBHOOK_NAME,
+      clientConfig: { url: `https://localhost:${port}` },
+      caBundle: issued.caCert,
+      operatorUsername,
+    }),
+  );
+  // Policies and webhooks take effect once the API server's own informers have them.
+  await eventually(
+    "the policy refuses a hand-made LVMNode",
+    async () => {
+      const r = await cp.request("POST", lvmNodesPath("team-b"), lvmNode("team-b", "probe"));
+      if (r.status === 201) await must(cp, "DELETE", lvmNodesPath("team-b", "probe"));
+      return r.status === 403;
+    },
+    20_000,
+    200,
+  );
+  await eventually(
+    "the webhook is called",
+    async () => {
+      const r = await cp.request(
+        "POST",
+        setsPath("team-b"),
+        nodeSet("team-b", "probe", ["nobody"]),
+        undefined,
+      );
+      if (r.status === 201) await must(cp, "DELETE", setsPath("team-b", "probe"));
+      return reviews.length > 0;
+    },
+    20_000,
+    200,
+  );
+  op = startTestOperator(cp);
+  await eventually("caches synced", async () => op.operator.ready);
+}, 120_000);
+
+afterAll(async () => {
+  await op?.stop();
+  await stopWebhook();
+  await cp?.stop();
+  if (certDir) fs.rmSync(certDir, { recursive: true, force: true });
+});
+
+const denied = (r: { status: number; body: Json }) =>
+  `${r.status} ${r.body?.message ?? JSON.stringify(r.body)}`;
+
+describe("the webhook, called by the API server over TLS", () => {
+  test("a valid set passes; the operator's own LVMNodes pass the policy and never reach the webhook", async () => {
+    const before = reviews.length;
+    const r = await cp.request("POST", setsPath(NS), nodeSet(NS, "fast", ["storage"]));
+    expect(r.status).toBe(201);
+    expect(reviews.slice(before)).toEqual([expect.objectContaining({ kind: "LVMNodeSet", allowed: true })]);
+    const nodes = await eventually("the operator created both LVMNodes", async () => {
+      const m = await lvmNodes(cp, NS);
+      return m.size === 2 ? m : undefined;
+    });
+    expect([...nodes.keys()].sort()).toEqual(["n1", "n2"]);
+    expect(reviews.slice(before).filter((x) => x.kind === "LVMNode")).toEqual([]);
+  });
+
+  test("an overlapping set is refused with the nodes and the set that has them, in any namespace", async () => {
+    for (const ns of [NS, "team-b"]) {
+      const r = await cp.request("POST", setsPath(ns), nodeSet(ns, "wide", ["storage", "compute"]));
+      expect(denied(r)).toBe(
+        `422 admission webhook "lvmnodesets.lvm.topolvm.io" denied the request: LVMNodeSet/wide: spec.nodeSelector: selects nodes n1 and n2, which LVMNodeSet ${NS}/fast already selects; a node belongs to at most one node set`,
+      );
+    }
+    // The nodes no other set selects are free.
+    const ok = await cp.request("POST", setsPath("team-b"), nodeSet("team-b", "compute", ["compute"]));
+    expect(ok.status).toBe(201);
+  });
+
+  test("a rule the CRD's CEL cannot express is refused with pulumi-lvm validate's own lines", async () => {
+    const set = nodeSet("team-b", "two-thick", ["nobody"]);
+    set.spec.template.deviceClasses = [
+      { name: "a", strategy: "Thick", volumeGroup: "vg1" },
+      { name: "b", strategy: "Thick", volumeGroup: "vg1" },
+    ];
+    const file = path.join(certDir, "two-thick.yaml");
+    fs.writeFileSync(file, YAML.stringify(set));
+    const lines = await validateFile(
+      file,
+      { readFile: (f) => fs.promises.readFile(f, "utf8"), stderr: () => {} },
+      false,
+    );
+    expect(lines.length).toBeGreaterThan(0);
+    const r = await cp.request("POST", setsPath("team-b"), set);
+    expect(denied(r)).toBe(
+      `422 admission webhook "lvmnodesets.lvm.topolvm.io" denied the request: ${lines.map((l) => l.slice(`${file}: `.length)).join("\n")}`,
+    );
+  });
+
+  test("a hand-made LVMNode is refused by the policy; one naming a set it does not belong to, by the webhook", async () => {
+    const bare = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3"));
+    expect(bare.status).toBe(403);
+    expect(bare.body.message).toContain(NOT_CONTROLLED_MESSAGE);
+
+    const fast = await must(cp, "GET", setsPath(NS, "fast"));
+    const ref = (name: string, uid: string) => [
+      { apiVersion: "lvm.topolvm.io/v2alpha1", kind: "LVMNodeSet", name, uid, controller: true },
+    ];
+    const forged = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", ref("fast", "0000-forged")));
+    expect(denied(forged)).toBe(
+      `422 admission webhook "lvmnodes.lvm.topolvm.io" denied the request: LVMNode/n3: metadata.ownerReferences: names LVMNodeSet ${NS}/fast with uid 0000-forged, but that set's uid is ${fast.metadata.uid}; the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead`,
+    );
+    const missing = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", ref("gone", "1234")));
+    expect(denied(missing)).toContain(
+      `LVMNode/n3: metadata.ownerReferences: names LVMNodeSet ${NS}/gone as its controller, which does not exist`,
+    );
+  });
+
+  test("the operator's identity may write what others may not", async () => {
+    const r = await cp.request("POST", lvmNodesPath("team-b"), lvmNode("team-b", "n9"), cp.tokens.operator);
+    expect(r.status).toBe(201);
+    await must(cp, "DELETE", lvmNodesPath("team-b", "n9"));
+  });
+
+  test("a person's edit of a LVMNode's spec is refused (not controlled any more is not possible either)", async () => {
+    const n1 = await must(cp, "GET", lvmNodesPath(NS, "n1"));
+    const orphan = await cp.request("PATCH", lvmNodesPath(NS, "n1"), { metadata: { ownerReferences: null } });
+    expect(orphan.status).toBe(403);
+    expect(orphan.body.message).toContain(NOT_CONTROLLED_MESSAGE);
+    // A label by hand passes: no spec change, the webhook is not called; the policy sees the controller.
+    const labelled = await cp.request("PATCH", lvmNodesPath(NS, "n1"), {
+      metadata: { labels: { note: "x" } },
+    });
+    expect(labelled.status).toBe(200);
+    expect(labelled.body.metadata.ownerReferences).toEqual(n1.metadata.ownerReferences);
+  });
+});
+
+describe("while no operator answers (failurePolicy Fail)", () => {
+  afterAll(async () => {
+    if (!webhook) await startWebhook();
+  });
+
+  test("creating or changing a set's spec is refused; labels, finalizers and deletion still pass", async () => {
+    await stopWebhook();
+    const created = await cp.request("POST", setsPath("team-b"), nodeSet("team-b", "later", ["nobody"]));
+    expect(created.status).toBe(500);
+    expect(created.body.message).toContain('failed calling webhook "lvmnodesets.lvm.topolvm.io"');
+    const labelled = await cp.request("PATCH", setsPath("team-b", "compute"), {
+      metadata: { labels: { team: "b" } },
+    });
+    expect(labelled.status).toBe(200);
+    const deleted = await cp.request("DELETE", setsPath("team-b", "compute"));
+    expect(deleted.status).toBe(200);
+    // The operator (not waiting for any webhook) finishes the deletion: its finalizer goes.
+    await eventually(
+      "team-b/compute gone",
+      async () => (await cp.request("GET", setsPath("team-b", "compute"))).status === 404,
+    );
+    await startWebhook();
+    await eventually(
+      "sets can be created again",
+      async () => {
+        const r = await cp.request("POST", setsPath("team-b"), nodeSet("team-b", "later", ["nobody"]));
+        return r.status === 201;
+      },
+      10_000,
+      200,
+    );
+  });
+});
+
+describe("latency", () => {
+  test("the webhook's answers, measured (printed, not asserted)", async () => {
+    const before = reviews.length;
+    const t: number[] = [];
+    for (let i = 0; i < 30; i++) {
+      const t0 = process.hrtime.bigint();
+      const r = await cp.request("PATCH", setsPath("team-b", "later"), {
+        spec: {
+          nodeSelector: {
+            nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: [`x${i}`] }] }],
+          },
+        },
+      });
+      t.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      expect(r.status).toBe(200);
+    }
+    const server = reviews.slice(before).map((x) => x.seconds * 1000);
+    // At least one review per PATCH; the API server reviews again when it retries a patch on a conflict.
+    expect(server.length).toBeGreaterThanOrEqual(30);
+    const q = (xs: number[], p: number) =>
+      [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))]!;
+    console.log(
+      `admission latency (30 spec updates, 3 Nodes, ${os.loadavg()[0]!.toFixed(1)} load): webhook p50 ${q(server, 0.5).toFixed(1)} ms p95 ${q(server, 0.95).toFixed(1)} ms; PATCH round trip p50 ${q(t, 0.5).toFixed(1)} ms p95 ${q(t, 0.95).toFixed(1)} ms`,
+    );
+  });
+});
+
+describe("the subcommand: pulumi-lvm operator --webhook-listen", () => {
+  let running: RunningOperator | undefined;
+  let dir: string;
+  afterAll(async () => {
+    await running?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** POSTs an AdmissionReview to the running operator's webhook, trusting only `ca`. */
+  const post = (ca: string, object: unknown) =>
+    new Promise<Json>((resolve, reject) => {
+      const body = JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: {
+          uid: "u-1",
+          kind: { group: "lvm.topolvm.io", version: "v2alpha1", kind: "LVMNodeSet" },
+          operation: "CREATE",
+          namespace: "quiet",
+          object,
+        },
+      });
+      const req = https.request(
+        `${running!.webhookUrl}/validate/lvmnodesets`,
+        {
+          method: "POST",
+          ca,
+          servername: "localhost",
+          agent: false,
+          headers: { "content-type": "application/json" },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () => resolve(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+        },
+      );
+      req.on("error", reject);
+      req.end(body);
+    });
+
+  test("serves the webhook from --webhook-cert-dir, counts the reviews, and takes a rotated certificate without a restart", async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-webhook-cli-"));
+    const first = await issueAgentCertificates({ serverName: "localhost" });
+    fs.writeFileSync(path.join(dir, "tls.crt"), first.cert);
+    fs.writeFileSync(path.join(dir, "tls.key"), first.key);
+    fs.writeFileSync(path.join(dir, "token"), cp.tokens.operator);
+    fs.writeFileSync(path.join(dir, "ca.pem"), cp.caPem);
+    running = await startOperator({
+      argv: [
+        ...[
+          "--server",
+          cp.url,
+          "--token-file",
+          path.join(dir, "token"),
+          "--ca-file",
+          path.join(dir, "ca.pem"),
+        ],
+        // a namespace without sets: this operator reconciles nothing next to the test's own
+        ...["--namespace", "quiet", "--listen", "127.0.0.1:0", "--agent-token-file", path.join(dir, "token")],
+        ...["--webhook-listen", "127.0.0.1:0", "--webhook-cert-dir", dir],
+      ],
+      env: {},
+      log: () => undefined,
+    });
+    const invalid = nodeSet("quiet", "two-thick", ["nobody"]);
+    invalid.spec.template.deviceClasses = [
+      { name: "a", strategy: "Thick", volumeGroup: "vg1" },
+      { name: "b", strategy: "Thick", volumeGroup: "vg1" },
+    ];
+    const answer = await post(first.caCert, invalid);
+    expect(answer.response).toMatchObject({ uid: "u-1", allowed: false, status: { code: 422 } });
+    expect(answer.response.status.message).toMatch(/^LVMNodeSet\/two-thick: spec\.template\.deviceClasses/);
+    expect((await post(first.caCert, nodeSet("quiet", "ok", ["nobody"]))).response).toEqual({
+      uid: "u-1",
+      allowed: true,
+    });
+    const metrics = await (await fetch(`${running.url}/metrics`)).text();
+    expect(metrics).toContain(
+      'pulumi_lvm_operator_admission_reviews_total{kind="LVMNodeSet",result="refused"} 1',
+    );
+    expect(metrics).toContain(
+      'pulumi_lvm_operator_admission_reviews_total{kind="LVMNodeSet",result="allowed"} 1',
+    );
+
+    // A rotated Secret: new files, new CA; the next connection is served with the new certificate.
+    const second = await issueAgentCertificates({ serverName: "localhost" });
+    fs.writeFileSync(path.join(dir, "tls.key.new"), second.key);
+    fs.writeFileSync(path.join(dir, "tls.crt.new"), second.cert);
+    fs.renameSync(path.join(dir, "tls.key.new"), path.join(dir, "tls.key"));
+    fs.renameSync(path.join(dir, "tls.crt.new"), path.join(dir, "tls.crt"));
+    expect((await post(second.caCert, nodeSet("quiet", "ok", ["nobody"]))).response.allowed).toBe(true);
+    await expect(post(first.caCert, nodeSet("quiet", "ok", ["nobody"]))).rejects.toThrow(/certificate/);
+  });
+});
