@@ -21,6 +21,7 @@ import type { Cluster } from "../test/cluster/cluster";
 import {
   journeyImages,
   nodeLvm,
+  podSummary,
   quickstartStack,
   requireJourneyBinaries,
   startJourneyCluster,
@@ -188,6 +189,7 @@ async function up(): Promise<number> {
       await teardown(1);
       return 1;
     }
+    log(`pods:\n${(await podSummary(cluster).catch((x: Error) => x.message)).replace(/^/gm, "    │ ")}`);
     log("the cluster stays up for inspection (same commands as below)");
   }
   console.log(

@@ -225,3 +225,17 @@ export async function nodeLvm(cluster: Cluster): Promise<{ pvs: string; vgs: str
     lvs: await run(["lvs", "-a", "-o", "vg_name,lv_name,lv_attr,lv_size,pool_lv,data_percent"]),
   };
 }
+
+/** Every pod with its phase, readiness and restarts, one a line: what a failure message needs. */
+export async function podSummary(cluster: Cluster): Promise<string> {
+  const pods: Json[] = (await get(cluster.cp, "/api/v1/pods"))?.items ?? [];
+  return pods
+    .map((p) => {
+      const cs: Json[] = p.status?.containerStatuses ?? [];
+      const containers = cs
+        .map((c) => `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}`)
+        .join(", ");
+      return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase}: ${containers}`;
+    })
+    .join("\n");
+}

@@ -22,6 +22,7 @@ import type { PulumiWorkspace } from "../pulumi/cli";
 import {
   journeyImages,
   NAMESPACE,
+  podSummary,
   quickstartStack,
   QUICKSTART_DISKS,
   requireJourneyBinaries,
@@ -55,7 +56,10 @@ function c(): Cluster {
 
 async function pulumi(args: string[]): Promise<string> {
   const r = await ws!.runAsync(args, LONG);
-  if (r.code !== 0) throw new Error(`pulumi ${args.join(" ")} exited ${r.code}:\n${r.output}`);
+  if (r.code !== 0)
+    throw new Error(
+      `pulumi ${args.join(" ")} exited ${r.code}:\n${r.output}\n----- pods -----\n${await podSummary(c())}`,
+    );
   return r.output;
 }
 
