@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own program: import { LvmSystem, NodeSet, type NodeSetTemplate } from "pulumi-lvm";
+// In your own program: import { LvmSystem, NodeSet, Topolvm, type NodeSetTemplate } from "pulumi-lvm";
 import {
   LvmSystem,
   NodeSet,
+  Topolvm,
   type AgentEndpoint,
   type NodeSelectorSpec,
   type NodeSetTemplate,
@@ -64,14 +65,6 @@ const system = new LvmSystem("lvm", {
   agentImage: config.get("agentImage"),
   ...(agentImagePullPolicy ? { agentImagePullPolicy } : {}),
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
-  topolvm: {
-    chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",
-    ...(topolvmChartPath ? { chartPath: topolvmChartPath } : {}),
-    ...(topolvmRepository ? { repository: topolvmRepository } : {}),
-    ...(topolvmValues ? { values: topolvmValues } : {}),
-    // TopoLVM's lvmd serves the node set's device classes on its nodes: the same values as the NodeSet's.
-    nodeSets: [{ name: "quickstart", nodeSelector, template }],
-  },
 });
 
 // Sandbox mode: set `agentUrl` (and the secret `agentToken`) to let Pulumi plan and apply through a
@@ -88,8 +81,22 @@ const nodeSet = new NodeSet(
     template,
     ...(agents ? { agents } : {}),
   },
-  // Served by the system: depends on it, and must match its topolvm.nodeSets entry (checked at preview).
+  // Served by the system: depends on it (its CRDs, agents and operator exist first).
   { system },
+);
+
+// TopoLVM, its lvmd configured from the node set itself. It depends on the node set: on a first
+// `pulumi up` the LVMNodeSet exists before the chart, so the operator builds the volume group and
+// thin pool while lvmd starts (and retries until they exist) instead of the chart waiting for them.
+new Topolvm(
+  "lvm-topolvm",
+  {
+    chartVersion: config.get("topolvmChartVersion") ?? "15.7.1",
+    ...(topolvmChartPath ? { chartPath: topolvmChartPath } : {}),
+    ...(topolvmRepository ? { repository: topolvmRepository } : {}),
+    ...(topolvmValues ? { values: topolvmValues } : {}),
+  },
+  { system, nodeSets: [nodeSet] },
 );
 
 export const namespace = system.namespace;

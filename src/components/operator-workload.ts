@@ -254,6 +254,15 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 readOnlyRootFilesystem: true,
                 capabilities: { drop: ["ALL"] },
               },
+              // Until the operator first answers, only the startup probe counts: up to 5 minutes, as
+              // for the agent (a loaded or emulated node takes minutes to load node and the operator;
+              // the liveness probe alone, 60 s, killed it in a loop there).
+              startupProbe: {
+                httpGet: { path: "/healthz", port: "http" },
+                periodSeconds: 5,
+                timeoutSeconds: 5,
+                failureThreshold: 60,
+              },
               livenessProbe: {
                 httpGet: { path: "/healthz", port: "http" },
                 periodSeconds: 10,

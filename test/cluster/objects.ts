@@ -16,6 +16,7 @@ const PLURALS: Record<string, string> = {
   ServiceAccount: "serviceaccounts",
   DaemonSet: "daemonsets",
   Deployment: "deployments",
+  StatefulSet: "statefulsets",
   StorageClass: "storageclasses",
   CSIDriver: "csidrivers",
   ClusterRole: "clusterroles",

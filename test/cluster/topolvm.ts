@@ -196,3 +196,23 @@ export async function installTopolvm(
   for (const o of [...rest, ...classes]) await apply(cp, o);
   return { namespace: opts.namespace, values, objects };
 }
+
+/**
+ * The snapshot CRDs and the snapshot controller alone (snapshotControllerObjects), CRDs first and
+ * Established before the rest: what a cluster provides before TopoLVM is installed by Pulumi (the
+ * quickstart's VolumeSnapshotClass needs the CRD; `npm run demo`, test/journey).
+ */
+export async function installSnapshotController(cp: ControlPlane): Promise<void> {
+  const objects = snapshotControllerObjects();
+  const crds = objects.filter((o) => o.kind === "CustomResourceDefinition");
+  for (const crd of crds) await apply(cp, crd);
+  for (const crd of crds) {
+    await waitFor(
+      `CRD ${crd.metadata.name} established`,
+      () => cp.request("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`),
+      (r) => !!r.body?.status?.conditions?.some((c: Json) => c.type === "Established" && c.status === "True"),
+      60_000,
+    );
+  }
+  for (const o of objects.filter((x) => x.kind !== "CustomResourceDefinition")) await apply(cp, o);
+}

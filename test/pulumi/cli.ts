@@ -3,7 +3,7 @@
  * failure when it is not there, and a throw-away workspace (file backend, PULUMI_HOME, project
  * file, stack) to run it in. See docs/testing-pulumi.md.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -172,6 +172,56 @@ export class PulumiWorkspace {
     const result = { code: r.status, stdout: r.stdout, stderr: r.stderr, output: r.stdout + r.stderr };
     this.transcript.push(`$ pulumi ${args.join(" ")}\n${result.output}`);
     return result;
+  }
+
+  /**
+   * Like run(), without blocking the event loop (a cluster's guest and kubelet proxy live in the same
+   * process), each chunk of output also given to `echo` as it comes (e.g. a demo printing the preview).
+   */
+  runAsync(
+    args: readonly string[],
+    opts: { input?: string; timeoutMs?: number; echo?: (chunk: string) => void } = {},
+  ): Promise<RunResult> {
+    return new Promise((resolve, reject) => {
+      const child = spawn("pulumi", ["--non-interactive", "--color", "never", ...args], {
+        cwd: this.project,
+        env: this.env,
+        stdio: ["pipe", "pipe", "pipe"],
+      });
+      let stdout = "";
+      let stderr = "";
+      let output = "";
+      const timeoutMs = opts.timeoutMs ?? 180_000;
+      const timer = setTimeout(() => child.kill("SIGTERM"), timeoutMs);
+      const take = (to: "out" | "err") => (b: Buffer) => {
+        const text = b.toString("utf8");
+        if (to === "out") stdout += text;
+        else stderr += text;
+        output += text;
+        opts.echo?.(text);
+      };
+      child.stdout.on("data", take("out"));
+      child.stderr.on("data", take("err"));
+      child.on("error", (e) => {
+        clearTimeout(timer);
+        reject(new Error(`pulumi ${args.join(" ")}: ${e.message}`));
+      });
+      child.on("close", (code, signal) => {
+        clearTimeout(timer);
+        this.transcript.push(`$ pulumi ${args.join(" ")}\n${output}`);
+        if (signal && code === null)
+          output += `\n(pulumi ${args.join(" ")}: killed by ${signal} after ${timeoutMs} ms)`;
+        resolve({ code, stdout, stderr, output });
+      });
+      child.stdin.end(opts.input ?? "");
+    });
+  }
+
+  /** The environment every command runs with (PULUMI_HOME, the passphrase, PATH, ...): to run pulumi by hand. */
+  environment(): Readonly<Record<string, string>> {
+    return Object.fromEntries(
+      Object.entries(this.env).filter((e): e is [string, string] => typeof e[1] === "string"),
+    );
   }
 
   /** Runs `pulumi <args>` and returns its result; throws with its whole output unless it exits 0. */

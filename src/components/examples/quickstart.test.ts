@@ -22,7 +22,7 @@ beforeAll(async () => {
   ({ recorded, exports: exported } = await runProgramDirectory(program));
 });
 
-test("the resource tree: LvmSystem with TopoLVM, one NodeSet with one VolumeGroup and a Thin DeviceClass", () => {
+test("the resource tree: LvmSystem, one NodeSet with one VolumeGroup and a Thin DeviceClass, Topolvm", () => {
   const components = recorded
     .filter((r) => r.type.startsWith("pulumi-lvm:index:"))
     .map((r) => [r.type, r.name, r.parent?.name]);
@@ -31,6 +31,7 @@ test("the resource tree: LvmSystem with TopoLVM, one NodeSet with one VolumeGrou
     ["pulumi-lvm:index:NodeSet", "quickstart", undefined],
     ["pulumi-lvm:index:VolumeGroup", "quickstart-vg-data", "quickstart"],
     ["pulumi-lvm:index:DeviceClass", "quickstart-thin", "quickstart"],
+    ["pulumi-lvm:index:Topolvm", "lvm-topolvm", undefined],
   ]);
   expect(find(recorded, "kubernetes:helm.sh/v4:Chart", "lvm-topolvm").inputs).toMatchObject({
     chart: "topolvm",
@@ -44,12 +45,26 @@ test("the resource tree: LvmSystem with TopoLVM, one NodeSet with one VolumeGrou
   expect(ofType(recorded, "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks")).toEqual([]);
 });
 
-test("the node set is given the system: it waits for it (CRDs, agent, TopoLVM)", () => {
+test("the node set is given the system: it waits for it (CRDs, agent, operator)", () => {
   const system = find(recorded, "pulumi-lvm:index:LvmSystem", "lvm");
   expect(find(recorded, "pulumi-lvm:index:NodeSet", "quickstart").opts.dependsOn).toEqual([system.resource]);
   expect(
     find(recorded, "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodeSet", "quickstart").opts.dependsOn,
   ).toEqual([system.resource]);
+});
+
+test("TopoLVM waits for the node set, not the other way round (no first-up deadlock on lvmd)", () => {
+  // A NodeSet waits for every child of its system. With the chart among them (LvmSystem's deprecated
+  // `topolvm` arg), the first `pulumi up` would wait for lvmd Ready before the LVMNodeSet existed,
+  // and lvmd cannot be Ready before the operator built the volume group the LVMNodeSet asks for.
+  const nodeSet = find(recorded, "pulumi-lvm:index:NodeSet", "quickstart");
+  const topolvm = find(recorded, "pulumi-lvm:index:Topolvm", "lvm-topolvm");
+  expect(topolvm.opts.dependsOn).toEqual(expect.arrayContaining([nodeSet.resource]));
+  const chart = find(recorded, "kubernetes:helm.sh/v4:Chart", "lvm-topolvm");
+  expect(chart.parent?.name).toBe("lvm-topolvm");
+  expect(
+    recorded.filter((r) => r.parent?.name === "lvm" && r.type === "kubernetes:helm.sh/v4:Chart"),
+  ).toEqual([]);
 });
 
 test("the LVMNodeSet spec and the classes it gets", async () => {

@@ -1,0 +1,254 @@
+/**
+ * The user's journey on a local cluster, as `npm run demo` and test/journey run it: the cluster
+ * tier's node (test/cluster/cluster.ts) with the quickstart's disks, the images loaded into it, and
+ * examples/quickstart run by the real Pulumi engine with the real Kubernetes provider
+ * (pulumi-resource-kubernetes 4.32.0, no download) and pointed by config at this repository's image
+ * and TopoLVM's chart on disk. Then what a user does next: a PVC on the thin class and a pod writing
+ * to it. Everything is checked with the cluster's own API and the node's own lvm tools.
+ *
+ * Nothing is skipped: a missing binary throws one error naming each and the command that builds it.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as YAML from "yaml";
+import { buildImage } from "../../deploy/image/build";
+import { DEFAULT_IMAGE } from "../../src/version";
+import { requireClusterBinaries, type ClusterBinaries } from "../cluster/binaries";
+import { startCluster, type Cluster } from "../cluster/cluster";
+import {
+  PAUSE_IMAGE,
+  pauseImage,
+  snapshotControllerImage,
+  TOOLS_IMAGE,
+  toolsImage,
+  topolvmImage,
+  topolvmImageArchive,
+  TOPOLVM_REPOSITORY,
+} from "../cluster/images";
+import { apply, eventsOf, get, waitFor, waitPodPhase } from "../cluster/objects";
+import { CHART_VERSION, chartDir, installSnapshotController } from "../cluster/topolvm";
+import type { Json } from "../env/cluster";
+import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
+import { requireKubernetesPlugin } from "../pulumi/kubernetes-plugin";
+import { REPO_ROOT, requireVmArtifacts } from "../vm/guest";
+
+const GiB = 1024 ** 3;
+export const QUICKSTART_DIR = path.join(REPO_ROOT, "examples", "quickstart");
+/** The label the quickstart's node selector asks for. */
+export const STORAGE_LABEL = "node-role.kubernetes.io/storage";
+/**
+ * The quickstart's default serials (two disks, vg-data) and a third disk its selector does not
+ * match: it must be left alone.
+ */
+export const QUICKSTART_DISKS = [
+  { sizeBytes: 4 * GiB, serial: "SN-AAA111" },
+  { sizeBytes: 4 * GiB, serial: "SN-BBB222" },
+  { sizeBytes: 2 * GiB, serial: "SN-OTHER333" },
+] as const;
+export const SELECTED_SERIALS = ["SN-AAA111", "SN-BBB222"];
+export const NAMESPACE = "lvm-system";
+export const STORAGE_CLASS = "lvms-thin";
+
+export interface JourneyBinaries {
+  readonly cluster: ClusterBinaries;
+  readonly kubernetesPlugin: string;
+}
+
+/** Everything the journey runs, checked before anything starts; one error lists what is missing. */
+export function requireJourneyBinaries(): JourneyBinaries {
+  const errors: string[] = [];
+  const check = <T>(f: () => T): T | undefined => {
+    try {
+      return f();
+    } catch (e) {
+      errors.push((e as Error).message);
+      return undefined;
+    }
+  };
+  check(() => requireVmArtifacts());
+  const cluster = check(() => requireClusterBinaries("topolvm"));
+  check(() => requirePulumiBinaries());
+  const kubernetesPlugin = check(() => requireKubernetesPlugin());
+  if (errors.length || !cluster || !kubernetesPlugin) throw new Error(errors.join("\n"));
+  return { cluster, kubernetesPlugin };
+}
+
+/** The node's images: the ones that rarely change go into the cached state disk (startCluster's
+ * `seededImages`: pause, tools, TopoLVM, snapshot controller); ours (npm run image) is imported on
+ * each boot. */
+export interface JourneyImages {
+  readonly seeded: readonly string[];
+  readonly images: readonly string[];
+}
+
+export async function journeyImages(
+  bins: ClusterBinaries,
+  log: (line: string) => void,
+): Promise<JourneyImages> {
+  const ours = await buildImage({ log });
+  log(
+    `image ${ours.name}: ${ours.archive} (layers cached: Debian ${ours.cached.debian}, package ${ours.cached.bundle})`,
+  );
+  return {
+    seeded: [
+      await pauseImage(bins),
+      await toolsImage(),
+      await topolvmImageArchive(bins),
+      await snapshotControllerImage(bins),
+    ],
+    images: [ours.archive],
+  };
+}
+
+/**
+ * The node with the quickstart's disks, Ready, labelled as a storage node (the kubelet may not set
+ * node-role labels itself), and the snapshot CRDs and controller a cluster has before TopoLVM.
+ */
+export async function startJourneyCluster({ seeded, images }: JourneyImages): Promise<Cluster> {
+  const cluster = await startCluster({
+    disks: QUICKSTART_DISKS,
+    seededImages: seeded,
+    images,
+    sandboxImage: PAUSE_IMAGE,
+    memoryMiB: 4096,
+    readyTimeoutMs: 600_000,
+  });
+  try {
+    const r = await cluster.cp.request("PATCH", `/api/v1/nodes/${cluster.nodeName}`, {
+      metadata: { labels: { [STORAGE_LABEL]: "true" } },
+    });
+    if (r.status !== 200) throw new Error(`labelling node ${cluster.nodeName}: HTTP ${r.status}`);
+    await installSnapshotController(cluster.cp);
+    return cluster;
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
+}
+
+/**
+ * A stack of examples/quickstart (file backend and PULUMI_HOME under `root`, the kubernetes plugin
+ * linked in, KUBECONFIG the cluster's admin), configured as a user of a local cluster would: this
+ * repository's image (already on the node: pull policy Never), TopoLVM's chart from disk with its
+ * images, one controller replica (one node).
+ */
+export function quickstartStack(
+  root: string,
+  cluster: Cluster,
+  kubernetesPlugin: string,
+  kubeconfigPath = cluster.cp.kubeconfigPath,
+): PulumiWorkspace {
+  const ws = new PulumiWorkspace("demo", "demo-passphrase-local-only", {
+    root,
+    projectFile: path.join(QUICKSTART_DIR, "Pulumi.yaml"),
+    plugins: [kubernetesPlugin],
+    env: { KUBECONFIG: kubeconfigPath },
+  });
+  ws.init();
+  const project = (YAML.parse(fs.readFileSync(path.join(QUICKSTART_DIR, "Pulumi.yaml"), "utf8")) as Json)
+    .name as string;
+  const stackFile = path.join(ws.project, `Pulumi.${ws.stack}.yaml`);
+  const stack = (YAML.parse(fs.readFileSync(stackFile, "utf8")) ?? {}) as Json;
+  const tag = topolvmImage().split(":").pop()!;
+  stack.config = {
+    ...stack.config,
+    [`${project}:agentImage`]: DEFAULT_IMAGE,
+    [`${project}:agentImagePullPolicy`]: "Never",
+    [`${project}:topolvmChartVersion`]: CHART_VERSION,
+    [`${project}:topolvmChartPath`]: chartDir(),
+    [`${project}:topolvmValues`]: {
+      image: { repository: TOPOLVM_REPOSITORY, reference: tag, pullPolicy: "Never" },
+      controller: { replicaCount: 1 },
+    },
+  };
+  fs.writeFileSync(stackFile, YAML.stringify(stack));
+  return ws;
+}
+
+export interface WrittenClaim {
+  readonly pvc: Json;
+  readonly pv: Json;
+  /** The pod's log: the sha256 of what it wrote, and df of the volume. */
+  readonly log: string;
+}
+
+/** A PVC on the thin class and a pod that writes 16 MiB to it and prints its checksum. */
+export async function writeToNewClaim(
+  cluster: Cluster,
+  opts: { namespace?: string; name?: string; storageClass?: string } = {},
+): Promise<WrittenClaim> {
+  const ns = opts.namespace ?? "default";
+  const name = opts.name ?? "demo-data";
+  const cp = cluster.cp;
+  await apply(cp, {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name, namespace: ns },
+    spec: {
+      accessModes: ["ReadWriteOnce"],
+      storageClassName: opts.storageClass ?? STORAGE_CLASS,
+      resources: { requests: { storage: "1Gi" } },
+    },
+  });
+  await apply(cp, {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name: `${name}-writer`, namespace: ns },
+    spec: {
+      restartPolicy: "Never",
+      containers: [
+        {
+          name: "writer",
+          image: TOOLS_IMAGE,
+          imagePullPolicy: "Never",
+          command: [
+            "sh",
+            "-c",
+            "dd if=/dev/urandom of=/data/blob bs=1M count=16 2>/dev/null && sync && sha256sum /data/blob && df -h /data",
+          ],
+          volumeMounts: [{ name: "data", mountPath: "/data" }],
+        },
+      ],
+      volumes: [{ name: "data", persistentVolumeClaim: { claimName: name } }],
+    },
+  });
+  const pod = await waitPodPhase(cp, ns, `${name}-writer`, ["Succeeded", "Failed"], 900_000);
+  const log = await cluster.podLogs(ns, `${name}-writer`);
+  if (pod.status.phase !== "Succeeded")
+    throw new Error(
+      `pod ${ns}/${name}-writer ${pod.status.phase}: ${log}\n${(await eventsOf(cp, ns, `${name}-writer`)).join("\n")}`,
+    );
+  const pvc = await waitFor(
+    `PVC ${ns}/${name} Bound`,
+    () => get(cp, `/api/v1/namespaces/${ns}/persistentvolumeclaims/${name}`),
+    (c) => c?.status?.phase === "Bound",
+    60_000,
+  );
+  const pv = (await get(cp, `/api/v1/persistentvolumes/${pvc!.spec.volumeName}`))!;
+  return { pvc: pvc!, pv, log };
+}
+
+/** The node's own view of its volume groups and logical volumes (lvm in the guest, not our code). */
+export async function nodeLvm(cluster: Cluster): Promise<{ pvs: string; vgs: string; lvs: string }> {
+  const env = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
+  const run = (argv: string[]) => cluster.guest.run(argv, { env });
+  return {
+    pvs: await run(["pvs", "-o", "pv_name,vg_name,pv_size"]),
+    vgs: await run(["vgs", "-o", "vg_name,pv_count,lv_count,vg_size,vg_free"]),
+    lvs: await run(["lvs", "-a", "-o", "vg_name,lv_name,lv_attr,lv_size,pool_lv,data_percent"]),
+  };
+}
+
+/** Every pod with its phase, readiness and restarts, one a line: what a failure message needs. */
+export async function podSummary(cluster: Cluster): Promise<string> {
+  const pods: Json[] = (await get(cluster.cp, "/api/v1/pods"))?.items ?? [];
+  return pods
+    .map((p) => {
+      const cs: Json[] = p.status?.containerStatuses ?? [];
+      const containers = cs
+        .map((c) => `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}`)
+        .join(", ");
+      return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase}: ${containers}`;
+    })
+    .join("\n");
+}
