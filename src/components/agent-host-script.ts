@@ -40,13 +40,16 @@ function pathsOf(input: AgentHostScriptInput): Record<keyof typeof AGENT_HOST_PA
   return { install: root + p.install, unit: root + p.unit, state: root + p.state, log: root + p.log };
 }
 
-/** Stops the detached agent of a pid file (no systemd) and waits up to 30 s for it to exit. */
+/**
+ * Stops the supervised agent of a pid file (no systemd): SIGTERM to the supervisor's process group
+ * (the supervisor and the agent; by sh's own kill, the same on every host), then waits up to 30 s.
+ */
 const STOP_PID = `stop_pid() {
   $S test -s "$1" || return 0
   pid=$($S cat "$1")
-  $S kill "$pid" 2>/dev/null || return 0
+  $S sh -c 'kill -TERM -"$1"' sh "$pid" 2>/dev/null || return 0
   i=0
-  while $S kill -0 "$pid" 2>/dev/null && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+  while $S sh -c 'kill -0 -"$1"' sh "$pid" 2>/dev/null && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
 }
 `;
 
@@ -110,7 +113,8 @@ process.stdout.write(JSON.stringify({ url, token: fs.readFileSync(token, "utf8")
 /**
  * Installs the bundle as a release (by hash), makes it current, creates the token and the serving
  * certificate once (kept across upgrades), writes and (re)starts the systemd unit (or, without
- * systemd, a detached process with a pid file), waits for /readyz and prints
+ * systemd, a detached supervisor shell that starts the agent again when it fails, as the unit's
+ * Restart=on-failure, its process group in a pid file), waits for /readyz and prints
  * `{"url","token","caCertificate"}` on stdout, nothing else. Fails with a message naming the node.
  */
 export function installScript(input: AgentHostScriptInput, url: string): string {
@@ -166,11 +170,12 @@ if ${input.root ? "false" : "[ -d /run/systemd/system ] && command -v systemctl 
   $S systemctl restart pulumi-lvm-agent.service
   logs() { $S journalctl -u pulumi-lvm-agent.service -n 30 --no-pager; }
 else
-  say "no systemd: starting the agent as a detached process (pid file ${p.install}/agent.pid; not restarted on reboot)"
+  say "no systemd: starting the agent as a detached process under a supervisor that restarts it when it fails, as the unit's Restart=on-failure would (pid file ${p.install}/agent.pid, log ${p.log}; not started again after a reboot)"
   stop_pid ${shQuote(p.install + "/agent.pid")}
   $S mkdir -p "$(dirname ${p.log})"
   logs() { $S tail -n 30 ${p.log}; }
-  $S sh -c "nohup setsid $NODE ${main} $ARGS >> ${p.log} 2>&1 < /dev/null & echo \\$! > ${p.install}/agent.pid"
+  printf '%s\\n' '#!/bin/sh' '# pulumi-lvm node agent supervisor (${input.node}), written by AgentHost on a host without systemd.' 'while :; do' "  $NODE ${main} $ARGS" '  code=$?' '  [ "$code" -eq 0 ] && exit 0' '  echo "pulumi-lvm-agent supervisor: the agent exited $code; starting it again in 2 s" >&2' '  sleep 2' 'done' | $S sh -c 'cat > ${p.install}/supervise.sh'
+  $S sh -c "nohup setsid sh ${p.install}/supervise.sh >> ${p.log} 2>&1 < /dev/null & echo \\$! > ${p.install}/agent.pid"
 fi
 if ! $S "$NODE" -e ${shQuote(readyScript)} ${input.port} ${shQuote(p.install + "/etc/tls.crt")}; then
   say "the agent did not get ready on port ${input.port}; its log:"

@@ -32,9 +32,10 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(() => {
-  // The agent of a failed test would keep running: stop it by its pid file.
+  // The agent of a failed test would keep running: stop its supervisor's process group by the pid file.
   const pidFile = path.join(root, "opt/pulumi-lvm/agent.pid");
-  if (fs.existsSync(pidFile)) spawnSync("kill", [fs.readFileSync(pidFile, "utf8").trim()]);
+  if (fs.existsSync(pidFile))
+    spawnSync("sh", ["-c", 'kill -TERM -"$1"', "sh", fs.readFileSync(pidFile, "utf8").trim()]);
   fs.rmSync(root, { recursive: true, force: true });
 });
 
@@ -108,6 +109,32 @@ test("install: starts the agent over TLS and prints its URL, a token it accepts 
   expect(fs.existsSync(input("aaaa").bundlePath)).toBe(false);
   expect(fs.statSync(path.join(root, "opt/pulumi-lvm/etc/tokens")).mode & 0o077).toBe(0);
 }, 180_000);
+
+test("no systemd: the supervisor starts the agent again when it dies, as systemd's Restart=on-failure would", async () => {
+  const supervisor = fs.readFileSync(path.join(root, "opt/pulumi-lvm/agent.pid"), "utf8").trim();
+  // The agent is the supervisor's child: the only other process in its process group.
+  const members = () =>
+    execFileSync("ps", ["-o", "pid=", "-g", supervisor], { encoding: "utf8" })
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((p) => p && p !== supervisor);
+  const [agentPid] = members();
+  expect(agentPid).toMatch(/^\d+$/);
+  process.kill(Number(agentPid), "SIGKILL");
+  let restarted: string | undefined;
+  for (let i = 0; i < 120 && !restarted; i++) {
+    await new Promise((res) => setTimeout(res, 250));
+    const now = members().filter((p) => p !== agentPid);
+    if (now.length && (await get("/healthz", { ca: first.caCertificate }).catch(() => undefined))?.status === 200)
+      restarted = now[0];
+  }
+  expect(restarted).toMatch(/^\d+$/);
+  expect(fs.readFileSync(path.join(root, "var/log/pulumi-lvm-agent.log"), "utf8")).toContain(
+    "pulumi-lvm-agent supervisor: the agent exited",
+  );
+  // The same token still works: the restarted agent reads the same files.
+  expect((await get("/v1/status", { ca: first.caCertificate, token: first.token })).status).toBe(200);
+}, 120_000);
 
 test("upgrade (a new bundle hash): same token and certificate; the old release's delete leaves the agent", async () => {
   const r = install("bbbb");
