@@ -10,6 +10,8 @@ interface Host {
   address: string;
   user?: string;
   sshPort?: number;
+  /** How Pulumi reaches the agent when not at https://<address>:9443 (a forwarded port, a load balancer). */
+  agentUrl?: string;
 }
 
 const hosts = config.getObject<Host[]>("hosts") ?? [
@@ -29,6 +31,7 @@ const agentHosts = hosts.map(
       nodeName: h.name,
       host: h.address,
       ...(h.sshPort ? { port: h.sshPort } : {}),
+      ...(h.agentUrl ? { agentUrl: h.agentUrl } : {}),
       user: h.user ?? "root",
       privateKey,
       bundle,

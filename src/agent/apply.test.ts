@@ -17,7 +17,7 @@ afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
 class Crash extends Error {}
 
-function setup(devices = ["/dev/loop3", "/dev/loop4"]) {
+function setup(devices = ["/dev/loop3", "/dev/loop4"], lvmdConfigPath = path.join(dir, "lvmd.yaml")) {
   const node = new FakeNode(devices);
   const journal = new Journal({ stateDir: path.join(dir, "state") });
   const deps = (extra: Partial<OperationDeps> = {}): OperationDeps => ({
@@ -25,7 +25,7 @@ function setup(devices = ["/dev/loop3", "/dev/loop4"]) {
     discover: node.discover,
     journal,
     identity: node.identity,
-    lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+    lvmdConfigPath,
     ...extra,
   });
   const request = (spec: LVMNodeSpec, approvedHash: string | undefined): OperationRequest => ({
@@ -36,8 +36,8 @@ function setup(devices = ["/dev/loop3", "/dev/loop4"]) {
     plan: (inv) => fakePlanner.planNode(inv, spec, planOptions()),
   });
   const planOptions = () => ({
-    lvmdConfigPath: path.join(dir, "lvmd.yaml"),
-    currentLvmdConfig: readLvmdConfig(path.join(dir, "lvmd.yaml")),
+    lvmdConfigPath,
+    currentLvmdConfig: readLvmdConfig(lvmdConfigPath),
   });
   const planNow = async (spec: LVMNodeSpec) =>
     fakePlanner.planNode(await node.discover(), spec, planOptions());
@@ -90,6 +90,15 @@ describe("runOperation", () => {
       "action-start",
       "action-finish",
     ]);
+  });
+
+  it("creates lvmd.yaml's directory when the host has none (a bare host has no /etc/topolvm)", async () => {
+    const lvmd = path.join(dir, "etc", "topolvm", "lvmd.yaml");
+    const { deps, request, planNow } = setup(["/dev/loop3"], lvmd);
+    const spec = specFor({ vg0: ["/dev/loop3"] });
+    const result = await runOperation(deps(), request(spec, (await planNow(spec)).hash));
+    expect(result.steps.map((s) => `${s.op}:${s.outcome}`)).toContain("write-lvmd-config:done");
+    expect(JSON.parse(fs.readFileSync(lvmd, "utf8"))).toMatchObject({ "device-classes": [] });
   });
 
   it("refuses a stale plan hash with 409 and the fresh plan, running no command", async () => {

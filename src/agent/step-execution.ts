@@ -1,7 +1,9 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import type { NodeInventory } from "../inventory/types";
 import type { PlanAction } from "../planner/types";
 import { ActionRefusedError, decide, stateFromInventory } from "./action-checks";
-import { writeFileAtomic } from "./atomic-file";
+import { FileWriteError, writeFileAtomic } from "./atomic-file";
 import type { IdentityProbeDeps } from "./device-identity";
 import type { Journal } from "./journal";
 import { LvmCommandError, type Runner } from "./lvm-runner";
@@ -61,6 +63,13 @@ async function execute(deps: StepDeps, action: PlanAction): Promise<{ skipped?: 
         action,
         `writes ${action.file.path}, but this agent's lvmd.yaml is ${deps.lvmdConfigPath}`,
       );
+    // A bare host (AgentHost, sandbox) has no /etc/topolvm yet: in a cluster the DaemonSet's hostPath
+    // makes it. Only this agent's own lvmd.yaml directory (checked just above), never a device.
+    try {
+      fs.mkdirSync(path.dirname(action.file.path), { recursive: true, mode: 0o755 });
+    } catch (e) {
+      throw new FileWriteError(action.file.path, e);
+    }
     writeFileAtomic(action.file.path, action.file.content, 0o644);
     return {};
   }

@@ -125,7 +125,10 @@ test("no systemd: the supervisor starts the agent again when it dies, as systemd
   for (let i = 0; i < 120 && !restarted; i++) {
     await new Promise((res) => setTimeout(res, 250));
     const now = members().filter((p) => p !== agentPid);
-    if (now.length && (await get("/healthz", { ca: first.caCertificate }).catch(() => undefined))?.status === 200)
+    if (
+      now.length &&
+      (await get("/healthz", { ca: first.caCertificate }).catch(() => undefined))?.status === 200
+    )
       restarted = now[0];
   }
   expect(restarted).toMatch(/^\d+$/);

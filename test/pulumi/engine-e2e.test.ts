@@ -23,6 +23,7 @@ import {
   type AgentProcess,
 } from "../agent/harness";
 import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
+import { linesWith, planList } from "./preview-plan";
 
 jest.setTimeout(600_000);
 
@@ -93,29 +94,6 @@ interface NodeState {
 }
 const nodeOf = (r: StateResource | undefined) =>
   (r?.outputs?.nodes as Record<string, NodeState> | undefined)?.[NODE];
-
-/** The lines of `text` that contain `needle` (what a failed assertion should show, not the whole text). */
-const linesWith = (text: string, needle: string) => text.split("\n").filter((l) => l.includes(needle));
-
-/**
- * One list of the node's plan (e.g. "claimed") as `pulumi preview --diff` shows it, the new value:
- * items shown unchanged or added (`+ [i]: "..."`), changed items' new text (`~ [i]: "old" => "new"`),
- * not the items of the previous plan (`- [i]: "..."`).
- */
-function planList(output: string, list: string): string[] {
-  const lines = output.split("\n");
-  const start = lines.findIndex((l) => new RegExp(`^\\s*[+~]?\\s*${list}\\s*:\\s*\\[`).test(l));
-  if (start < 0) throw new Error(`no "${list}" list in the preview:\n${output}`);
-  if (/\[\]\s*$/.test(lines[start]!)) return [];
-  const items: string[] = [];
-  for (const line of lines.slice(start + 1)) {
-    if (/^\s*\]/.test(line)) return items;
-    const m = /^\s*([+~-]?)\s*\[\d+\]: "(.*?)"(?: => "(.*)")?$/.exec(line);
-    if (!m) throw new Error(`unexpected line in the "${list}" list of the preview: ${line}`);
-    if (m[1] !== "-") items.push(m[3] ?? m[2]!);
-  }
-  throw new Error(`the "${list}" list of the preview does not end:\n${output}`);
-}
 
 describe("pulumi preview --diff", () => {
   it("shows the node's plan: the loop devices claimed for the new volume group, the excluded one and why; nothing written", () => {

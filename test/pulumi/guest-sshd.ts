@@ -117,8 +117,10 @@ export async function startGuestSshd(guest: Guest, o: GuestSshdOptions): Promise
     const gone = (await guest.processes()).find(
       (p) => p.pid === pid && (p.exitCode !== null || p.signal !== null),
     );
-    if (gone) throw new Error(`sshd in the guest exited (${gone.exitCode ?? gone.signal}):\n${await logTail()}`);
-    if (Date.now() > deadline) throw new Error(`sshd in the guest did not listen within 60 s:\n${await logTail()}`);
+    if (gone)
+      throw new Error(`sshd in the guest exited (${gone.exitCode ?? gone.signal}):\n${await logTail()}`);
+    if (Date.now() > deadline)
+      throw new Error(`sshd in the guest did not listen within 60 s:\n${await logTail()}`);
     await new Promise((res) => setTimeout(res, 500));
   }
   return { pid, logFile, logTail };

@@ -1,0 +1,406 @@
+/**
+ * examples/bare-hosts with the real engine against a real sshd: the Pulumi CLI and Node.js host
+ * (test/pulumi/install.sh), the real Command provider (pulumi-resource-command 1.2.1,
+ * test/pulumi/install-command.sh), Debian's OpenSSH server running inside the qemu guest
+ * (test/vm/guest.ts, a real kernel: thin pools work), reached through a forwarded port with a key
+ * made here. AgentHost copies the agent bundle over sftp and installs it; the guest has no systemd,
+ * so the install script runs the agent under its supervisor shell (docs/components.md#agenthost).
+ * Every outcome on the disks is checked with the guest's own `vgs`/`lvs`, never through the agent.
+ *
+ * Not in `npm test` (the Command plugin and openssh-server are not installed by test/setup.sh):
+ * `npm run test:bare-hosts` (jest.bare-hosts.config.js); docs/testing-pulumi.md. Anything missing
+ * is a failure that says how to install it, never a skip.
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { request } from "../support/agent/http";
+import { freePort } from "../net";
+import { REPO_ROOT, startGuest, type Guest } from "../vm/guest";
+import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
+import { requireCommandPlugin } from "./command-plugin";
+import { makeClientKey, requireSshd, startGuestSshd, type ClientKey } from "./guest-sshd";
+import { linesWith, planList } from "./preview-plan";
+
+jest.setTimeout(1_800_000);
+
+const EXAMPLE = path.join(REPO_ROOT, "examples", "bare-hosts");
+const NODE = "edge-1";
+const VG = "vg-data";
+const POOL = "pool0";
+const SSH_PORT = 22;
+/** sshd's second port: sessions there have no Node.js on PATH (a host without Node). */
+const NO_NODE_PORT = 2223;
+const AGENT_PORT = 9443;
+const GiB = 1024 ** 3;
+const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
+/** The key Pulumi marks a secret with, in the state and on the wire. */
+const SECRET_SIG_KEY = "4dabf18193072939515e22adb298388d";
+/** Generous: the guest runs under TCG on 2 shared cores. */
+const LONG = { timeoutMs: 900_000 };
+
+let dir: string;
+let guest: Guest | undefined;
+let ws: PulumiWorkspace | undefined;
+let errWs: PulumiWorkspace | undefined;
+let key: ClientKey;
+let wrongKey: ClientKey;
+let bundle: string;
+/** The agent's token and CA as the host holds them (read in the guest after the install). */
+let token = "";
+let caCertificate = "";
+const started = Date.now();
+const timings: string[] = [];
+
+/** Runs `fn`, recording how long it took (printed at the end with the load average). */
+function timed<T>(what: string, fn: () => T): T {
+  const t0 = Date.now();
+  try {
+    return fn();
+  } finally {
+    timings.push(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  }
+}
+
+beforeAll(async () => {
+  requirePulumiBinaries();
+  const plugin = requireCommandPlugin();
+  requireSshd();
+  fs.mkdirSync("/var/tmp/pulumi-bare-hosts-tests", { recursive: true });
+  dir = fs.mkdtempSync("/var/tmp/pulumi-bare-hosts-tests/run-");
+  key = makeClientKey(dir, "id_edge");
+  wrongKey = makeClientKey(dir, "id_wrong");
+  bundle = timed("agent bundle", () =>
+    execFileSync("bash", [path.join(REPO_ROOT, "scripts/agent-bundle.sh"), path.join(dir, "agent.tgz")], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    }).trim(),
+  );
+  const t0 = Date.now();
+  guest = await startGuest({
+    hostname: NODE,
+    // vdb and vdc over the example's 10 GiB selector; vdd too small (not selected, never touched).
+    disks: [
+      { sizeBytes: 12 * GiB, serial: "SN-EDGE-B" },
+      { sizeBytes: 12 * GiB, serial: "SN-EDGE-C" },
+      { sizeBytes: 2 * GiB, serial: "SN-EDGE-D" },
+    ],
+    forwardPorts: [SSH_PORT, NO_NODE_PORT, AGENT_PORT],
+  });
+  await writableOpt(guest);
+  await startGuestSshd(guest, { port: SSH_PORT, noNodePort: NO_NODE_PORT, authorizedKeys: [key.publicKey] });
+  timings.push(`guest boot + sshd: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+
+  ws = new PulumiWorkspace("edge", randomBytes(12).toString("hex"), {
+    root: dir,
+    programDir: EXAMPLE,
+    plugins: [plugin],
+  });
+  ws.init();
+  configureHosts(ws, [
+    {
+      name: NODE,
+      sshPort: guest.hostPort(SSH_PORT),
+      agentUrl: `https://127.0.0.1:${guest.hostPort(AGENT_PORT)}`,
+    },
+  ]);
+  // From stdin, so the key is not on any command line either.
+  ws.ok(["config", "set", "--secret", "sshPrivateKey"], { input: key.privateKey });
+  ws.ok(["config", "set", "agentBundle", bundle]);
+  ["/dev/vdb", "/dev/vdc", "/dev/vdd"].forEach((d, i) =>
+    ws!.ok(["config", "set", "--path", `devices[${i}]`, d]),
+  );
+}, 1_200_000);
+
+afterAll(async () => {
+  await guest?.stop();
+  ws?.cleanup();
+  errWs?.cleanup();
+  if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  console.log(
+    `bare-hosts e2e: ${((Date.now() - started) / 1000).toFixed(1)} s (load ${fs.readFileSync("/proc/loadavg", "utf8").trim()})\n  ${timings.join("\n  ")}`,
+  );
+});
+
+/** The example's `hosts` config: every host at 127.0.0.1 (qemu's forwarded ports), user root. */
+function configureHosts(
+  w: PulumiWorkspace,
+  hosts: ReadonlyArray<{ name: string; sshPort: number; agentUrl?: string }>,
+): void {
+  w.run(["config", "rm", "hosts"]);
+  hosts.forEach((h, i) => {
+    w.ok(["config", "set", "--path", `hosts[${i}].name`, h.name]);
+    w.ok(["config", "set", "--path", `hosts[${i}].address`, "127.0.0.1"]);
+    w.ok(["config", "set", "--path", `hosts[${i}].sshPort`, String(h.sshPort)]);
+    if (h.agentUrl) w.ok(["config", "set", "--path", `hosts[${i}].agentUrl`, h.agentUrl]);
+  });
+}
+
+/**
+ * The guest's root is the host's, read-only, with writable overlays only on /etc, /var, /root and
+ * /tmp (test/vm/guest-init.sh). A bare host's /opt is writable, and AgentHost installs there: give
+ * the guest an overlay on /opt too, its upper directory on the guest's system disk (ext4).
+ */
+async function writableOpt(g: Guest): Promise<void> {
+  const upper = "/var/lib/pl-vm/system-disk/overlay/opt";
+  await g.run(["mkdir", "-p", `${upper}/upper`, `${upper}/work`]);
+  await g.run([
+    "mount",
+    "-t",
+    "overlay",
+    "overlay",
+    "-o",
+    `lowerdir=/opt,upperdir=${upper}/upper,workdir=${upper}/work`,
+    "/opt",
+  ]);
+}
+
+/** argv in the guest (root, its own lvm), stdout. */
+const inGuest = (argv: string[]) => guest!.run(argv, { timeoutMs: 120_000 });
+
+interface LvmReport {
+  report: Array<{ vg?: Array<Record<string, string>>; lv?: Array<Record<string, string>> }>;
+}
+/** The guest's own `vgs` of the example's volume group (empty when it does not exist). */
+async function guestVgs(): Promise<Array<Record<string, string>>> {
+  const r = await guest!.exec(["vgs", "--reportformat", "json", "-o", "vg_name,pv_count,vg_tags", VG]);
+  if (r.code !== 0) return [];
+  return (JSON.parse(r.stdout) as LvmReport).report[0]!.vg ?? [];
+}
+/** The guest's own `lvs` of the volume group. */
+async function guestLvs(): Promise<Array<Record<string, string>>> {
+  const out = await inGuest(["lvs", "--reportformat", "json", "-o", "lv_name,lv_attr,segtype", VG]);
+  return (JSON.parse(out) as LvmReport).report[0]!.lv ?? [];
+}
+/** The processes of the agent's supervisor's process group, as `ps` shows them in the guest. */
+async function agentProcesses(): Promise<string[]> {
+  const out = await inGuest(["ps", "-eo", "pgid=,args="]);
+  return out
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => /supervise\.sh|cli\/main\.js agent/.test(l));
+}
+
+/** The Diagnostics section of a failed command, each line cut to 300 characters (the Command's error quotes its whole script). */
+function diagnostics(output: string): string {
+  const at = output.indexOf("Diagnostics:");
+  return output
+    .slice(at < 0 ? 0 : at)
+    .split("\n")
+    .map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l))
+    .join("\n");
+}
+
+function disksResource(w: PulumiWorkspace): StateResource | undefined {
+  return w.exportState().deployment.resources?.find((r) => r.type === DISKS_TYPE);
+}
+interface NodeState {
+  state?: string;
+  planHash: string;
+  volumeGroups?: Record<string, { state: string; members: string[]; message?: string }>;
+}
+const nodeOf = (r: StateResource | undefined) =>
+  (r?.outputs?.nodes as Record<string, NodeState> | undefined)?.[NODE];
+
+const AGENT_HOST_URN = (w: PulumiWorkspace, name: string) => {
+  const project = "pulumi-lvm-bare-hosts";
+  const base = `urn:pulumi:${w.stack}::${project}::pulumi-lvm:index:AgentHost`;
+  return [
+    `${base}::${name}`,
+    `${base}$command:remote:CopyToRemote::${name}-bundle`,
+    `${base}$command:remote:Command::${name}-agent`,
+  ];
+};
+
+describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
+  it("the first preview: the agent's copy and install; no disk is touched", async () => {
+    const { output } = timed("preview (first)", () => ws!.ok(["preview", "--diff"], LONG));
+    expect(output).toContain("+ pulumi-lvm:index:AgentHost: (create)");
+    expect(output).toContain("+ command:remote:CopyToRemote: (create)");
+    expect(output).toContain("+ command:remote:Command: (create)");
+    expect(await guestVgs()).toEqual([]);
+    expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
+  });
+
+  it("up --target the AgentHost: the agent is installed over SSH and runs under the supervisor (no systemd here), TLS with its own CA", async () => {
+    const targets = AGENT_HOST_URN(ws!, NODE).flatMap((u) => ["--target", u]);
+    const { output } = timed("up --target AgentHost", () => ws!.ok(["up", "--yes", ...targets], LONG));
+    expect(output).toMatch(/\+ 4 created/); // the stack, the AgentHost and its two children
+    // The install script said which way it started the agent (stderr is logged by the Command).
+    expect(output).toContain("no systemd: starting the agent as a detached process under a supervisor");
+    expect((await guest!.exec(["test", "-d", "/run/systemd/system"])).code).not.toBe(0);
+
+    const procs = await agentProcesses();
+    expect(procs).toEqual([
+      expect.stringMatching(/^\d+ sh \/opt\/pulumi-lvm\/supervise\.sh$/),
+      expect.stringMatching(
+        new RegExp(
+          `^\\d+ /usr/bin/node /opt/pulumi-lvm/current/dist/src/cli/main\\.js agent --node ${NODE} `,
+        ),
+      ),
+    ]);
+    // One process group: the supervisor's, as in the pid file.
+    const pid = (await inGuest(["cat", "/opt/pulumi-lvm/agent.pid"])).trim();
+    expect(procs.map((p) => p.split(" ")[0])).toEqual([pid, pid]);
+
+    token = (await inGuest(["cat", "/opt/pulumi-lvm/etc/tokens"])).split(",")[0]!;
+    caCertificate = await inGuest(["cat", "/opt/pulumi-lvm/etc/tls.crt"]);
+    const url = `https://127.0.0.1:${guest!.hostPort(AGENT_PORT)}`;
+    const status = await request(url, "GET", "/v1/status", { token, ca: caCertificate, timeoutMs: 30_000 });
+    expect(status.status).toBe(200);
+    expect(status.json.node).toBe(NODE);
+    // Only the host's own CA is trusted for it.
+    await expect(request(url, "GET", "/healthz", { timeoutMs: 30_000 })).rejects.toThrow(
+      /self[- ]signed|certificate/,
+    );
+    expect(await guestVgs()).toEqual([]);
+  });
+
+  it("preview --diff shows the node's plan: vdb and vdc claimed for the new volume group, not vdd, the thin pool; nothing written", async () => {
+    const { output } = timed("preview (plan)", () => ws!.ok(["preview", "--diff"], LONG));
+    expect(output).toContain(`+ ${DISKS_TYPE}: (create)`);
+    expect(output).toContain(`${NODE}: {`);
+    expect(planList(output, "claimed").sort()).toEqual(
+      ["/dev/vdb", "/dev/vdc"].map((d) => `${d} → ${VG} (new volume group)`),
+    );
+    // vdd (2 GiB) is not selected by the example's "size > 10Gi": neither claimed nor excluded.
+    expect(planList(output, "excluded").filter((e) => e.startsWith("/dev/vd"))).toEqual([]);
+    const actions = planList(output, "actions").map((a) => a.split(":")[0] ?? a);
+    expect(actions).toEqual(
+      expect.arrayContaining(["pvcreate /dev/vdb", "pvcreate /dev/vdc", `vgcreate ${VG}`]),
+    );
+    expect(actions.some((a) => a.startsWith("lvcreate") && a.includes(POOL))).toBe(true);
+    expect(await guestVgs()).toEqual([]);
+  });
+
+  it("up builds the volume group and its thin pool, as the guest's own vgs/lvs show", async () => {
+    const { output } = timed("up (disks)", () => ws!.ok(["up", "--yes"], LONG));
+    expect(output).toMatch(/\+ 1 created/);
+    expect(await guestVgs()).toEqual([{ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }]);
+    expect(await guestLvs()).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          lv_name: POOL,
+          segtype: "thin-pool",
+          lv_attr: expect.stringMatching(/^t/),
+        }),
+      ]),
+    );
+    const pvs = await inGuest(["pvs", "--noheadings", "-o", "pv_name,vg_name"]);
+    expect(linesWith(pvs, "/dev/vdd").join("").trim()).toBe(""); // the unselected disk stays untouched
+    expect(nodeOf(disksResource(ws!))).toMatchObject({ planHash: expect.stringMatching(/^[0-9a-f]{16,}$/) });
+  });
+
+  it("a second preview --expect-no-changes passes", () => {
+    const { output } = timed("preview --expect-no-changes", () =>
+      ws!.ok(["preview", "--expect-no-changes", "--diff"], LONG),
+    );
+    expect(output).not.toMatch(/to update|to create|to delete/);
+  });
+
+  it("refresh sees a change made on the host (the thin pool removed by hand); up puts it back", async () => {
+    await inGuest(["lvremove", "-y", `${VG}/${POOL}`]);
+    expect((await guestLvs()).map((l) => l.lv_name)).not.toContain(POOL);
+    const refresh = timed("refresh (drift)", () => ws!.ok(["refresh", "--yes"], LONG));
+    expect(refresh.output).toMatch(/~ 1 updated/);
+    const node = nodeOf(disksResource(ws!));
+    expect(node?.state).not.toBe("Ready");
+    expect(node?.volumeGroups?.[VG]).toMatchObject({
+      state: "Degraded",
+      message: expect.stringContaining(POOL),
+    });
+    expect(ws!.run(["preview", "--expect-no-changes"], LONG).code).not.toBe(0);
+    timed("up (repair)", () => ws!.ok(["up", "--yes"], LONG));
+    expect((await guestLvs()).find((l) => l.lv_name === POOL)).toMatchObject({ segtype: "thin-pool" });
+  });
+
+  it("the token and the private key are stored only encrypted: not in stack export, the backend's files, the stack config, nor any output", () => {
+    expect(token).toMatch(/^[0-9a-f]{64}$/);
+    const keyLines = key.privateKey.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
+    expect(keyLines.length).toBeGreaterThan(0);
+    const secrets = [token, ...keyLines];
+    const exported = ws!.exportState();
+    const files = [...PulumiWorkspace.filesUnder(ws!.backend), ...PulumiWorkspace.filesUnder(ws!.project)];
+    expect(files.length).toBeGreaterThan(2);
+    for (const s of secrets) {
+      expect(linesWith(exported.text, s)).toEqual([]);
+      expect(files.flatMap((f) => linesWith(f.text, s).map((l) => `${f.file}: ${l}`))).toEqual([]);
+      expect(ws!.transcript.flatMap((t) => linesWith(t, s))).toEqual([]);
+    }
+    // They are there, as secrets: the connection's key and the agent's answer (its token).
+    const command = exported.deployment.resources!.find((r) => r.type === "command:remote:Command")!;
+    expect(JSON.stringify(command.inputs!.connection)).toContain(SECRET_SIG_KEY);
+    expect(JSON.stringify(command.outputs!.stdout)).toContain(SECRET_SIG_KEY);
+    const shown = ws!.ok(["stack", "export", "--show-secrets"]).stdout;
+    expect(shown).toContain(token);
+    ws!.transcript.pop(); // that one shows them on purpose
+  });
+
+  it("destroy removes the agent and its files; the volume group and its thin pool stay (Retain), so does the journal", async () => {
+    const { output } = timed("destroy", () => ws!.ok(["destroy", "--yes"], LONG));
+    expect(output).toMatch(/- 5 deleted/); // the stack, the NodeSetDisks, the AgentHost and its 2 children
+    expect(await agentProcesses()).toEqual([]);
+    expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
+    expect((await guest!.exec(["test", "-d", "/var/lib/pulumi-lvm/agent"])).code).toBe(0);
+    expect(await guestVgs()).toEqual([{ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }]);
+    expect((await guestLvs()).map((l) => l.lv_name)).toContain(POOL);
+  });
+});
+
+describe("hosts that cannot take the agent: each a clear error naming the host", () => {
+  beforeAll(() => {
+    errWs = new PulumiWorkspace("broken", randomBytes(12).toString("hex"), {
+      root: dir,
+      programDir: EXAMPLE,
+      plugins: [requireCommandPlugin()],
+    });
+    errWs.init();
+    errWs.ok(["config", "set", "agentBundle", bundle]);
+    errWs.ok(["config", "set", "--path", "devices[0]", "/dev/vdb"]);
+  });
+
+  it("an unreachable host and a host without Node.js", async () => {
+    const closed = await freePort(); // nothing listens there
+    configureHosts(errWs!, [
+      { name: "edge-unreachable", sshPort: closed },
+      { name: "edge-no-node", sshPort: guest!.hostPort(NO_NODE_PORT) },
+    ]);
+    errWs!.ok(["config", "set", "--secret", "sshPrivateKey"], { input: key.privateKey });
+    const up = timed("up (unreachable, no node)", () =>
+      errWs!.run(["up", "--yes", "--continue-on-error"], LONG),
+    );
+    console.log(`up with an unreachable host and a host without Node.js:\n${diagnostics(up.output)}`);
+    expect(up.code).not.toBe(0);
+    const unreachable = linesWith(up.output, "edge-unreachable-bundle");
+    expect(unreachable.join("\n")).toMatch(/edge-unreachable-bundle/);
+    expect(up.output).toContain(`127.0.0.1:${closed}`);
+    expect(up.output).toMatch(/connection refused/);
+    expect(up.output).toContain("pulumi-lvm AgentHost edge-no-node: no node (Node.js >= 20) on this host");
+    expect(linesWith(up.output, "edge-no-node-agent").length).toBeGreaterThan(0);
+    // Nothing was installed on the host without Node.js.
+    expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
+  });
+
+  it("a wrong key", () => {
+    configureHosts(errWs!, [{ name: "edge-wrong-key", sshPort: guest!.hostPort(SSH_PORT) }]);
+    errWs!.ok(["config", "set", "--secret", "sshPrivateKey"], { input: wrongKey.privateKey });
+    const up = timed("up (wrong key)", () => errWs!.run(["up", "--yes"], LONG));
+    console.log(`up with a wrong key:\n${diagnostics(up.output)}`);
+    expect(up.code).not.toBe(0);
+    expect(linesWith(up.output, "edge-wrong-key-bundle").length).toBeGreaterThan(0);
+    expect(up.output).toMatch(/unable to authenticate/);
+  });
+
+  it("neither key reached any output or file of the failing stack", () => {
+    const files = [
+      ...PulumiWorkspace.filesUnder(errWs!.backend),
+      ...PulumiWorkspace.filesUnder(errWs!.project),
+    ];
+    for (const k of [key, wrongKey])
+      for (const line of k.privateKey.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"))) {
+        expect(files.flatMap((f) => linesWith(f.text, line).map((l) => `${f.file}: ${l}`))).toEqual([]);
+        expect(errWs!.transcript.flatMap((t) => linesWith(t, line))).toEqual([]);
+      }
+  });
+});
