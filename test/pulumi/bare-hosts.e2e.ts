@@ -270,7 +270,11 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
     expect(actions).toEqual(
       expect.arrayContaining(["pvcreate /dev/vdb", "pvcreate /dev/vdc", `vgcreate ${VG}`]),
     );
-    expect(actions.some((a) => a.startsWith("lvcreate") && a.includes(POOL))).toBe(true);
+    expect(planList(output, "actions")).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^lvcreate-thinpool ${VG}: create thin pool ${VG}/${POOL} `)),
+      ]),
+    );
     expect(await guestVgs()).toEqual([]);
   });
 
