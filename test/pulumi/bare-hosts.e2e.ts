@@ -21,7 +21,8 @@ import { REPO_ROOT, startGuest, type Guest } from "../vm/guest";
 import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
 import { requireCommandPlugin } from "./command-plugin";
 import { makeClientKey, requireSshd, startGuestSshd, type ClientKey } from "./guest-sshd";
-import { linesWith, planList } from "./preview-plan";
+import * as bareHost from "./bare-host-guest";
+import { diagnostics, linesWith, planList } from "./preview-plan";
 
 jest.setTimeout(1_800_000);
 
@@ -88,7 +89,7 @@ beforeAll(async () => {
     ],
     forwardPorts: [SSH_PORT, NO_NODE_PORT, AGENT_PORT],
   });
-  await writableOpt(guest);
+  await bareHost.writableOpt(guest);
   await startGuestSshd(guest, { port: SSH_PORT, noNodePort: NO_NODE_PORT, authorizedKeys: [key.publicKey] });
   timings.push(`guest boot + sshd: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
@@ -137,60 +138,11 @@ function configureHosts(
   });
 }
 
-/**
- * The guest's root is the host's, read-only, with writable overlays only on /etc, /var, /root and
- * /tmp (test/vm/guest-init.sh). A bare host's /opt is writable, and AgentHost installs there: give
- * the guest an overlay on /opt too, its upper directory on the guest's system disk (ext4).
- */
-async function writableOpt(g: Guest): Promise<void> {
-  const upper = "/var/lib/pl-vm/system-disk/overlay/opt";
-  await g.run(["mkdir", "-p", `${upper}/upper`, `${upper}/work`]);
-  await g.run([
-    "mount",
-    "-t",
-    "overlay",
-    "overlay",
-    "-o",
-    `lowerdir=/opt,upperdir=${upper}/upper,workdir=${upper}/work`,
-    "/opt",
-  ]);
-}
-
 /** argv in the guest (root, its own lvm), stdout. */
 const inGuest = (argv: string[]) => guest!.run(argv, { timeoutMs: 120_000 });
-
-interface LvmReport {
-  report: Array<{ vg?: Array<Record<string, string>>; lv?: Array<Record<string, string>> }>;
-}
-/** The guest's own `vgs` of the example's volume group (empty when it does not exist). */
-async function guestVgs(): Promise<Array<Record<string, string>>> {
-  const r = await guest!.exec(["vgs", "--reportformat", "json", "-o", "vg_name,pv_count,vg_tags", VG]);
-  if (r.code !== 0) return [];
-  return (JSON.parse(r.stdout) as LvmReport).report[0]!.vg ?? [];
-}
-/** The guest's own `lvs` of the volume group. */
-async function guestLvs(): Promise<Array<Record<string, string>>> {
-  const out = await inGuest(["lvs", "--reportformat", "json", "-o", "lv_name,lv_attr,segtype", VG]);
-  return (JSON.parse(out) as LvmReport).report[0]!.lv ?? [];
-}
-/** The processes of the agent's supervisor's process group, as `ps` shows them in the guest. */
-async function agentProcesses(): Promise<string[]> {
-  const out = await inGuest(["ps", "-eo", "pgid=,args="]);
-  return out
-    .split("\n")
-    .map((l) => l.trim())
-    .filter((l) => /supervise\.sh|cli\/main\.js agent/.test(l));
-}
-
-/** The Diagnostics section of a failed command, each line cut to 300 characters (the Command's error quotes its whole script). */
-function diagnostics(output: string): string {
-  const at = output.indexOf("Diagnostics:");
-  return output
-    .slice(at < 0 ? 0 : at)
-    .split("\n")
-    .map((l) => (l.length > 300 ? `${l.slice(0, 300)}…` : l))
-    .join("\n");
-}
+const guestVgs = () => bareHost.vgs(guest!, VG);
+const guestLvs = () => bareHost.lvs(guest!, VG);
+const agentProcesses = () => bareHost.agentProcesses(guest!);
 
 function disksResource(w: PulumiWorkspace): StateResource | undefined {
   return w.exportState().deployment.resources?.find((r) => r.type === DISKS_TYPE);

@@ -1,4 +1,4 @@
-/** Reading what `pulumi preview --diff` shows of NodeSetDisks' plans, for the engine-tier tests. */
+/** Reading what `pulumi` prints (NodeSetDisks' plans in `preview --diff`, a failure's diagnostics), for the engine-tier tests. */
 
 /** The lines of `text` that contain `needle` (what a failed assertion should show, not the whole text). */
 export const linesWith = (text: string, needle: string) => text.split("\n").filter((l) => l.includes(needle));
@@ -21,4 +21,17 @@ export function planList(output: string, list: string): string[] {
     if (m[1] !== "-") items.push(m[3] ?? m[2]!);
   }
   throw new Error(`the "${list}" list of the preview does not end:\n${output}`);
+}
+
+/**
+ * The Diagnostics section of a failed command, each line cut to `width` characters (the Command
+ * provider's error quotes the whole script it ran).
+ */
+export function diagnostics(output: string, width = 300): string {
+  const at = output.indexOf("Diagnostics:");
+  return output
+    .slice(at < 0 ? 0 : at)
+    .split("\n")
+    .map((l) => (l.length > width ? `${l.slice(0, width)}…` : l))
+    .join("\n");
 }
