@@ -17,7 +17,7 @@ const kubeconfig = config.requireSecret("kubeconfig");
 
 /**
  * TEST-ONLY TRANSFORMATION, because this tier has no kubelet: no pod ever runs, so the provider's
- * await of a DaemonSet's or a Deployment's rollout (and of the chart's workloads) could only time
+ * await of a DaemonSet's or a Deployment's rollout, a Service's endpoints (and of the chart's workloads) could only time
  * out. It asks the provider not to wait for them (`pulumi.com/skipAwait`, the chart's `skipAwait`),
  * and lets the admission webhook no pod serves fail open; every object is still created and read
  * back by the test. Never in a user's program.
@@ -39,7 +39,9 @@ function skipAwaitWithoutKubelet(
   }
   if (args.type === "kubernetes:helm.sh/v4:Chart")
     return { props: { ...args.props, skipAwait: true }, opts: args.opts };
-  if (/^kubernetes:apps\/v1:(DaemonSet|Deployment|StatefulSet)$/.test(args.type)) {
+  // A Service with a selector is awaited until it has a ready endpoint: the operator's webhook
+  // Service never gets one here (up ran into the provider's 10-minute timeout).
+  if (/^kubernetes:(apps\/v1:(DaemonSet|Deployment|StatefulSet)|core\/v1:Service)$/.test(args.type)) {
     const metadata = pulumi.output(args.props.metadata as pulumi.Input<Record<string, unknown>>);
     return {
       props: {
