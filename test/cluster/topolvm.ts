@@ -70,8 +70,15 @@ export function topolvmSettings(nodeSet: string, template: LVMNodeSpec): Topolvm
     chartVersion: CHART_VERSION,
     nodeSets: [{ name: nodeSet, template }],
     values: {
-      // One node: the chart's two controller replicas have a required anti-affinity.
-      controller: { replicaCount: 1 },
+      // One node: the chart's two controller replicas have a required anti-affinity. One replica
+      // needs no leader election (the chart's non-HA mode, with Recreate): under TCG the controller
+      // and its sidecars missed their lease renewals and exited, 2–3 restarts each in one run, and
+      // PVC expansions waited on a resizer that kept restarting.
+      controller: {
+        replicaCount: 1,
+        leaderElection: { enabled: false },
+        updateStrategy: { type: "Recreate" },
+      },
       // The guest runs under TCG (no KVM): starting a process in a container takes seconds and a
       // container's start a minute or more at load 10+, so the chart's probes (3 s timeout, 10 s
       // initial delay) killed lvmd ("/lvmd health" timed out after 3s) and topolvm-node (its
