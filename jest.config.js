@@ -22,24 +22,13 @@ module.exports = {
       roots: ["<rootDir>/test"],
       testMatch: ["**/*.test.ts"],
       // Tiers whose binaries test/setup.sh does not build yet have their own commands:
-      // npm run test:kubernetes (jest.kubernetes.config.js). The cluster tier is the next project.
+      // npm run test:kubernetes (jest.kubernetes.config.js) and npm run test:cluster (jest.cluster.config.js).
       testPathIgnorePatterns: [
         "/node_modules/",
         "<rootDir>/test/cluster/",
         "<rootDir>/test/pulumi/kubernetes-e2e.test.ts",
         "<rootDir>/test/pulumi/component-provider.test.ts",
       ],
-    },
-    {
-      // The real-cluster tier (docs/testing-cluster.md): one cluster boot for the agent DaemonSet,
-      // TopoLVM, PVCs and csi-sanity's focused subset (topolvm.test.ts), and the kubelet proxy's own
-      // test. node.test.ts boots a second cluster for nothing topolvm.test.ts does not also show:
-      // it stays with `npm run test:cluster`.
-      displayName: "cluster",
-      testEnvironment: "node",
-      transform,
-      roots: ["<rootDir>/test/cluster"],
-      testMatch: ["<rootDir>/test/cluster/topolvm.test.ts", "<rootDir>/test/cluster/kubelet-proxy.test.ts"],
     },
   ],
 };

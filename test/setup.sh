@@ -37,7 +37,3 @@ bash test/vm/install.sh
 # podman, runc, skopeo and the pulumi-lvm image (npm run image, layers cached by their inputs), for test/image.
 bash test/image/install.sh
 
-# The real-cluster tier (test/cluster): containerd, TopoLVM and its CSI sidecars, the snapshot
-# controller, helm, csi-sanity, the guest kernel's modules; after the qemu guest (it needs its
-# kernel package) and built in the same Go build cache as everything above.
-bash test/cluster/install.sh
