@@ -466,9 +466,11 @@ test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : 
       .split("\n")[0];
   const nodeSock = await find("*/plugins/topolvm.io/node/*");
   const controllerSock = await find("*/volumes/kubernetes.io~empty-dir/*");
+  // Both must be found: an empty path (a plugin restarting while the test looked) would make the
+  // links below dangle.
   expect({ nodeSock, controllerSock }).toEqual({
-    nodeSock: expect.any(String),
-    controllerSock: expect.any(String),
+    nodeSock: expect.stringMatching(/\/csi-topolvm\.sock$/),
+    controllerSock: expect.stringMatching(/\/csi-topolvm\.sock$/),
   });
   // A unix socket's path is at most 107 bytes (sun_path); the controller's, in its pod's emptyDir
   // (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/socket-dir/csi-topolvm.sock), is
