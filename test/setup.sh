@@ -21,8 +21,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
-# A real etcd, kube-apiserver, kube-controller-manager, and the cluster tier's kubelet and
-# kube-scheduler, built from one wrapper module in one Go build cache; cached by version.
+# A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.
 bash test/env/install.sh
 
 # The Pulumi CLI and its Node.js language host built from their Go modules, for the engine tier (test/pulumi).

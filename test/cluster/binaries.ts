@@ -89,7 +89,7 @@ export function requireClusterBinaries(part: "node" | "topolvm" = "node"): Clust
       "==================================================================================",
       "The real-cluster test tier (test/cluster) is not installed:",
       ...missing.map((m) => `  missing: ${m}`),
-      "  run:     bash test/setup.sh && bash test/cluster/install.sh   (npm run test:cluster does both)",
+      "  run:     bash test/setup.sh && bash test/cluster/install.sh   (npm run test:cluster runs the second)",
       "  (cold: ~25 min of Go builds on 2 cores; see docs/testing-cluster.md)",
       "==================================================================================",
     ].join("\n"),

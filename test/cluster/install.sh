@@ -2,8 +2,8 @@
 # Builds and caches what the real-cluster tier (test/cluster, docs/testing-cluster.md) needs beyond
 # the control plane of test/env/install.sh: containerd, TopoLVM, the CSI sidecars TopoLVM's chart
 # runs, the snapshot controller, csi-sanity, helm, and the Debian runc + CNI plugins.
-# kubelet and kube-scheduler come from test/env/install.sh (same wrapper module as kube-apiserver):
-#   bash test/env/install.sh kubelet kube-scheduler
+# kubelet and kube-scheduler come from test/env/install.sh (same wrapper module and Go build cache as
+# kube-apiserver), which this script runs first.
 # Idempotent: a binary that is already in its versioned bin directory is not rebuilt.
 #
 #   bash test/cluster/install.sh           # build what is missing, print timings
@@ -33,6 +33,7 @@ APT_PACKAGES=(runc containernetworking-plugins iptables)
 
 start=$(date +%s.%N)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+bash "$here/../env/install.sh" kubelet kube-scheduler
 cache="${PULUMI_LVM_CACHE:-$HOME/.cache/pulumi-lvm}"
 root="$cache/cluster"
 src="$root/src"

@@ -4,12 +4,13 @@
 # module in test/env/k8s. Idempotent: binaries that already exist are not rebuilt.
 #
 #   bash test/env/install.sh            # build what is missing, print the bin directory
-#   bash test/env/install.sh kube-apiserver etcd   # build only the named binaries
+#   bash test/env/install.sh kubelet kube-scheduler   # build only the named binaries (the
+#                                       # real-cluster tier: test/cluster/install.sh asks for these)
 #   PULUMI_LVM_CACHE=/some/dir bash test/env/install.sh
 #
 # Layout (the version comes from test/env/k8s/go.mod):
 #   $PULUMI_LVM_CACHE/k8s/<k8s-version>/bin/{kube-apiserver,kube-controller-manager,etcd}
-#   $PULUMI_LVM_CACHE/k8s/<k8s-version>/bin/{kubelet,kube-scheduler}   the real-cluster tier (test/cluster)
+#   $PULUMI_LVM_CACHE/k8s/<k8s-version>/bin/{kubelet,kube-scheduler}   only when named (test/cluster)
 #   $PULUMI_LVM_CACHE/go/{build,mod}    GOCACHE / GOMODCACHE, so a re-run is warm
 # PULUMI_LVM_CACHE defaults to $HOME/.cache/pulumi-lvm.
 set -euo pipefail
@@ -53,7 +54,7 @@ declare -A pkgs=(
   [kube-scheduler]=k8s.io/kubernetes/cmd/kube-scheduler
 )
 
-wanted=(kube-apiserver kube-controller-manager etcd kubelet kube-scheduler)
+wanted=(kube-apiserver kube-controller-manager etcd)
 [ "$#" -eq 0 ] || wanted=("$@")
 for name in "${wanted[@]}"; do
   [ -n "${pkgs[$name]:-}" ] || fail "unknown binary '$name' (known: ${!pkgs[*]})"
