@@ -20,6 +20,7 @@ import { ControlPlane, signClientCert, startControlPlane } from "../env/cluster"
 import { cacheDir, DiskSpec, Guest, REPO_ROOT, startGuest } from "../vm/guest";
 import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
+import { hashFileStats } from "./images";
 import { KubeletProxy, startKubeletProxy } from "./kubelet-proxy";
 import {
   CLUSTER_MODULES,
@@ -109,11 +110,10 @@ const SEEDS_KEPT = 2;
 
 /** The cached state disk for these seeded images and this containerd. */
 function stateSeed(bins: ClusterBinaries, images: readonly string[]): string {
-  const h = createHash("sha256").update(`format ${STATE_FORMAT}\0${STATE_BYTES}\n`);
-  for (const f of [path.join(bins.containerdBin, "containerd"), ...[...images].sort()]) {
-    const st = fs.statSync(f);
-    h.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
-  }
+  const h = hashFileStats(createHash("sha256").update(`format ${STATE_FORMAT}\0${STATE_BYTES}\n`), [
+    path.join(bins.containerdBin, "containerd"),
+    ...images,
+  ]);
   return path.join(cacheDir(), "cluster", "state-seeds", `${h.digest("hex").slice(0, 16)}.img`);
 }
 

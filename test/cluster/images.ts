@@ -14,7 +14,7 @@
  * file's path, size and mtime and of the writer's sources, so a rebuilt binary gives a new image.
  */
 import { execFileSync } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, type Hash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { writeImage } from "../../deploy/image/oci";
@@ -84,12 +84,17 @@ function hostFiles(files: readonly string[]): LayerSource[] {
  * image writer's sources by their content and their path in the repository, so that two checkouts
  * of one commit (git worktrees) share one archive instead of rebuilding and deleting each other's.
  */
-function cacheKey(name: string, inputs: readonly string[]): string {
-  const h = createHash("sha256");
-  for (const f of [...inputs].sort()) {
+/** Hashes files that live at one path for every checkout (cached binaries, archives) by path, size and mtime. */
+export function hashFileStats(h: Hash, files: readonly string[]): Hash {
+  for (const f of [...files].sort()) {
     const st = fs.statSync(f);
     h.update(`${f}\0${st.size}\0${st.mtimeMs}\n`);
   }
+  return h;
+}
+
+function cacheKey(name: string, inputs: readonly string[]): string {
+  const h = hashFileStats(createHash("sha256"), inputs);
   const writer = path.join(REPO_ROOT, "deploy", "image");
   for (const e of fs.readdirSync(writer).sort()) {
     const f = path.join(writer, e);
