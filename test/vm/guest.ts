@@ -520,9 +520,14 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
     );
     const hostfwd = [...ports].map(([g, h]) => `hostfwd=tcp:127.0.0.1:${h}-:${g}`).join(",");
     const accel = process.env.PULUMI_LVM_VM_ACCEL || "tcg,thread=multi,tb-size=256";
+    // `max` minus the AVX family: qemu 7.2 (Debian 12) was the first release to emulate AVX/AVX2/
+    // FMA/F16C/VAES under TCG, and V8 and glibc pick those paths when CPUID offers them. A CI run
+    // (stop 24) lost `node … inventory` in the guest to a SIGSEGV no other run showed; the SSE
+    // paths are TCG's long-tested ones, and nothing we test needs AVX. PULUMI_LVM_VM_CPU overrides.
+    const cpu = process.env.PULUMI_LVM_VM_CPU || "max,-avx,-avx2,-fma,-f16c,-vaes,-vpclmulqdq";
     const args = [
       ...["-nodefaults", "-no-user-config", "-display", "none", "-no-reboot"],
-      ...["-machine", "q35", "-accel", accel, "-cpu", "max"],
+      ...["-machine", "q35", "-accel", accel, "-cpu", cpu],
       ...["-smp", String(opts.cpus ?? 2), "-m", String(opts.memoryMiB ?? 1536)],
       ...["-kernel", artifacts.kernel, "-initrd", artifacts.initramfs],
       "-append",
@@ -654,9 +659,18 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
     async run(argv, o) {
       const r = await exec(argv, o);
       if (r.code !== 0) {
+        // Killed by a signal (not our timeout): the guest kernel's log says where (segfault ip,
+        // OOM killer); "quiet" keeps those lines off the console, so fetch them.
+        const kernel =
+          r.signal && !r.timedOut
+            ? await exec(["sh", "-c", "dmesg | tail -n 20"], { timeoutMs: 15_000 }).then(
+                (d) => `\nguest kernel log (last 20 lines):\n${d.stdout.trim()}`,
+                (e: unknown) => `\n(guest kernel log unavailable: ${String(e)})`,
+              )
+            : "";
         throw new Error(
           `in guest ${hostname}: ${JSON.stringify(argv)} exited ${r.code ?? r.signal}${r.timedOut ? " (timed out)" : ""}\n` +
-            `stderr: ${r.stderr.trim()}\nstdout: ${r.stdout.trim().slice(0, 2000)}`,
+            `stderr: ${r.stderr.trim()}\nstdout: ${r.stdout.trim().slice(0, 2000)}${kernel}`,
         );
       }
       return r.stdout;
