@@ -242,6 +242,12 @@ function pvc(name: string, storageClass: string, size: string, dataSource?: Json
 
 /** Runs `script` in a pod with the claim at /data; resolves with its log once it succeeded. */
 async function runOn(claim: string, name: string, script: string): Promise<string> {
+  return runWith({ data: claim }, name, script);
+}
+
+/** Runs `script` in one pod with each claim mounted at /<key>; resolves with its log once it succeeded. */
+async function runWith(claims: Record<string, string>, name: string, script: string): Promise<string> {
+  const mounts = Object.entries(claims);
   await apply(c().cp, {
     apiVersion: "v1",
     kind: "Pod",
@@ -254,10 +260,10 @@ async function runOn(claim: string, name: string, script: string): Promise<strin
           image: TOOLS_IMAGE,
           imagePullPolicy: "Never",
           command: ["/bin/sh", "-c", `set -e; ${script}`],
-          volumeMounts: [{ name: "data", mountPath: "/data" }],
+          volumeMounts: mounts.map(([dir], i) => ({ name: `v${i}`, mountPath: `/${dir}` })),
         },
       ],
-      volumes: [{ name: "data", persistentVolumeClaim: { claimName: claim } }],
+      volumes: mounts.map(([, claimName], i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName } })),
     },
   });
   const pod = await waitPodPhase(c().cp, APP, name, ["Succeeded", "Failed"], 300_000);
@@ -375,11 +381,30 @@ describe("thin overcommit at the PVC level (seed 003's plan)", () => {
     const poolBefore = Number(
       (await lvs()).find((l) => l.vg_name === THIN_VG && l.lv_name === "pool")!.data_percent,
     );
-    // 3 × 8Gi on a 4 GiB disk: each claim alone is twice the volume group.
+    // 3 × 8Gi on a 4 GiB disk: each claim alone is twice the volume group. One writer pod and one
+    // reader pod mount all three (a pod start costs 15–60 s on the TCG node; six of them made this
+    // test run past its timeout under load).
     for (const claim of claims) await apply(c().cp, pvc(claim, SC.thin!, "8Gi"));
-    const sums: Record<string, string | undefined> = {};
-    for (const claim of claims) sums[claim] = sumOf(await runOn(claim, `${claim}-writer`, WRITE));
-    for (const claim of claims) expect(sumOf(await runOn(claim, `${claim}-reader`, READ))).toBe(sums[claim]);
+    const mounts = Object.fromEntries(claims.map((cl) => [cl, cl]));
+    const each = (cmd: (dir: string) => string) => claims.map((cl) => cmd(`/${cl}`)).join("; ");
+    const write = each(
+      (d) => `dd if=/dev/urandom of=${d}/f bs=1M count=32 2>/dev/null; sync; sha256sum ${d}/f`,
+    );
+    const sumsOf = (log: string) =>
+      Object.fromEntries(
+        claims.map((cl) => [cl, new RegExp(`^([0-9a-f]{64})\\s+/${cl}/f$`, "m").exec(log)?.[1]]),
+      );
+    const written = sumsOf(await runWith(mounts, "over-writer", write));
+    for (const cl of claims) expect(written[cl]).toMatch(/^[0-9a-f]{64}$/);
+    expect(
+      sumsOf(
+        await runWith(
+          mounts,
+          "over-reader",
+          each((d) => `sha256sum ${d}/f`),
+        ),
+      ),
+    ).toEqual(written);
     const thinLvs = (await lvs()).filter((l) => l.vg_name === THIN_VG && l.pool_lv === "pool");
     const handles = await Promise.all(
       claims.map(async (cl) => (await pvOf(cl)).spec.csi.volumeHandle as string),
@@ -461,17 +486,23 @@ test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : 
     throw new Error(`${c().binaries.csiSanity} is missing: run bash test/cluster/install.sh`);
   }
   const find = async (pattern: string) =>
-    (await g.run(["find", "/var/lib/kubelet", "-name", "csi-topolvm.sock", "-path", pattern]))
+    (await g.run(["find", "/var/lib/kubelet", "-name", "csi-topolvm.sock", "-type", "s", "-path", pattern]))
       .trim()
-      .split("\n")[0];
-  const nodeSock = await find("*/plugins/topolvm.io/node/*");
-  const controllerSock = await find("*/volumes/kubernetes.io~empty-dir/*");
-  // Both must be found: an empty path (a plugin restarting while the test looked) would make the
-  // links below dangle.
-  expect({ nodeSock, controllerSock }).toEqual({
-    nodeSock: expect.stringMatching(/\/csi-topolvm\.sock$/),
-    controllerSock: expect.stringMatching(/\/csi-topolvm\.sock$/),
-  });
+      .split("\n")[0] ?? "";
+  // The earlier tests' pods come and go; a starved plugin may be in a probe restart. Wait until
+  // every TopoLVM pod is ready again and both sockets exist: an empty path (stop 24's CI run) would
+  // make the links below dangle.
+  await allPodsReady(NS, 4);
+  const { nodeSock, controllerSock } = await waitFor(
+    "topolvm-node's and topolvm-controller's CSI sockets",
+    async () => ({
+      nodeSock: await find("*/plugins/topolvm.io/node/*"),
+      controllerSock: await find("*/volumes/kubernetes.io~empty-dir/*"),
+    }),
+    (v) => v.nodeSock.endsWith("/csi-topolvm.sock") && v.controllerSock.endsWith("/csi-topolvm.sock"),
+    300_000,
+    async () => `${await c().nodeLogs(30)}`,
+  );
   // A unix socket's path is at most 107 bytes (sun_path); the controller's, in its pod's emptyDir
   // (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/socket-dir/csi-topolvm.sock), is
   // 118, and every dial of it failed with EINVAL until each spec ran into its timeout (0 of 25 in
