@@ -32,8 +32,9 @@ import {
   topolvmImageArchive,
 } from "./images";
 import { agentEndpoint, agentObjects, installAgent } from "./lvm-system";
-import { apply, eventsOf, get, remove, waitFor, waitPodPhase } from "./objects";
+import { apply, eventsOf, get, remove, waitFor } from "./objects";
 import { installTopolvm, topolvmSettings } from "./topolvm";
+import { boundVolume, checksumIn, claimObject, guestLvs, runWithClaims } from "./workloads";
 
 const GiB = 1024 ** 3;
 const NS = "lvm-system";
@@ -226,84 +227,18 @@ async function allPodsReady(namespace: string, atLeast: number): Promise<void> {
   );
 }
 
-function pvc(name: string, storageClass: string, size: string, dataSource?: Json): Json {
-  return {
-    apiVersion: "v1",
-    kind: "PersistentVolumeClaim",
-    metadata: { name, namespace: APP },
-    spec: {
-      accessModes: ["ReadWriteOnce"],
-      storageClassName: storageClass,
-      resources: { requests: { storage: size } },
-      ...(dataSource ? { dataSource } : {}),
-    },
-  };
-}
+const pvc = (name: string, storageClass: string, size: string, dataSource?: Json) =>
+  claimObject(APP, name, storageClass, size, dataSource);
 
 /** Runs `script` in a pod with the claim at /data; resolves with its log once it succeeded. */
-async function runOn(claim: string, name: string, script: string): Promise<string> {
-  return runWith({ data: claim }, name, script);
-}
-
-/** Runs `script` in one pod with each claim mounted at /<key>; resolves with its log once it succeeded. */
-async function runWith(claims: Record<string, string>, name: string, script: string): Promise<string> {
-  const mounts = Object.entries(claims);
-  await apply(c().cp, {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name, namespace: APP },
-    spec: {
-      restartPolicy: "Never",
-      containers: [
-        {
-          name: "main",
-          image: TOOLS_IMAGE,
-          imagePullPolicy: "Never",
-          command: ["/bin/sh", "-c", `set -e; ${script}`],
-          volumeMounts: mounts.map(([dir], i) => ({ name: `v${i}`, mountPath: `/${dir}` })),
-        },
-      ],
-      volumes: mounts.map(([, claimName], i) => ({ name: `v${i}`, persistentVolumeClaim: { claimName } })),
-    },
-  });
-  const pod = await waitPodPhase(c().cp, APP, name, ["Succeeded", "Failed"], 300_000);
-  const log = await c().podLogs(APP, name);
-  if (pod.status.phase !== "Succeeded") throw new Error(`pod ${name} failed: ${log}`);
-  await remove(c().cp, `/api/v1/namespaces/${APP}/pods/${name}`);
-  return log;
-}
+const runOn = (claim: string, name: string, script: string) =>
+  runWithClaims(c(), APP, name, { data: claim }, script);
 
 const WRITE = "dd if=/dev/urandom of=/data/f bs=1M count=32 2>/dev/null; sync; sha256sum /data/f";
 const READ = "sha256sum /data/f";
-const sumOf = (log: string) => /^([0-9a-f]{64})\s/m.exec(log)?.[1];
-
-async function lvs(): Promise<Json[]> {
-  const out = await c().guest.run(
-    [
-      "lvs",
-      "--reportformat",
-      "json",
-      "--units",
-      "b",
-      "--nosuffix",
-      "-o",
-      "lv_name,vg_name,pool_lv,lv_size,data_percent",
-    ],
-    { env: LVM_ENV },
-  );
-  return JSON.parse(out).report[0].lv;
-}
-
-async function pvOf(claim: string): Promise<Json> {
-  const bound = await waitFor(
-    `PVC ${claim} Bound`,
-    () => get(c().cp, `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`),
-    (p) => p?.status?.phase === "Bound",
-    300_000,
-    async () => (await eventsOf(c().cp, APP, claim)).join("\n"),
-  );
-  return get(c().cp, `/api/v1/persistentvolumes/${bound.spec.volumeName}`);
-}
+const sumOf = (log: string) => checksumIn(log, "/data/f");
+const lvs = () => guestLvs(c());
+const pvOf = async (claim: string) => (await boundVolume(c(), APP, claim)).pv;
 
 describe.each([
   ["thin", THIN_VG],
@@ -390,21 +325,17 @@ describe("thin overcommit at the PVC level (seed 003's plan)", () => {
     const write = each(
       (d) => `dd if=/dev/urandom of=${d}/f bs=1M count=32 2>/dev/null; sync; sha256sum ${d}/f`,
     );
-    const sumsOf = (log: string) =>
-      Object.fromEntries(
-        claims.map((cl) => [cl, new RegExp(`^([0-9a-f]{64})\\s+/${cl}/f$`, "m").exec(log)?.[1]]),
-      );
-    const written = sumsOf(await runWith(mounts, "over-writer", write));
+    const sumsOf = (log: string) => Object.fromEntries(claims.map((cl) => [cl, checksumIn(log, `/${cl}/f`)]));
+    const written = sumsOf(await runWithClaims(c(), APP, "over-writer", mounts, write));
     for (const cl of claims) expect(written[cl]).toMatch(/^[0-9a-f]{64}$/);
-    expect(
-      sumsOf(
-        await runWith(
-          mounts,
-          "over-reader",
-          each((d) => `sha256sum ${d}/f`),
-        ),
-      ),
-    ).toEqual(written);
+    const read = await runWithClaims(
+      c(),
+      APP,
+      "over-reader",
+      mounts,
+      each((d) => `sha256sum ${d}/f`),
+    );
+    expect(sumsOf(read)).toEqual(written);
     const thinLvs = (await lvs()).filter((l) => l.vg_name === THIN_VG && l.pool_lv === "pool");
     const handles = await Promise.all(
       claims.map(async (cl) => (await pvOf(cl)).spec.csi.volumeHandle as string),

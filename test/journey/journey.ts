@@ -19,13 +19,13 @@ import {
   PAUSE_IMAGE,
   pauseImage,
   snapshotControllerImage,
-  TOOLS_IMAGE,
   toolsImage,
   topolvmImage,
   topolvmImageArchive,
   TOPOLVM_REPOSITORY,
 } from "../cluster/images";
-import { apply, eventsOf, get, waitFor, waitPodPhase } from "../cluster/objects";
+import { apply, get } from "../cluster/objects";
+import { boundVolume, claimObject, runWithClaims } from "../cluster/workloads";
 import { CHART_VERSION, chartDir, installSnapshotController } from "../cluster/topolvm";
 import type { Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
@@ -179,53 +179,17 @@ export async function writeToNewClaim(
 ): Promise<WrittenClaim> {
   const ns = opts.namespace ?? "default";
   const name = opts.name ?? "demo-data";
-  const cp = cluster.cp;
-  await apply(cp, {
-    apiVersion: "v1",
-    kind: "PersistentVolumeClaim",
-    metadata: { name, namespace: ns },
-    spec: {
-      accessModes: ["ReadWriteOnce"],
-      storageClassName: opts.storageClass ?? STORAGE_CLASS,
-      resources: { requests: { storage: "1Gi" } },
-    },
-  });
-  await apply(cp, {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: { name: `${name}-writer`, namespace: ns },
-    spec: {
-      restartPolicy: "Never",
-      containers: [
-        {
-          name: "writer",
-          image: TOOLS_IMAGE,
-          imagePullPolicy: "Never",
-          command: [
-            "sh",
-            "-c",
-            "dd if=/dev/urandom of=/data/blob bs=1M count=16 2>/dev/null && sync && sha256sum /data/blob && df -h /data",
-          ],
-          volumeMounts: [{ name: "data", mountPath: "/data" }],
-        },
-      ],
-      volumes: [{ name: "data", persistentVolumeClaim: { claimName: name } }],
-    },
-  });
-  const pod = await waitPodPhase(cp, ns, `${name}-writer`, ["Succeeded", "Failed"], 900_000);
-  const log = await cluster.podLogs(ns, `${name}-writer`);
-  if (pod.status.phase !== "Succeeded")
-    throw new Error(
-      `pod ${ns}/${name}-writer ${pod.status.phase}: ${log}\n${(await eventsOf(cp, ns, `${name}-writer`)).join("\n")}`,
-    );
-  const pvc = await waitFor(
-    `PVC ${ns}/${name} Bound`,
-    () => get(cp, `/api/v1/namespaces/${ns}/persistentvolumeclaims/${name}`),
-    (c) => c?.status?.phase === "Bound",
-    60_000,
+  await apply(cluster.cp, claimObject(ns, name, opts.storageClass ?? STORAGE_CLASS, "1Gi"));
+  const log = await runWithClaims(
+    cluster,
+    ns,
+    `${name}-writer`,
+    { data: name },
+    "dd if=/dev/urandom of=/data/blob bs=1M count=16 2>/dev/null && sync && sha256sum /data/blob && df -h /data",
+    { timeoutMs: 900_000, removeAfter: false },
   );
-  const pv = (await get(cp, `/api/v1/persistentvolumes/${pvc!.spec.volumeName}`))!;
-  return { pvc: pvc!, pv, log };
+  const { pvc, pv } = await boundVolume(cluster, ns, name, 60_000);
+  return { pvc, pv, log };
 }
 
 /** The node's own view of its volume groups and logical volumes (lvm in the guest, not our code). */
