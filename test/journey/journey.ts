@@ -37,15 +37,19 @@ export const QUICKSTART_DIR = path.join(REPO_ROOT, "examples", "quickstart");
 /** The label the quickstart's node selector asks for. */
 export const STORAGE_LABEL = "node-role.kubernetes.io/storage";
 /**
- * The quickstart's default serials (two disks, vg-data) and a third disk its selector does not
- * match: it must be left alone.
+ * The quickstart's default serials (two disks, vg-data), a third disk its selector does not match
+ * (it must be left alone), and a fourth that the journey adds to the selector later (config
+ * `diskSerials`): "a disk added" without hot-plugging one into the guest.
  */
 export const QUICKSTART_DISKS = [
   { sizeBytes: 4 * GiB, serial: "SN-AAA111" },
   { sizeBytes: 4 * GiB, serial: "SN-BBB222" },
   { sizeBytes: 2 * GiB, serial: "SN-OTHER333" },
+  { sizeBytes: 2 * GiB, serial: "SN-CCC444" },
 ] as const;
 export const SELECTED_SERIALS = ["SN-AAA111", "SN-BBB222"];
+/** The disk the journey's step 4 adds to the quickstart's selector. */
+export const ADDED_SERIAL = "SN-CCC444";
 export const NAMESPACE = "lvm-system";
 export const STORAGE_CLASS = "lvms-thin";
 
@@ -165,6 +169,16 @@ export function quickstartStack(
   return ws;
 }
 
+/** Sets one config value of the quickstart stack by editing its stack file (as `pulumi config set`). */
+export function setStackConfig(ws: PulumiWorkspace, key: string, value: unknown): void {
+  const project = (YAML.parse(fs.readFileSync(path.join(QUICKSTART_DIR, "Pulumi.yaml"), "utf8")) as Json)
+    .name as string;
+  const stackFile = path.join(ws.project, `Pulumi.${ws.stack}.yaml`);
+  const stack = (YAML.parse(fs.readFileSync(stackFile, "utf8")) ?? {}) as Json;
+  stack.config = { ...stack.config, [`${project}:${key}`]: value };
+  fs.writeFileSync(stackFile, YAML.stringify(stack));
+}
+
 export interface WrittenClaim {
   readonly pvc: Json;
   readonly pv: Json;
@@ -190,6 +204,43 @@ export async function writeToNewClaim(
   );
   const { pvc, pv } = await boundVolume(cluster, ns, name, 60_000);
   return { pvc, pv, log };
+}
+
+const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
+
+/** The guest's own lvm report (`pvs`/`vgs`/`lvs -a`) as rows of fields; `extra`, e.g. `--units b`. */
+export async function lvmReport(
+  cluster: Cluster,
+  cmd: "pvs" | "vgs" | "lvs",
+  fields: string,
+  extra: readonly string[] = [],
+): Promise<string[][]> {
+  const out = await cluster.guest.run(
+    [cmd, "--noheadings", "--separator", "|", "-a", ...extra, "-o", fields],
+    {
+      env: LVM_ENV,
+    },
+  );
+  return out
+    .split("\n")
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => l.split("|").map((f) => f.trim()));
+}
+
+/** The node's disks by serial, read from sysfs in the guest: serial → /dev/vdX. */
+export async function disksBySerial(cluster: Cluster): Promise<Record<string, string>> {
+  const out = await cluster.guest.run([
+    "sh",
+    "-c",
+    'for d in /sys/block/vd*; do echo "$(cat $d/serial 2>/dev/null) /dev/${d##*/}"; done',
+  ]);
+  return Object.fromEntries(
+    out
+      .split("\n")
+      .map((l) => l.trim().split(" "))
+      .filter((p) => p.length === 2 && p[0]),
+  );
 }
 
 /** The node's own view of its volume groups and logical volumes (lvm in the guest, not our code). */

@@ -1,9 +1,13 @@
 /**
  * The user's journey (issue 16), end to end with the real engine: examples/quickstart on a local
- * cluster (test/journey/journey.ts: the cluster tier's node with three disks, two of them matching
- * the quickstart's serials), `pulumi preview`, `pulumi up`, then a StatefulSet whose PVC binds on
- * the thin pool. Every step is checked with the cluster's API and the node's own lvm tools, never
- * through our code.
+ * cluster (test/journey/journey.ts: the cluster tier's node with four disks, two of them matching
+ * the quickstart's serials): 1. `pulumi preview`, 2. `pulumi up`, 3. a StatefulSet whose PVC binds
+ * on the thin pool, 3b. a VolumeSnapshot restored with the same checksum, 4. a disk added to the
+ * selector by config (preview, up: VG extended, pool regrown, data intact), 7. no secret in plain
+ * text in the state, 6. `pulumi destroy` leaving the volume group and the data (Retain). Not yet:
+ * 2b (a cluster-mode stack's preview showing the node's plan) and 5 (refresh after an
+ * out-of-band change). Every step is checked with the cluster's API and the node's own lvm tools,
+ * never through our code.
  *
  *   npm run test:journey
  *
@@ -17,10 +21,15 @@ import { DEFAULT_IMAGE } from "../../src/version";
 import type { Cluster } from "../cluster/cluster";
 import { TOOLS_IMAGE } from "../cluster/images";
 import { apply, eventsOf, get, waitFor } from "../cluster/objects";
+import { checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
-import type { PulumiWorkspace } from "../pulumi/cli";
+import { PulumiWorkspace } from "../pulumi/cli";
 import {
+  ADDED_SERIAL,
+  disksBySerial as journeyDisksBySerial,
   journeyImages,
+  lvmReport as journeyLvmReport,
+  setStackConfig,
   NAMESPACE,
   podSummary,
   quickstartStack,
@@ -33,12 +42,13 @@ import {
 
 jest.setTimeout(1_800_000);
 
-const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 const LONG = { timeoutMs: 1_800_000 };
 let cluster: Cluster | undefined;
 let ws: PulumiWorkspace | undefined;
 let scratch: string | undefined;
 const timings: Record<string, number> = {};
+/** What web-0 wrote in step 3: every later step checks the data against it. */
+let webSum: string | undefined;
 
 async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
   const t0 = Date.now();
@@ -63,32 +73,15 @@ async function pulumi(args: string[]): Promise<string> {
   return r.output;
 }
 
-/** The guest's own lvm report as rows of fields. */
-async function lvmReport(cmd: "pvs" | "vgs" | "lvs", fields: string): Promise<string[][]> {
-  const out = await c().guest.run([cmd, "--noheadings", "--separator", "|", "-a", "-o", fields], {
-    env: LVM_ENV,
-  });
-  return out
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .map((l) => l.split("|").map((f) => f.trim()));
-}
-
-/** The node's disks by serial, read from sysfs in the guest: serial → /dev/vdX. */
-async function disksBySerial(): Promise<Record<string, string>> {
-  const out = await c().guest.run([
-    "sh",
-    "-c",
-    'for d in /sys/block/vd*; do echo "$(cat $d/serial 2>/dev/null) /dev/${d##*/}"; done',
-  ]);
-  return Object.fromEntries(
-    out
-      .split("\n")
-      .map((l) => l.trim().split(" "))
-      .filter((p) => p.length === 2 && p[0]),
+const lvmReport = (cmd: "pvs" | "vgs" | "lvs", fields: string) => journeyLvmReport(c(), cmd, fields);
+const disksBySerial = () => journeyDisksBySerial(c());
+/** pool0 of vg-data in bytes, from the node's own lvs. */
+const poolBytes = async () =>
+  Number(
+    (await journeyLvmReport(c(), "lvs", "vg_name,lv_name,lv_size", ["--units", "b", "--nosuffix"])).find(
+      ([vg, lv]) => vg === "vg-data" && lv === "pool0",
+    )?.[2],
   );
-}
 
 const conditionTrue = (o: Json | undefined, type: string) =>
   !!o?.status?.conditions?.some((x: Json) => x.type === type && x.status === "True");
@@ -237,6 +230,7 @@ describe("3. a StatefulSet's PVC on the thin class", () => {
         async () => (await eventsOf(c().cp, ns, "web-0")).join("\n"),
       );
       expect(log).toMatch(/^[0-9a-f]{64}\s+\/data\/blob$/m);
+      webSum = checksumIn(log, "/data/blob");
       return (await get(c().cp, `/api/v1/namespaces/${ns}/persistentvolumeclaims/data-web-0`))!;
     });
     expect(pvc.status.phase).toBe("Bound");
@@ -247,5 +241,116 @@ describe("3. a StatefulSet's PVC on the thin class", () => {
     expect(lvs).toEqual(
       expect.arrayContaining([["vg-data", pv.spec.csi.volumeHandle, "pool0", expect.stringMatching(/^V/)]]),
     );
+  });
+});
+
+/** web-0's volume read by a new pod on the same node (ReadWriteOnce is per node): its checksum. */
+async function readWebData(podName: string): Promise<string | undefined> {
+  const log = await runWithClaims(c(), "default", podName, { data: "data-web-0" }, "sha256sum /data/blob", {
+    timeoutMs: 900_000,
+  });
+  return checksumIn(log, "/data/blob");
+}
+
+describe("3b. a VolumeSnapshot of the StatefulSet's volume", () => {
+  it("becomes ready, and a PVC restored from it holds the same checksum", async () => {
+    expect(webSum).toMatch(/^[0-9a-f]{64}$/);
+    const ns = "default";
+    await timed("VolumeSnapshot ready + restored PVC read", async () => {
+      await apply(c().cp, {
+        apiVersion: "snapshot.storage.k8s.io/v1",
+        kind: "VolumeSnapshot",
+        metadata: { name: "web-snap", namespace: ns },
+        // The quickstart's VolumeSnapshotClass has the StorageClass's name (the API's default naming).
+        spec: { volumeSnapshotClassName: STORAGE_CLASS, source: { persistentVolumeClaimName: "data-web-0" } },
+      });
+      await waitFor(
+        "VolumeSnapshot web-snap readyToUse",
+        () => get(c().cp, `/apis/snapshot.storage.k8s.io/v1/namespaces/${ns}/volumesnapshots/web-snap`),
+        (s) => s?.status?.readyToUse === true,
+        600_000,
+        async () => (await eventsOf(c().cp, ns, "web-snap")).join("\n"),
+      );
+      const dataSource = { name: "web-snap", kind: "VolumeSnapshot", apiGroup: "snapshot.storage.k8s.io" };
+      await apply(c().cp, claimObject(ns, "web-restored", STORAGE_CLASS, "1Gi", dataSource));
+      const log = await runWithClaims(
+        c(),
+        ns,
+        "web-restored-reader",
+        { data: "web-restored" },
+        "sha256sum /data/blob",
+        {
+          timeoutMs: 900_000,
+        },
+      );
+      expect(checksumIn(log, "/data/blob")).toBe(webSum);
+    });
+  });
+});
+
+describe("4. a disk added to the selector (config change)", () => {
+  let poolBefore = 0;
+
+  it("preview shows the LVMNodeSet's selector gaining the disk; nothing is written", async () => {
+    poolBefore = await poolBytes();
+    expect(poolBefore).toBeGreaterThan(0);
+    setStackConfig(ws!, "diskSerials", [...SELECTED_SERIALS, ADDED_SERIAL]);
+    const out = await timed("preview (disk added)", () => pulumi(["preview", "--diff"]));
+    expect(out).toMatch(/~.*kubernetes:lvm\.topolvm\.io\/v2alpha1:LVMNodeSet/);
+    expect(out).toContain(ADDED_SERIAL);
+    const pvs = await lvmReport("pvs", "pv_name,vg_name");
+    expect(pvs.filter(([, vg]) => vg === "vg-data")).toHaveLength(SELECTED_SERIALS.length);
+  });
+
+  it("up extends vg-data onto it and regrows pool0; web-0's data is intact", async () => {
+    await timed("up (disk added)", () => pulumi(["up", "--yes", "--skip-preview"]));
+    const added = (await disksBySerial())[ADDED_SERIAL]!;
+    await timed("vg-data extended (operator → agent)", () =>
+      waitFor(
+        `${added} (${ADDED_SERIAL}) a PV of vg-data`,
+        () => lvmReport("pvs", "pv_name,vg_name"),
+        (pvs) => pvs.some(([pv, vg]) => pv === added && vg === "vg-data"),
+        600_000,
+        () => podSummary(c()),
+      ),
+    );
+    const grown = await waitFor("pool0 regrown", poolBytes, (bytes) => bytes > poolBefore, 600_000);
+    expect(grown).toBeGreaterThan(poolBefore);
+    expect(await readWebData("web-reader-after-extend")).toBe(webSum);
+  });
+});
+
+describe("7. secrets", () => {
+  it("no private key and no kubeconfig credential in plain text in the state or the backend directory", () => {
+    const kubeconfig = fs.readFileSync(c().cp.kubeconfigPath, "utf8");
+    const credentials = [...kubeconfig.matchAll(/(?:client-key-data|token): *(\S+)/g)].map((m) => m[1]!);
+    expect(credentials.length).toBeGreaterThan(0);
+    const files = [
+      { file: "pulumi stack export", text: ws!.exportState().text },
+      ...PulumiWorkspace.filesUnder(ws!.backend),
+    ];
+    for (const { file, text } of files) {
+      expect({ file, plainKey: /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) }).toEqual({
+        file,
+        plainKey: false,
+      });
+      for (const secret of credentials)
+        expect({ file, leaks: text.includes(secret) }).toEqual({ file, leaks: false });
+    }
+  });
+});
+
+describe("6. pulumi destroy (deletionPolicy Retain, the default)", () => {
+  it("removes what Pulumi made and leaves vg-data, its pool and the claim's data on the node", async () => {
+    await timed("destroy", () => pulumi(["destroy", "--yes", "--skip-preview"]));
+    expect(ws!.exportState().deployment.resources ?? []).toEqual([]);
+    const vgs = await lvmReport("vgs", "vg_name");
+    expect(vgs).toEqual([["vg-data"]]);
+    const lvs = await lvmReport("lvs", "vg_name,lv_name");
+    expect(lvs).toEqual(expect.arrayContaining([["vg-data", "pool0"]]));
+    // TopoLVM is gone, so no new claim can be provisioned; the LV web-0's data lives on is still there.
+    const pvc = await get(c().cp, "/api/v1/namespaces/default/persistentvolumeclaims/data-web-0");
+    const pv = await get(c().cp, `/api/v1/persistentvolumes/${pvc!.spec.volumeName}`);
+    expect(lvs).toEqual(expect.arrayContaining([["vg-data", pv!.spec.csi.volumeHandle]]));
   });
 });
