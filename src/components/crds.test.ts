@@ -51,10 +51,13 @@ describe("loadCrdManifests", () => {
   });
 
   test("a missing or empty directory says how to generate the CRDs", () => {
-    expect(() => loadCrdManifests("/nonexistent")).toThrow(
-      "/nonexistent does not exist: the CRDs are generated there by `npm run generate` (or pass crdDirectory)",
-    );
     const d = tempDir({ "empty.yaml": "" });
+    // A path inside a fresh temporary directory, not "/nonexistent": that is the home of Debian's
+    // _apt and nobody users, and apt-get's sandbox creates it (a CI run failed on that).
+    const missing = path.join(d.dir, "missing");
+    expect(() => loadCrdManifests(missing)).toThrow(
+      `${missing} does not exist: the CRDs are generated there by \`npm run generate\` (or pass crdDirectory)`,
+    );
     try {
       expect(() => loadCrdManifests(d.dir)).toThrow(
         `${d.dir} holds no CustomResourceDefinition: generate them with \`npm run generate\``,
