@@ -3,7 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { execFileSync } from "node:child_process";
 import { createLvmRunner } from "../../src/agent/lvm-runner";
-import { parseConfigLines, writeSyncIoSystemDir } from "../../src/agent/lvm-system-dir";
+import { parseConfigLines, parseConfigTree, writeSyncIoSystemDir } from "../../src/agent/lvm-system-dir";
 
 /**
  * writeSyncIoSystemDir against this machine's lvm2: what lvm itself reads from the copy. Needs lvm2's
@@ -57,5 +57,73 @@ test("a host without lvm.conf or lvmlocal.conf gets lvm's defaults and use_aio 0
   expect(fs.existsSync(path.join(to, "lvmlocal.conf"))).toBe(false);
   expect(Object.fromEntries(parseConfigLines(lvmconfig(to, "backup/backup_dir")))).toEqual({
     backup_dir: `"${host}/backup"`,
+  });
+});
+
+test("with runWithCopy, lvm is asked what it reads from the copy: the host's settings, use_aio 0 and the pinned directories", async () => {
+  const host = path.join(dir, "host");
+  fs.mkdirSync(host);
+  fs.writeFileSync(
+    path.join(host, "lvm.conf"),
+    'global {\n\tuse_aio = 1\n}\ndevices {\n\tfilter = [ "a|^/dev/sd.*|", "r|.*|" ]\n}\n',
+  );
+  fs.writeFileSync(path.join(host, "lvmlocal.conf"), "local {\n\thost_id = 7\n}\n");
+  const to = path.join(dir, "agent");
+  await expect(
+    writeSyncIoSystemDir({
+      from: host,
+      to,
+      run: createLvmRunner({ lvmSystemDir: host }),
+      runWithCopy: createLvmRunner({ lvmSystemDir: to }),
+    }),
+  ).resolves.toBeUndefined();
+  expect(lvmconfig(to, "global/use_aio")).toContain("use_aio=0");
+});
+
+test("a copy lvm does not read as written is refused, naming the settings that differ", async () => {
+  const host = path.join(dir, "host");
+  fs.mkdirSync(host);
+  fs.writeFileSync(path.join(host, "lvm.conf"), "backup {\n\tretain_days = 9\n}\n");
+  // lvm, where it runs, finds another file at the copy's path (a stale copy of another configuration).
+  const elsewhere = path.join(dir, "elsewhere");
+  fs.mkdirSync(elsewhere);
+  fs.writeFileSync(
+    path.join(elsewhere, "lvm.conf"),
+    "global {\n\tuse_aio = 0\n}\nbackup {\n\tretain_days = 1\n}\n",
+  );
+  await expect(
+    writeSyncIoSystemDir({
+      from: host,
+      to: path.join(dir, "agent"),
+      run: createLvmRunner({ lvmSystemDir: host }),
+      runWithCopy: createLvmRunner({ lvmSystemDir: elsewhere }),
+    }),
+  ).rejects.toThrow(
+    /reads another configuration from .*agent than the copy of the host's: .*backup\/retain_days is 1, not 9/,
+  );
+  // ... or none at all (the path does not exist where lvm runs): lvm's own defaults.
+  await expect(
+    writeSyncIoSystemDir({
+      from: host,
+      to: path.join(dir, "agent"),
+      run: createLvmRunner({ lvmSystemDir: host }),
+      runWithCopy: createLvmRunner({ lvmSystemDir: path.join(dir, "missing") }),
+    }),
+  ).rejects.toThrow(/reads another configuration from .*agent than .*global\/use_aio is unset, not 0$/);
+});
+
+test("parseConfigTree: section paths, nested sections, values as lvm printed them", () => {
+  expect(
+    Object.fromEntries(
+      parseConfigTree(
+        'global {\n\tuse_aio=0\n\tumask=63\n}\ntags {\n\thosttags=1\n\ttag1 {\n\t\thost_list=["a","b"]\n\t}\n}\nbackup {\n\tbackup_dir="/etc/lvm/backup"\n}\n',
+      ),
+    ),
+  ).toEqual({
+    "global/use_aio": "0",
+    "global/umask": "63",
+    "tags/hosttags": "1",
+    "tags/tag1/host_list": '["a","b"]',
+    "backup/backup_dir": '"/etc/lvm/backup"',
   });
 });
