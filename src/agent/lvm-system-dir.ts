@@ -11,10 +11,12 @@ import type { Runner } from "./lvm-runner";
  * command's end; io_destroy waits for an RCU grace period, 30-50 ms on a busy machine, which is most of
  * a small command's time (`lvm fullreport` of a few devices: ~50 ms with AIO, ~20 ms without). lvm
  * reads use_aio before it applies `--config`, so only a configuration file can change it, and lvm reads
- * its files from one directory. The copy keeps everything else as the host has it: lvm.conf verbatim
- * with the override appended (a later section's setting wins in lvm's parser), lvmlocal.conf verbatim,
- * and the metadata backup, archive and profile directories pinned to where the host's lvm puts them,
- * which would otherwise move into the copy.
+ * its files from one directory. The copy keeps everything else as the host has it: lvm.conf verbatim,
+ * lvmlocal.conf verbatim with the override appended (lvm reads lvmlocal.conf over lvm.conf, so its
+ * settings win), and the metadata backup, archive and profile directories pinned to where the host's
+ * lvm puts them, which would otherwise move into the copy. Appended to lvmlocal.conf, not lvm.conf:
+ * a setting that appears twice in one file makes every lvm command print "WARNING: Ignoring
+ * duplicate config value" on stderr, and hosts set these in lvm.conf, not in lvmlocal.conf.
  *
  * Synchronous I/O reads devices one at a time: on a node with many slow (rotating) disks the scan can
  * take longer than the AIO teardown it saves, so the agent uses this only when told to.
@@ -59,9 +61,9 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
       throw new Error(`lvm config --type full printed no ${setting} (got ${JSON.stringify(stdout)})`);
     return v;
   };
-  const text = [
-    base.endsWith("\n") || base === "" ? base : `${base}\n`,
-    "# Appended by pulumi-lvm's agent (src/agent/lvm-system-dir.ts): the host's settings above, with",
+  const overrides = [
+    local === undefined || local === "" || local.endsWith("\n") ? (local ?? "") : `${local}\n`,
+    "# Appended by pulumi-lvm's agent (src/agent/lvm-system-dir.ts): the host's settings, with",
     "# synchronous I/O, and the host's backup, archive and profile directories kept where they are.",
     "global {",
     "\tuse_aio = 0",
@@ -77,9 +79,8 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
   ].join("\n");
   const to = here(args.to);
   await fs.mkdir(to, { recursive: true, mode: 0o755 });
-  writeFileAtomic(path.join(to, "lvm.conf"), text);
-  if (local !== undefined) writeFileAtomic(path.join(to, "lvmlocal.conf"), local);
-  else await fs.rm(path.join(to, "lvmlocal.conf"), { force: true });
+  writeFileAtomic(path.join(to, "lvm.conf"), base);
+  writeFileAtomic(path.join(to, "lvmlocal.conf"), overrides);
   if (args.runWithCopy) {
     const pinned = new Map(PINNED_SETTINGS.map((s) => [s, value(s)]));
     await checkCopy(args.run, args.runWithCopy, args.to, new Map([["global/use_aio", "0"], ...pinned]));

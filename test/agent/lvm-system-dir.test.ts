@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { execFileSync } from "node:child_process";
+import { execFileSync, spawnSync } from "node:child_process";
 import { createLvmRunner } from "../../src/agent/lvm-runner";
 import { parseConfigLines, parseConfigTree, writeSyncIoSystemDir } from "../../src/agent/lvm-system-dir";
 
@@ -54,10 +54,39 @@ test("a host without lvm.conf or lvmlocal.conf gets lvm's defaults and use_aio 0
   fs.writeFileSync(path.join(to, "lvmlocal.conf"), "stale\n");
   await writeSyncIoSystemDir({ from: host, to, run: createLvmRunner({ lvmSystemDir: host }) });
   expect(lvmconfig(to, "global/use_aio")).toContain("use_aio=0");
-  expect(fs.existsSync(path.join(to, "lvmlocal.conf"))).toBe(false);
+  // The stale lvmlocal.conf is gone: the copy's holds only the agent's settings (appended there since
+  // settings given twice in one file made lvm warn on every command, see below).
+  expect(fs.readFileSync(path.join(to, "lvmlocal.conf"), "utf8")).not.toContain("stale");
   expect(Object.fromEntries(parseConfigLines(lvmconfig(to, "backup/backup_dir")))).toEqual({
     backup_dir: `"${host}/backup"`,
   });
+});
+
+test("a host that sets use_aio and the backup directories itself: lvm reads the copy without a warning", async () => {
+  const host = path.join(dir, "host");
+  fs.mkdirSync(host);
+  fs.writeFileSync(
+    path.join(host, "lvm.conf"),
+    'global {\n\tuse_aio = 1\n}\nbackup {\n\tbackup_dir = "/srv/lvm-backup"\n\tarchive_dir = "/srv/lvm-archive"\n}\n',
+  );
+  fs.writeFileSync(path.join(host, "lvmlocal.conf"), "local {\n\thost_id = 7\n}");
+  const to = path.join(dir, "agent");
+  await writeSyncIoSystemDir({ from: host, to, run: createLvmRunner({ lvmSystemDir: host }) });
+  const r = spawnSync(
+    "lvmconfig",
+    ["--type", "full", "global/use_aio", "backup/backup_dir", "backup/archive_dir", "local/host_id"],
+    {
+      env: { PATH: process.env.PATH, LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1", LVM_SYSTEM_DIR: to },
+      encoding: "utf8",
+    },
+  );
+  expect({ status: r.status, stderr: r.stderr }).toEqual({ status: 0, stderr: "" });
+  expect(Object.fromEntries(parseConfigLines(r.stdout))).toEqual({
+    backup_dir: '"/srv/lvm-backup"',
+    archive_dir: '"/srv/lvm-archive"',
+  });
+  expect(r.stdout).toContain("use_aio=0");
+  expect(r.stdout).toContain("host_id=7");
 });
 
 test("with runWithCopy, lvm is asked what it reads from the copy: the host's settings, use_aio 0 and the pinned directories", async () => {
