@@ -89,12 +89,27 @@ describe("parseAgentConfig", () => {
     });
   });
 
-  it("--lvm-sync-io: off by default, on when given; refused with a command prefix (lvm would read the copy elsewhere)", () => {
+  it("--lvm-sync-io: off by default, on when given; with a command prefix only with --host-root (lvm reads the copy in another mount namespace)", () => {
     expect(parseAgentConfig(base, {}).lvmSyncIo ?? false).toBe(false);
     expect(parseAgentConfig([...base, "--lvm-sync-io"], {}).lvmSyncIo).toBe(true);
-    expect(() =>
-      parseAgentConfig([...base, "--lvm-sync-io", "--command-prefix", "nsenter -t 1 -m --"], {}),
-    ).toThrow("--lvm-sync-io: cannot be used with --command-prefix");
+    const prefix = ["--command-prefix", "nsenter -t 1 -m --"];
+    expect(() => parseAgentConfig([...base, "--lvm-sync-io", ...prefix], {})).toThrow(
+      "--lvm-sync-io: with --command-prefix lvm runs in another mount namespace: give --host-root",
+    );
+    const config = parseAgentConfig([...base, "--lvm-sync-io", ...prefix, "--host-root", "/proc/1/root"], {});
+    expect({ lvmSyncIo: config.lvmSyncIo, hostRoot: config.hostRoot }).toEqual({
+      lvmSyncIo: true,
+      hostRoot: "/proc/1/root",
+    });
+    expect(() => parseAgentConfig([...base, "--host-root", "/proc/1/root", ...prefix], {})).toThrow(
+      "--host-root: is only used by --lvm-sync-io with --command-prefix",
+    );
+    expect(() => parseAgentConfig([...base, "--lvm-sync-io", "--host-root", "/proc/1/root"], {})).toThrow(
+      "--host-root: is only used by --lvm-sync-io with --command-prefix",
+    );
+    expect(() => parseAgentConfig([...base, "--lvm-sync-io", ...prefix, "--host-root", "proc"], {})).toThrow(
+      "--host-root: must be an absolute path",
+    );
   });
 
   it("reads the host's mount table under a command prefix (nsenter), unless --mountinfo says otherwise", () => {

@@ -42,6 +42,12 @@ export interface AgentConfig {
    * (src/agent/lvm-system-dir.ts, docs/lvm-performance.md). @default false
    */
   readonly lvmSyncIo?: boolean;
+  /**
+   * Where the filesystem that commands run through commandPrefix see is visible to this process (e.g.
+   * /proc/1/root for nsenter --target 1 --mount, with hostPID): --lvm-sync-io reads the host's lvm
+   * configuration and writes its copy there. Only with lvmSyncIo and a commandPrefix.
+   */
+  readonly hostRoot?: string;
   readonly lvmConfig?: string;
   readonly bodyLimitBytes: number;
   readonly commandLog?: string;
@@ -70,6 +76,8 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --lvm-system-dir DIR       LVM_SYSTEM_DIR for lvm commands
   --lvm-sync-io              lvm with synchronous I/O: a copy of the lvm configuration (--lvm-system-dir,
                              else /etc/lvm) with use_aio = 0, written to <state-dir>/lvm-sync-io at start
+  --host-root DIR            with --lvm-sync-io and --command-prefix: where the prefix's filesystem is
+                             visible to the agent (e.g. /proc/1/root for "nsenter --target 1 --mount")
   --lvm-config STRING        extra lvm --config settings
   --body-limit QUANTITY      largest request body (default 1Mi)
   --command-log FILE         append every command run, one JSON line each
@@ -124,6 +132,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     mountinfo: c.mountinfo ?? (commandPrefix.length ? HOST_MOUNTINFO : OWN_MOUNTINFO),
     ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
     ...(c["lvm-sync-io"] ? { lvmSyncIo: true } : {}),
+    ...(c["host-root"] ? { hostRoot: c["host-root"] } : {}),
     ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
     bodyLimitBytes: limit.ok ? limit.bytes : 0,
     ...(c["command-log"] ? { commandLog: c["command-log"] } : {}),
@@ -151,6 +160,7 @@ const FLAGS = {
   mountinfo: { type: "string" },
   "lvm-system-dir": { type: "string" },
   "lvm-sync-io": { type: "boolean" },
+  "host-root": { type: "string" },
   "lvm-config": { type: "string" },
   "body-limit": { type: "string" },
   "command-log": { type: "string" },
@@ -215,6 +225,7 @@ const fieldsSchema = z.object({
   mountinfo: absolutePath.optional(),
   "lvm-system-dir": absolutePath.optional(),
   "lvm-sync-io": z.boolean().default(false),
+  "host-root": absolutePath.optional(),
   "lvm-config": z.string().optional(),
   "body-limit": z.string().default("1Mi"),
   "command-log": absolutePath.optional(),
@@ -269,13 +280,16 @@ function crossFlagProblems(
     if (!limit.ok || limit.bytes < 1024)
       add("body-limit", `must be a quantity of at least 1Ki (got ${JSON.stringify(v["body-limit"])})`);
   }
-  // The copy is read from this process's filesystem; through a prefix (nsenter) lvm would read it
-  // in another mount namespace, where the path may not exist or be another file.
-  if (v["lvm-sync-io"] && typeof v["command-prefix"] === "string" && v["command-prefix"].trim())
+  // Through a prefix (nsenter) lvm runs in another mount namespace: the host's configuration and the
+  // copy lvm is given are paths there, which the agent reaches under --host-root.
+  const prefixed = typeof v["command-prefix"] === "string" && v["command-prefix"].trim() !== "";
+  if (v["lvm-sync-io"] && prefixed && v["host-root"] === undefined)
     add(
       "lvm-sync-io",
-      "cannot be used with --command-prefix (lvm runs in another mount namespace): write the copy on the host and pass --lvm-system-dir",
+      "with --command-prefix lvm runs in another mount namespace: give --host-root, where that namespace's filesystem is visible to the agent (e.g. /proc/1/root for nsenter --target 1 --mount), or write the copy on the host and pass --lvm-system-dir",
     );
+  if (v["host-root"] !== undefined && !(v["lvm-sync-io"] && prefixed))
+    add("host-root", "is only used by --lvm-sync-io with --command-prefix");
   if (typeof v.audience === "string" && v.audience.split(",").some((a) => !a.trim()))
     add("audience", "has an empty audience");
   return problems;

@@ -11,13 +11,21 @@ import type { Runner } from "./lvm-runner";
  * command's end; io_destroy waits for an RCU grace period, 30-50 ms on a busy machine, which is most of
  * a small command's time (`lvm fullreport` of a few devices: ~50 ms with AIO, ~20 ms without). lvm
  * reads use_aio before it applies `--config`, so only a configuration file can change it, and lvm reads
- * its files from one directory. The copy keeps everything else as the host has it: lvm.conf verbatim
- * with the override appended (a later section's setting wins in lvm's parser), lvmlocal.conf verbatim,
- * and the metadata backup, archive and profile directories pinned to where the host's lvm puts them,
- * which would otherwise move into the copy.
+ * its files from one directory. The copy keeps everything else as the host has it: lvm.conf verbatim,
+ * lvmlocal.conf verbatim with the override appended (lvm reads lvmlocal.conf over lvm.conf, so its
+ * settings win), and the metadata backup, archive and profile directories pinned to where the host's
+ * lvm puts them, which would otherwise move into the copy. Appended to lvmlocal.conf, not lvm.conf:
+ * a setting that appears twice in one file makes every lvm command print "WARNING: Ignoring
+ * duplicate config value" on stderr, and hosts set these in lvm.conf, not in lvmlocal.conf.
  *
  * Synchronous I/O reads devices one at a time: on a node with many slow (rotating) disks the scan can
  * take longer than the AIO teardown it saves, so the agent uses this only when told to.
+ *
+ * `from` and `to` are paths as lvm sees them. When lvm runs through a command prefix into the host's
+ * mount namespace (nsenter, in a pod), this process reaches them under `hostRoot` (/proc/1/root). Either
+ * way, when `runWithCopy` is given, lvm itself is asked afterwards what it reads from the copy, in the
+ * namespace it runs in: the host's configuration tree with exactly use_aio and the three pinned
+ * directories changed, or the copy is refused (its path may not be where lvm looks, or be another file).
  */
 export interface SyncIoSystemDirArgs {
   /** The host's LVM_SYSTEM_DIR. @default "/etc/lvm" */
@@ -26,6 +34,14 @@ export interface SyncIoSystemDirArgs {
   readonly to: string;
   /** Runs `lvm config` with LVM_SYSTEM_DIR = `from`, to learn the effective directories. */
   readonly run: Runner;
+  /** Runs `lvm config` with LVM_SYSTEM_DIR = `to`, through the same prefix: checks the copy as lvm reads it. */
+  readonly runWithCopy?: Runner;
+  /**
+   * Where the filesystem lvm runs in is visible to this process: `from` is read and `to` written under
+   * it. @default "" (the same filesystem)
+   * @example "/proc/1/root"
+   */
+  readonly hostRoot?: string;
 }
 
 /** The settings the copy pins to their effective value on the host, as `section/key`. */
@@ -33,8 +49,9 @@ export const PINNED_SETTINGS = ["backup/backup_dir", "backup/archive_dir", "conf
 
 export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<void> {
   const from = args.from ?? "/etc/lvm";
-  const base = (await readIfExists(path.join(from, "lvm.conf"))) ?? "";
-  const local = await readIfExists(path.join(from, "lvmlocal.conf"));
+  const here = (p: string) => (args.hostRoot ? path.join(args.hostRoot, p) : p);
+  const base = (await readIfExists(path.join(here(from), "lvm.conf"))) ?? "";
+  const local = await readIfExists(path.join(here(from), "lvmlocal.conf"));
   const { stdout } = await args.run(["lvm", "config", "--type", "full", ...PINNED_SETTINGS]);
   const effective = parseConfigLines(stdout);
   const value = (setting: string) => {
@@ -44,9 +61,9 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
       throw new Error(`lvm config --type full printed no ${setting} (got ${JSON.stringify(stdout)})`);
     return v;
   };
-  const text = [
-    base.endsWith("\n") || base === "" ? base : `${base}\n`,
-    "# Appended by pulumi-lvm's agent (src/agent/lvm-system-dir.ts): the host's settings above, with",
+  const overrides = [
+    local === undefined || local === "" || local.endsWith("\n") ? (local ?? "") : `${local}\n`,
+    "# Appended by pulumi-lvm's agent (src/agent/lvm-system-dir.ts): the host's settings, with",
     "# synchronous I/O, and the host's backup, archive and profile directories kept where they are.",
     "global {",
     "\tuse_aio = 0",
@@ -60,10 +77,64 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
     "}",
     "",
   ].join("\n");
-  await fs.mkdir(args.to, { recursive: true, mode: 0o755 });
-  writeFileAtomic(path.join(args.to, "lvm.conf"), text);
-  if (local !== undefined) writeFileAtomic(path.join(args.to, "lvmlocal.conf"), local);
-  else await fs.rm(path.join(args.to, "lvmlocal.conf"), { force: true });
+  const to = here(args.to);
+  await fs.mkdir(to, { recursive: true, mode: 0o755 });
+  writeFileAtomic(path.join(to, "lvm.conf"), base);
+  writeFileAtomic(path.join(to, "lvmlocal.conf"), overrides);
+  if (args.runWithCopy) {
+    const pinned = new Map(PINNED_SETTINGS.map((s) => [s, value(s)]));
+    await checkCopy(args.run, args.runWithCopy, args.to, new Map([["global/use_aio", "0"], ...pinned]));
+  }
+}
+
+/** `lvm config` of the whole configuration lvm runs with (its files and the runner's --config, merged). */
+const CURRENT_CONFIG = ["lvm", "config", "--type", "current", "--mergedconfig"];
+
+/**
+ * Asks lvm what it reads with LVM_SYSTEM_DIR = the copy, and with the host's: the two must be the same
+ * settings but for `changed`, which must have exactly those values. Throws naming the settings that differ.
+ */
+async function checkCopy(
+  run: Runner,
+  runWithCopy: Runner,
+  to: string,
+  changed: ReadonlyMap<string, string>,
+): Promise<void> {
+  const expected = parseConfigTree((await run(CURRENT_CONFIG)).stdout);
+  for (const [setting, v] of changed) expected.set(setting, v);
+  let seen: Map<string, string>;
+  try {
+    seen = parseConfigTree((await runWithCopy(CURRENT_CONFIG)).stdout);
+  } catch (e) {
+    throw new Error(`lvm cannot read the copy at ${to} where it runs: ${(e as Error).message}`);
+  }
+  const differ = [...new Set([...expected.keys(), ...seen.keys()])]
+    .filter((k) => expected.get(k) !== seen.get(k))
+    .sort();
+  if (differ.length)
+    throw new Error(
+      `lvm, where it runs, reads another configuration from ${to} than the copy of the host's: ${differ
+        .slice(0, 5)
+        .map((k) => `${k} is ${seen.get(k) ?? "unset"}, not ${expected.get(k) ?? "unset"}`)
+        .join("; ")}${differ.length > 5 ? ` (and ${differ.length - 5} more)` : ""}`,
+    );
+}
+
+/** `lvm config` output (sections in braces, one `key=value` a line) → "section/key" → the value as printed. */
+export function parseConfigTree(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const sections: string[] = [];
+  for (const raw of text.split("\n")) {
+    const line = raw.trim();
+    const open = /^([A-Za-z0-9_@.-]+)\s*\{$/.exec(line);
+    if (open) sections.push(open[1]!);
+    else if (line === "}") sections.pop();
+    else {
+      const m = /^([A-Za-z0-9_]+)\s*=\s*(.*)$/.exec(line);
+      if (m) out.set([...sections, m[1]!].join("/"), m[2]!);
+    }
+  }
+  return out;
 }
 
 /** `key="value"` lines of `lvm config` → key → the value as lvm printed it (quoted), for writing back. */

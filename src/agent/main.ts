@@ -194,19 +194,26 @@ export const SYNC_IO_DIR_NAME = "lvm-sync-io";
 
 /**
  * --lvm-sync-io: a copy of the lvm configuration (--lvm-system-dir, else /etc/lvm) with use_aio = 0
- * in <state-dir>/lvm-sync-io, rewritten at each start; the agent does not start if it cannot be written.
+ * in <state-dir>/lvm-sync-io, rewritten at each start; the agent does not start if it cannot be written
+ * or lvm, run as the agent runs it (through --command-prefix), does not read it as written. With a
+ * prefix both paths are the host's, reached under --host-root.
  */
 async function syncIoSystemDir(config: AgentConfig): Promise<string> {
   const to = path.join(config.stateDir, SYNC_IO_DIR_NAME);
   const from = config.lvmSystemDir ?? "/etc/lvm";
+  const runner = (lvmSystemDir: string | undefined) =>
+    createLvmRunner({
+      commandPrefix: config.commandPrefix,
+      timeoutMs: config.commandTimeoutMs,
+      ...(lvmSystemDir ? { lvmSystemDir } : {}),
+    });
   try {
     await writeSyncIoSystemDir({
       from,
       to,
-      run: createLvmRunner({
-        timeoutMs: config.commandTimeoutMs,
-        ...(config.lvmSystemDir ? { lvmSystemDir: config.lvmSystemDir } : {}),
-      }),
+      run: runner(config.lvmSystemDir),
+      runWithCopy: runner(to),
+      ...(config.hostRoot ? { hostRoot: config.hostRoot } : {}),
     });
   } catch (e) {
     throw new Error(

@@ -4,7 +4,7 @@ import YAML from "yaml";
 import { parseLVMNodeSet } from "../api";
 import { parseNodeInventory } from "../inventory/parse";
 import type { RawNodeInventory } from "../inventory/types";
-import { planNodes, type PlanDocument } from "../planner";
+import { canonicalJson, planNodes, type PlanDocument } from "../planner";
 import { runPlan } from "./plan";
 
 const root = join(__dirname, "../..");
@@ -44,6 +44,8 @@ test("--json prints the plan document the library makes", async () => {
   expect(doc.apiVersion).toBe("pulumi-lvm.dev/plan/v1");
   expect(doc.nodeSet).toBe("quickstart");
   expect(doc.nodes.map((n) => n.node)).toEqual(["edge-1", "edge-2", "edge-3"]);
+  // The canonical text (keys sorted at every level, as the hashes are computed over), indented by 2.
+  expect(r.stdout).toBe(`${JSON.stringify(JSON.parse(canonicalJson(doc)), null, 2)}\n`);
 });
 
 test("the text shows every node's claims, exclusions, commands and hash", async () => {

@@ -53,8 +53,9 @@ export async function runPlan(io: CliIO): Promise<number> {
     io.stderr(`${args.inventory}: ${error.message}\n`);
     return 1;
   }
-  // --json: the canonical JSON (sorted keys, as the hashes are computed over), indented.
-  io.stdout(args.json ? `${JSON.stringify(JSON.parse(canonicalJson(doc)), null, 2)}\n` : formatPlanText(doc));
+  // --json: the canonical JSON (sorted keys, as the hashes are computed over), indented; written
+  // directly, not parsed back from the compact text (60 MB of it for 5,000 nodes × 24 devices).
+  io.stdout(args.json ? `${canonicalJson(doc, 2)}\n` : formatPlanText(doc));
   return 0;
 }
 

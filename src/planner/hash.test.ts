@@ -56,3 +56,32 @@ test("canonicalJson equals the definition on any JSON value", () => {
     { numRuns: 500 },
   );
 });
+
+/** The definition with JSON.stringify's `space` layout: what canonicalJson(v, indent) must equal. */
+function referenceIndented(v: unknown, indent: number, at = ""): string {
+  if (v === null || typeof v !== "object") return JSON.stringify(v) ?? "null";
+  const inner = at + " ".repeat(indent);
+  if (Array.isArray(v)) {
+    if (v.length === 0) return "[]";
+    const items = v.map((x) => inner + (x === undefined ? "null" : referenceIndented(x, indent, inner)));
+    return `[\n${items.join(",\n")}\n${at}]`;
+  }
+  const r = v as Record<string, unknown>;
+  const members = Object.keys(r)
+    .sort()
+    .filter((k) => r[k] !== undefined)
+    .map((k) => `${inner}${JSON.stringify(k)}: ${referenceIndented(r[k], indent, inner)}`);
+  return members.length ? `{\n${members.join(",\n")}\n${at}}` : "{}";
+}
+
+test("canonicalJson with an indent is the definition laid out as JSON.stringify's space lays it out", () => {
+  expect(canonicalJson({ b: [1, { d: 2, c: undefined }], a: {}, "10": [], "9": "x" }, 2)).toBe(
+    '{\n  "10": [],\n  "9": "x",\n  "a": {},\n  "b": [\n    1,\n    {\n      "d": 2\n    }\n  ]\n}',
+  );
+  fc.assert(
+    fc.property(fc.jsonValue(), fc.integer({ min: 1, max: 4 }), (v, indent) => {
+      expect(canonicalJson(v, indent)).toBe(referenceIndented(v, indent));
+    }),
+    { numRuns: 500 },
+  );
+});

@@ -3,16 +3,19 @@ import { createHash } from "node:crypto";
 /**
  * JSON with object keys sorted at every level and undefined members left out: the same value always
  * gives the same text, whatever order its keys were built in. Arrays keep their order (an undefined
- * element is null, as in JSON.stringify).
+ * element is null, as in JSON.stringify). With `indent`, the same text laid out as JSON.stringify's
+ * `space` argument lays it out (for people: `pulumi-lvm plan --json`); hashes use the compact text.
  *
  * Fast path: copy the value with every object's keys inserted in sorted order and let JSON.stringify
  * write it. That only works when no key looks like an array index (V8 keeps those first, in numeric
  * order); otherwise JSON.stringify gets every key, sorted, as an array replacer, whose order it follows.
  */
-export function canonicalJson(value: unknown): string {
+export function canonicalJson(value: unknown, indent?: number): string {
   const sorted = sortedCopy(value);
   return (
-    (sorted === INDEX_KEY ? JSON.stringify(value, allKeysSorted(value)) : JSON.stringify(sorted)) ?? "null"
+    (sorted === INDEX_KEY
+      ? JSON.stringify(value, allKeysSorted(value), indent)
+      : JSON.stringify(sorted, null, indent)) ?? "null"
   );
 }
 

@@ -5,7 +5,7 @@ import { runPlannerBench } from "./planner.bench";
 import { runPreviewBench } from "./preview.bench";
 
 async function main(): Promise<number> {
-  const planner = runPlannerBench();
+  const planner = await runPlannerBench();
   const agent = await runAgentBench();
   // A real kube-apiserver with N Nodes (test/env/install.sh builds it); N from PULUMI_LVM_BENCH_NODES.
   const nodes = (process.env.PULUMI_LVM_BENCH_NODES ?? "50,100,500").split(",").map(Number);
