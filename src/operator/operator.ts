@@ -14,7 +14,7 @@ import {
   keysForOwnLVMNodeChange,
   keysForRivalLVMNodes,
 } from "./lvmnode/event-mapping";
-import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode/reconciler";
+import { LVMNODE_FINALIZER, LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode/reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
@@ -165,6 +165,8 @@ export class Operator {
       ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
       ...(o.classObjects ? { classObjects: true } : {}),
       ...(o.providerReady ? { providerReady: true } : {}),
+      // The LVMNode reconciler would add it right away; only it removes it, so only when it runs.
+      ...(o.agents ? { lvmNodeFinalizer: LVMNODE_FINALIZER } : {}),
     });
   }
 
