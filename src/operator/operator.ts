@@ -40,8 +40,15 @@ export interface OperatorOptions {
   readonly log: (entry: Record<string, unknown>) => void;
   /** Watch LVMNodeSets and LVMNodes in this namespace only. @default all namespaces */
   readonly namespace?: string;
-  /** Reconciles running at once (never two of the same set). @default 2 */
+  /** LVMNodeSet reconciles running at once (never two of the same set). @default 2 */
   readonly workers?: number;
+  /**
+   * LVMNode reconciles running at once (never two of the same LVMNode). Each spends most of its
+   * time waiting on its own node's agent (a plan is a full discovery on that node) and on a few API
+   * requests, so N nodes are N independent machines to wait on: with 2, a fleet of 500 was driven
+   * two nodes at a time. @default 16
+   */
+  readonly lvmNodeWorkers?: number;
   /**
    * Drive the node agents: an LVMNode reconciler on its own queue keeps each LVMNode's node and
    * status true. Absent: LVMNodes are only created and kept to their template (the set
@@ -216,7 +223,7 @@ export class Operator {
       ...(this.nodeQueue
         ? [
             this.nodeQueue.run(
-              workers,
+              this.o.lvmNodeWorkers ?? DEFAULT_LVMNODE_WORKERS,
               async (key, release) => {
                 await this.api.whenReachable(signal);
                 if (!signal.aborted) await this.reconcileLVMNode(key, signal, release);
@@ -324,6 +331,9 @@ export class Operator {
     });
   }
 }
+
+/** LVMNode reconciles at once unless told (--lvmnode-workers). */
+export const DEFAULT_LVMNODE_WORKERS = 16;
 
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
