@@ -4,7 +4,12 @@ import { EventRecorder, type EventInput } from "./events/recorder";
 import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "../kube/clock";
-import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./nodeset/event-mapping";
+import {
+  isLVMNodeStatusChange,
+  keysForLVMNodeChange,
+  keysForNodeChange,
+  keysForNodeSetChange,
+} from "./nodeset/event-mapping";
 import { Informer, objectKey, type RestartReason } from "../kube/informer";
 import type { KubeClient, KubeObject } from "../kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "../kube/resources";
@@ -128,7 +133,11 @@ export class Operator {
         );
     });
     this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) => {
-      enqueue(keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name)));
+      const sets = keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name));
+      // A status the set only counts: one set reconcile per burst (a fleet converging writes
+      // thousands), not one per write; its status is written at most every 2 s anyway.
+      if (isLVMNodeStatusChange(c)) sets.forEach((k) => this.queue.addAfter(k, STATUS_COALESCE_MS));
+      else enqueue(sets);
       enqueueNodes(keysForOwnLVMNodeChange(c));
       enqueueNodes(keysForRivalLVMNodes(c, this.lvmNodes.list()));
     });
@@ -331,6 +340,9 @@ export class Operator {
     });
   }
 }
+
+/** How long a set waits after an LVMNode status change before it is reconciled (changes meanwhile join it). */
+const STATUS_COALESCE_MS = 1000;
 
 /** LVMNode reconciles at once unless told (--lvmnode-workers). */
 export const DEFAULT_LVMNODE_WORKERS = 16;
