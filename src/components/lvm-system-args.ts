@@ -136,6 +136,13 @@ export interface OperatorSettings {
   /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
   readonly resources?: ResourceRequirements;
   /**
+   * Report each LVMNodeSet's `ProviderReady` condition (`--provider-ready`): TopoLVM's CSIDriver
+   * exists and every selected node's CSINode lists `topolvm.io`; the set's `Ready` waits for it.
+   * Turn it off only for a system whose volume groups no TopoLVM uses (its sets would never be Ready).
+   * @default true
+   */
+  readonly providerReady?: boolean;
+  /**
    * Admission: overlapping or invalid LVMNodeSets and hand-made LVMNodes refused before they are
    * stored (docs/operator.md, Admission).
    * @default enabled, with a generated certificate
@@ -202,6 +209,7 @@ const argsSchema = z.strictObject({
       command: z.array(z.string()).min(1).optional(),
       args: z.array(z.string()).optional(),
       resources: resourceRequirements.optional(),
+      providerReady: z.boolean().optional(),
       admission: admissionSettingsSchema.optional(),
     })
     .optional(),

@@ -274,6 +274,8 @@ describe("LvmSystem", () => {
         "lvm-system",
         "--leader-election-name",
         "lvm-operator",
+        // issue 17: the set's ProviderReady (TopoLVM's CSIDriver and CSINodes), on by default
+        "--provider-ready",
         "--webhook-listen",
         "0.0.0.0:9443",
         "--webhook-cert-dir",
@@ -514,6 +516,7 @@ describe("LvmSystem", () => {
         "storage",
         "--leader-election-name",
         "edge-operator",
+        "--provider-ready",
         "--webhook-listen",
         "0.0.0.0:9443",
         "--webhook-cert-dir",
@@ -583,6 +586,29 @@ describe("LvmSystem", () => {
       () => new LvmSystem("both", args({ agentPlainHttp: true, agentTlsSecretName: "x" })),
     );
     expect(error.message).toContain("agentPlainHttp: excludes agentTlsSecretName");
+  });
+
+  test("operator.providerReady: on by default with the RBAC it reads with; false leaves the flag out; not a boolean: refused", async () => {
+    const flags = (rs: Awaited<ReturnType<typeof runProgram>>, name: string): string[] =>
+      find(rs, DEPLOYMENT, `${name}-operator`).inputs.spec.template.spec.containers[0].args;
+    expect(flags(recorded, "lvm")).toContain("--provider-ready");
+    // what --provider-ready reads (src/operator/nodeset/provider.ts), granted cluster-wide
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator").inputs.rules,
+    ).toEqual(
+      expect.arrayContaining([
+        { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
+        { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
+      ]),
+    );
+    const on = await runProgram(() => new LvmSystem("on", args({ operator: { providerReady: true } })));
+    expect(flags(on, "on").filter((f) => f === "--provider-ready")).toHaveLength(1);
+    const off = await runProgram(() => new LvmSystem("off", args({ operator: { providerReady: false } })));
+    expect(flags(off, "off")).not.toContain("--provider-ready");
+    const { error } = await runFailingProgram(
+      () => new LvmSystem("bad", args({ operator: { providerReady: "yes" as unknown as boolean } })),
+    );
+    expect(error.message).toContain("operator.providerReady");
   });
 
   test("without the operator: no operator account, roles or Deployment", async () => {

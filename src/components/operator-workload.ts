@@ -107,7 +107,8 @@ export const operatorLabels = (instance: string) => ({
  *   is never used against the API server: it is what the agents' SubjectAccessReview asks of a caller
  *   (src/agent/auth/authorizer.ts REQUIRED_ACCESS).
  * - `agentPods`: find each node's agent pod, in the agents' namespace.
- * - `clusterWide`: Nodes, to evaluate node selectors.
+ * - `clusterWide`: Nodes, to evaluate node selectors; the classes of sets applied without Pulumi;
+ *   TopoLVM's CSIDriver and CSINodes (ProviderReady, which LvmSystem's operator reports).
  * - `leaderElection`: the Lease the replicas elect a leader on (src/operator/leader), in the
  *   operator's own namespace (`create` cannot be limited to one name).
  * - `events`: Events (events.k8s.io/v1) about the LVMNodeSets and LVMNodes.
@@ -175,7 +176,8 @@ export const OPERATOR_REPLICAS = 2;
  * (RollingUpdate, never below the replicas: a new standby is Ready before an old pod stops, and
  * a stopping leader releases the Lease), preferably on two nodes; watching only the system's
  * namespace, requesting a token per node for its own service account and verifying the agents
- * against their CA (the Secret's ca.crt only). It needs no privilege: non-root, read-only root
+ * against their CA (the Secret's ca.crt only), and reporting each set's ProviderReady unless
+ * `providerReady: false`. It needs no privilege: non-root, read-only root
  * filesystem, no capabilities, RuntimeDefault seccomp.
  */
 export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings = {}) {
@@ -233,6 +235,8 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 "--leader-election-name",
                 at.name,
                 ...(at.agentTlsSecret ? [] : ["--agent-allow-plain-http"]),
+                // ProviderReady: the TopoLVM side of a set's Ready (RBAC: operatorRules().clusterWide)
+                ...(args.providerReady === false ? [] : ["--provider-ready"]),
                 ...(at.webhookTlsSecret
                   ? [
                       "--webhook-listen",

@@ -29,6 +29,14 @@ describe("parseOperatorConfig", () => {
     );
   });
 
+  test("--lvmnode-workers: LVMNode reconciles at once, 1 to 256; absent: the operator's default", () => {
+    expect(parseOperatorConfig(["--lvmnode-workers", "32"], {}).lvmNodeWorkers).toBe(32);
+    expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_LVMNODE_WORKERS: "4" }).lvmNodeWorkers).toBe(4);
+    expect(parseOperatorConfig([], {}).lvmNodeWorkers).toBeUndefined();
+    for (const bad of ["0", "257", "many"])
+      expect(() => parseOperatorConfig(["--lvmnode-workers", bad], {})).toThrow(/--lvmnode-workers: /);
+  });
+
   test("--provider-ready: the sets' ProviderReady condition, off by default", () => {
     expect(parseOperatorConfig(["--provider-ready"], {}).providerReady).toBe(true);
     expect(parseOperatorConfig([], { PULUMI_LVM_OPERATOR_PROVIDER_READY: "true" }).providerReady).toBe(true);

@@ -15,6 +15,8 @@ export interface OperatorConfig {
   /** healthz, readyz and metrics. */
   readonly listen: { readonly host: string; readonly port: number };
   readonly workers: number;
+  /** LVMNode reconciles at once; absent: the operator's default (16). */
+  readonly lvmNodeWorkers?: number;
   readonly resyncMs: number;
   /** How long a node stays out of a set's selector before its LVMNode is deleted; absent: the operator's default (60 s). */
   readonly deselectionGraceMs?: number;
@@ -62,7 +64,9 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --context NAME        the kubeconfig's context (default: its current-context)
   --namespace NS        watch LVMNodeSets and LVMNodes in NS only (default: all namespaces)
   --listen HOST:PORT    /healthz, /readyz and /metrics (default 0.0.0.0:8081)
-  --workers N           reconciles at once, 1 to 64 (default 2)
+  --workers N           LVMNodeSet reconciles at once, 1 to 64 (default 2)
+  --lvmnode-workers N   LVMNode reconciles at once (each waits on its own node's agent), 1 to 256
+                        (default 16)
   --resync DURATION     reconcile every set and LVMNode this often anyway (default 5m)
   --deselection-grace DURATION  keep the LVMNode of a node that left a set's selector this long
                         before deleting it; 0s deletes at once (default 60s)
@@ -104,6 +108,7 @@ const FLAGS = {
   namespace: { type: "string" },
   listen: { type: "string" },
   workers: { type: "string" },
+  "lvmnode-workers": { type: "string" },
   resync: { type: "string" },
   "deselection-grace": { type: "string" },
   "agent-namespace": { type: "string" },
@@ -182,6 +187,7 @@ const schema = z
       .enum(["true", "false"], { error: "is a switch (true or false in the environment)" })
       .optional(),
     workers: z.coerce.number().int().min(1).max(64).default(2),
+    "lvmnode-workers": z.coerce.number().int().min(1).max(256).optional(),
     resync: duration({ zero: false }).prefault("5m"),
     "deselection-grace": duration({ zero: true }).optional(),
     "leader-elect": z
@@ -284,6 +290,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     namespace: c.namespace,
     listen: c.listen,
     workers: c.workers,
+    ...(c["lvmnode-workers"] !== undefined ? { lvmNodeWorkers: c["lvmnode-workers"] } : {}),
     resyncMs: c.resync,
     ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
     ...(c["provider-ready"] === "true" ? { providerReady: true } : {}),

@@ -15,7 +15,7 @@ import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { createLog } from "../log/logger";
 import { processRegistry } from "../metrics/prometheus";
 import { OperatorMetrics } from "./metrics";
-import { Operator } from "./operator";
+import { DEFAULT_LVMNODE_WORKERS, Operator } from "./operator";
 import type { TermEnd } from "./leader/elector";
 import {
   leaderElectorFor,
@@ -86,6 +86,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     log,
     ...(config.namespace ? { namespace: config.namespace } : {}),
     workers: config.workers,
+    ...(config.lvmNodeWorkers !== undefined ? { lvmNodeWorkers: config.lvmNodeWorkers } : {}),
     resyncMs: config.resyncMs,
     ...(config.deselectionGraceMs !== undefined ? { deselectionGraceMs: config.deselectionGraceMs } : {}),
     events: { instance: identity },
@@ -137,6 +138,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     ...(webhookUrl ? { webhookUrl } : {}),
     namespace: config.namespace || "(all)",
     workers: config.workers,
+    lvmNodeWorkers: config.lvmNodeWorkers ?? DEFAULT_LVMNODE_WORKERS,
     identity,
   });
   const ended: Promise<TermEnd> = (

@@ -4,7 +4,12 @@ import { EventRecorder, type EventInput } from "./events/recorder";
 import { AgentDriver, type AgentTls } from "./agents/driver";
 import type { AgentTokenSource } from "./agents/token-file";
 import type { Clock } from "../kube/clock";
-import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./nodeset/event-mapping";
+import {
+  isLVMNodeStatusChange,
+  keysForLVMNodeChange,
+  keysForNodeChange,
+  keysForNodeSetChange,
+} from "./nodeset/event-mapping";
 import { Informer, objectKey, type RestartReason } from "../kube/informer";
 import type { KubeClient, KubeObject } from "../kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "../kube/resources";
@@ -14,7 +19,7 @@ import {
   keysForOwnLVMNodeChange,
   keysForRivalLVMNodes,
 } from "./lvmnode/event-mapping";
-import { LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode/reconciler";
+import { LVMNODE_FINALIZER, LVMNodeReconciler, ReconcileStoppedError } from "./lvmnode/reconciler";
 import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
@@ -40,8 +45,15 @@ export interface OperatorOptions {
   readonly log: (entry: Record<string, unknown>) => void;
   /** Watch LVMNodeSets and LVMNodes in this namespace only. @default all namespaces */
   readonly namespace?: string;
-  /** Reconciles running at once (never two of the same set). @default 2 */
+  /** LVMNodeSet reconciles running at once (never two of the same set). @default 2 */
   readonly workers?: number;
+  /**
+   * LVMNode reconciles running at once (never two of the same LVMNode). Each spends most of its
+   * time waiting on its own node's agent (a plan is a full discovery on that node) and on a few API
+   * requests, so N nodes are N independent machines to wait on: with 2, a fleet of 500 was driven
+   * two nodes at a time. @default 16
+   */
+  readonly lvmNodeWorkers?: number;
   /**
    * Drive the node agents: an LVMNode reconciler on its own queue keeps each LVMNode's node and
    * status true. Absent: LVMNodes are only created and kept to their template (the set
@@ -121,7 +133,11 @@ export class Operator {
         );
     });
     this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) => {
-      enqueue(keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name)));
+      const sets = keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name));
+      // A status the set only counts: one set reconcile per burst (a fleet converging writes
+      // thousands), not one per write; its status is written at most every 2 s anyway.
+      if (isLVMNodeStatusChange(c)) sets.forEach((k) => this.queue.addAfter(k, STATUS_COALESCE_MS));
+      else enqueue(sets);
       enqueueNodes(keysForOwnLVMNodeChange(c));
       enqueueNodes(keysForRivalLVMNodes(c, this.lvmNodes.list()));
     });
@@ -165,6 +181,8 @@ export class Operator {
       ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
       ...(o.classObjects ? { classObjects: true } : {}),
       ...(o.providerReady ? { providerReady: true } : {}),
+      // The LVMNode reconciler would add it right away; only it removes it, so only when it runs.
+      ...(o.agents ? { lvmNodeFinalizer: LVMNODE_FINALIZER } : {}),
     });
   }
 
@@ -214,7 +232,7 @@ export class Operator {
       ...(this.nodeQueue
         ? [
             this.nodeQueue.run(
-              workers,
+              this.o.lvmNodeWorkers ?? DEFAULT_LVMNODE_WORKERS,
               async (key, release) => {
                 await this.api.whenReachable(signal);
                 if (!signal.aborted) await this.reconcileLVMNode(key, signal, release);
@@ -322,6 +340,12 @@ export class Operator {
     });
   }
 }
+
+/** How long a set waits after an LVMNode status change before it is reconciled (changes meanwhile join it). */
+const STATUS_COALESCE_MS = 1000;
+
+/** LVMNode reconciles at once unless told (--lvmnode-workers). */
+export const DEFAULT_LVMNODE_WORKERS = 16;
 
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {

@@ -123,6 +123,29 @@ describe("how an agent is called", () => {
     });
     expect(calls).toEqual([]);
   });
+
+  test("a call reads only its node's pods: the other 999 agent pods of a fleet are not parsed", async () => {
+    let read = 0;
+    // A pod whose status counts its reads: parsing it (zod) reads it; skipping it does not.
+    const counted = (name: string, node: string, ip: string) => {
+      const { status, ...rest } = pod(name, node, ip);
+      return Object.defineProperty(rest, "status", { enumerable: true, get: () => (read++, status) });
+    };
+    const fleet = Array.from({ length: 1000 }, (_, i) =>
+      counted(`agent-${i}`, `n${i}`, `10.0.${i >> 8}.${i & 255}`),
+    );
+    const { client, calls } = fakeClient({});
+    const { d } = driver(client, fleet);
+    expect(await d.sync("n1", SPEC)).toMatchObject({ kind: "synced", pod: "lvm-system/agent-1" });
+    expect(calls.map((c) => c.url)).toEqual(["http://10.0.0.1:8080/", "http://10.0.0.1:8080/"]);
+    // before: every pod of the namespace, on every call (1,000 here; N² over a fleet's reconcile)
+    expect(read).toBeLessThanOrEqual(3);
+    // and what is said about a node without a Ready pod is unchanged
+    expect(await d.sync("n1000", SPEC)).toMatchObject({
+      kind: "unavailable",
+      message: expect.stringContaining("node n1000: no agent pod"),
+    });
+  });
 });
 
 describe("sync: the decision table", () => {

@@ -77,6 +77,8 @@ function setup(opts: {
   sets?: LVMNodeSetObject[];
   /** Other LVMNodes in the cache (overlap). */
   others?: LVMNodeObject[];
+  /** Read the LVMNode from this cache (the operator's informer), not with a GET. */
+  cache?: Map<string, LVMNodeObject>;
 }) {
   const kube = new FakeKube();
   const { spec = SPEC, status, ...meta } = opts.node ?? {};
@@ -99,7 +101,9 @@ function setup(opts: {
   );
   const logs: Array<Record<string, unknown>> = [];
   const requeued: Array<[string, number]> = [];
+  const cache = opts.cache;
   const reconciler = new LVMNodeReconciler({
+    ...(cache ? { read: (key: string) => cache.get(key) } : {}),
     requeue: (key, ms) => requeued.push([key, ms]),
     kube,
     agents: agents.driver,
@@ -192,6 +196,65 @@ describe("LVMNodeReconciler: the order get → not found → finalizer → act �
     await t.reconciler.reconcile(KEY);
     expect(t.kube.writes.map((w) => w.object)).toEqual(["LVMNode storage/n1 (status)"]);
     expect(t.stored()?.metadata.finalizers).toEqual(["other", LVMNODE_FINALIZER]);
+  });
+});
+
+describe("LVMNodeReconciler: read from the cache (the operator's informer)", () => {
+  const applied: SyncOutcome = { kind: "synced", pod: POD, applied: 2, status: AGENT_STATUS };
+  test("a current copy: the status is written with its resourceVersion, no GET for it", async () => {
+    const cache = new Map<string, LVMNodeObject>();
+    const t = setup({ node: { finalizers: [LVMNODE_FINALIZER] }, sync: applied, cache });
+    cache.set(KEY, t.stored()!);
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    // before: a GET before the status write too, whether the copy was current or not
+    expect(t.kube.calls.map((c) => `${c.verb} ${c.object}`)).toEqual(["PATCH LVMNode storage/n1 (status)"]);
+    expect(t.kube.calls[0]!.patch).toMatchObject({
+      metadata: { resourceVersion: cache.get(KEY)!.metadata.resourceVersion },
+    });
+    expect(t.reconciled()).toMatchObject({ status: "True", reason: "Applied" });
+  });
+
+  test("a copy behind the API server (our last write not seen yet): 409, then the status computed again from a GET and written", async () => {
+    const cache = new Map<string, LVMNodeObject>();
+    const t = setup({ node: { finalizers: [LVMNODE_FINALIZER] }, cache });
+    cache.set(KEY, t.stored()!);
+    // The operator's own last status write, which the watch has not delivered yet.
+    const since = "2044-10-22T09:00:00Z";
+    t.kube.put(LVM_NODES, {
+      ...t.stored()!,
+      status: {
+        state: "Ready",
+        conditions: [
+          {
+            type: "Reconciled",
+            status: "True",
+            reason: "Applied",
+            message: "applied",
+            lastTransitionTime: since,
+          },
+        ],
+      },
+    } as LVMNodeObject);
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    expect(t.kube.calls.map((c) => `${c.verb} ${c.object}`)).toEqual([
+      "PATCH LVMNode storage/n1 (status)",
+      "GET LVMNode storage/n1",
+      "PATCH LVMNode storage/n1 (status)",
+    ]);
+    // computed from the API server's copy: Reconciled stayed True, so its transition time is kept
+    expect(t.reconciled()).toMatchObject({ status: "True", reason: "InSync", lastTransitionTime: since });
+  });
+
+  test("behind, and the API server's copy already says it: no second write", async () => {
+    const cache = new Map<string, LVMNodeObject>();
+    const t = setup({ node: { finalizers: [LVMNODE_FINALIZER] }, cache });
+    cache.set(KEY, t.stored()!);
+    // the same reconcile on the API server's copy: its status is what this one computes
+    const other = setup({ node: { finalizers: [LVMNODE_FINALIZER] } });
+    await other.reconciler.reconcile(KEY);
+    t.kube.put(LVM_NODES, { ...t.stored()!, status: other.stored()!.status } as LVMNodeObject);
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("in_sync");
+    expect(t.kube.writes).toHaveLength(1); // the refused one
   });
 });
 

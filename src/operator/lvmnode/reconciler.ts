@@ -2,6 +2,7 @@ import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } f
 import type { BeforeChange, NodeAgentDriver } from "../agents/driver";
 import type { Clock } from "../../kube/clock";
 import { jsonEqual } from "../../kube/json-equal";
+import { isConflict } from "../../kube/errors";
 import type { KubeClient } from "../../kube/client";
 import { LVM_NODES } from "../../kube/resources";
 import type { EventInput } from "../events/recorder";
@@ -252,7 +253,12 @@ export class LVMNodeReconciler {
     });
   }
 
-  /** Writes the status for `finding` when it differs from the LVMNode's; true when it wrote. */
+  /**
+   * Writes the status for `finding` when it differs from the LVMNode's; true when it wrote. The
+   * write is guarded by the resourceVersion of the copy the status was computed from: a copy from
+   * the cache that is behind (our own last write not seen yet) gets a 409, and only then is the
+   * LVMNode read from the API server and the status computed again from that copy.
+   */
   private async patchStatus(
     cached: LVMNodeObject,
     finding: NodeFinding,
@@ -261,8 +267,20 @@ export class LVMNodeReconciler {
     let node = cached;
     let status = lvmNodeStatus(node, finding, this.o.clock.now());
     if (jsonEqual(status, node.status)) return false;
-    if (this.o.read) {
-      // Read from the cache, which may be behind our own last write: compute from the API server's copy.
+    const write = (from: LVMNodeObject) => {
+      const { namespace = "", name, resourceVersion } = from.metadata;
+      return this.o.kube.patch(
+        LVM_NODES,
+        namespace,
+        name,
+        { metadata: { resourceVersion }, status },
+        "status",
+      );
+    };
+    try {
+      await write(node);
+    } catch (e) {
+      if (!this.o.read || !isConflict(e)) throw e;
       const fresh = await this.o.kube.get<LVMNodeObject>(
         LVM_NODES,
         node.metadata.namespace ?? "",
@@ -272,9 +290,9 @@ export class LVMNodeReconciler {
       node = fresh;
       status = lvmNodeStatus(node, finding, this.o.clock.now());
       if (jsonEqual(status, node.status)) return false;
+      await write(node);
     }
-    const { namespace = "", name, resourceVersion } = node.metadata;
-    await this.o.kube.patch(LVM_NODES, namespace, name, { metadata: { resourceVersion }, status }, "status");
+    const { namespace = "", name } = node.metadata;
     for (const e of statusEvents(node.status, status, applyFailed))
       this.event(node, e.type, e.reason, e.action, e.note);
     const was = node.status?.conditions?.find((c) => c.type === "Reconciled");

@@ -1,4 +1,9 @@
-import { keysForLVMNodeChange, keysForNodeChange, keysForNodeSetChange } from "./event-mapping";
+import {
+  isLVMNodeStatusChange,
+  keysForLVMNodeChange,
+  keysForNodeChange,
+  keysForNodeSetChange,
+} from "./event-mapping";
 import { controllerReference } from "../ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
@@ -78,6 +83,23 @@ describe("keysForLVMNodeChange", () => {
     expect(keysForLVMNodeChange({ type: "updated", old: o, object: o }, sets, nodes)).toEqual([
       "storage/fast",
     ]);
+  });
+  test("a status (or label) change is one the set only counts; spec, controller, deletion, finalizers, add and delete are not", () => {
+    const o = { ...lvmNode(sets[0]!), metadata: { ...lvmNode(sets[0]!).metadata, uid: "u1", generation: 1 } };
+    const changed = (over: Partial<LVMNodeObject>, meta: Partial<LVMNodeObject["metadata"]> = {}) =>
+      isLVMNodeStatusChange({
+        type: "updated",
+        old: o,
+        object: { ...o, ...over, metadata: { ...o.metadata, resourceVersion: "2", ...meta } },
+      });
+    expect(changed({ status: { state: "Ready" } })).toBe(true);
+    expect(changed({}, { labels: { a: "b" } })).toBe(true);
+    expect(changed({ spec: { volumeGroups: [{ name: "vg1" }] } as never }, { generation: 2 })).toBe(false);
+    expect(changed({}, { deletionTimestamp: "2044-01-01T00:00:00Z" })).toBe(false);
+    expect(changed({}, { finalizers: ["lvm.topolvm.io/node-agent"] })).toBe(false);
+    expect(changed({}, { ownerReferences: [] })).toBe(false);
+    expect(isLVMNodeStatusChange({ type: "added", object: o })).toBe(false);
+    expect(isLVMNodeStatusChange({ type: "deleted", object: o, old: o })).toBe(false);
   });
   test("a deletion also concerns every set selecting the node (one waiting on an overlap)", () => {
     expect(keysForLVMNodeChange({ type: "deleted", object: lvmNode(sets[0]!) }, sets, nodes)).toEqual([

@@ -56,6 +56,26 @@ export function keysForLVMNodeChange(
   return [...keys].sort();
 }
 
+/**
+ * Whether an LVMNode's change is one its set only counts (its status: the agent's report, the
+ * LVMNode reconcile's writes; or labels and annotations), not one it acts on (spec, controller,
+ * deletion, finalizers). A fleet converging writes thousands of these in a minute: the operator
+ * reconciles the set once per burst of them (a short delay), not once per write.
+ */
+export function isLVMNodeStatusChange(change: Change<LVMNodeObject>): boolean {
+  const { object: now, old } = change;
+  if (change.type !== "updated" || !old) return false;
+  const acted = (o: LVMNodeObject) => [
+    o.metadata.uid,
+    o.metadata.generation,
+    o.metadata.deletionTimestamp,
+    o.metadata.finalizers,
+    o.metadata.ownerReferences,
+    o.spec,
+  ];
+  return jsonEqual(acted(old), acted(now));
+}
+
 /** A Node's change: every set that selects it now or selected it before (labels, deletion). */
 export function keysForNodeChange(change: Change<NodeObject>, sets: readonly LVMNodeSetObject[]): string[] {
   const { object: now, old } = change;

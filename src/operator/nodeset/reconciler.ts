@@ -11,6 +11,7 @@ import { nodeSetStatus, type StatusInput } from "./status";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 import { desiredClassObjects, ensureClassObjects } from "./classes";
 import { providerReady, readProviderFacts } from "./provider";
+import { inSlowStartBatches } from "../../kube/slow-start";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
@@ -48,6 +49,13 @@ export interface NodeSetReconcilerOptions {
   readonly classObjects?: boolean;
   /** Report ProviderReady (provider.ts: TopoLVM's CSIDriver and each selected node's CSINode). @default false */
   readonly providerReady?: boolean;
+  /**
+   * Create each LVMNode with this finalizer already on it: the one the LVMNode reconciler puts on
+   * every LVMNode it drives (lvmnode/reconciler.ts), which would otherwise cost a GET and a PATCH
+   * per node (and a watch event) right after the create. Only when the operator drives the agents:
+   * nothing else would ever remove it. @default none
+   */
+  readonly lvmNodeFinalizer?: string;
 }
 
 /** LVMNodesReady reasons worth a Warning Event when the set turns to them: someone has to act. */
@@ -114,24 +122,27 @@ export class NodeSetReconciler {
     const failures: Conflict[] = [];
     let stale: KubeApiError | undefined;
     const actions = this.graced(key, plan.actions, new Set(plan.selected));
-    for (const action of actions) {
-      try {
-        const result = await this.act(set, action);
+    // A new set of 500 nodes is 500 creates: in doubling batches, not one round trip after another.
+    const results = await inSlowStartBatches(actions, (action) => this.act(set, action));
+    actions.forEach((action, i) => {
+      const r = results[i]!;
+      if (r.status === "fulfilled") {
         wrote = true;
-        if (result) own.set(action.node, result);
+        if (r.value) own.set(action.node, r.value);
         else own.delete(action.node);
-      } catch (e) {
-        if (isConflict(e)) stale = e as KubeApiError;
-        else failures.push({ node: action.node, message: (e as Error).message });
-        this.o.log({
-          msg: "write failed",
-          nodeSet: key,
-          action: action.kind,
-          node: action.node,
-          error: (e as Error).message,
-        });
+        return;
       }
-    }
+      const e = r.reason as Error;
+      if (isConflict(e)) stale = e as KubeApiError;
+      else failures.push({ node: action.node, message: e.message });
+      this.o.log({
+        msg: "write failed",
+        nodeSet: key,
+        action: action.kind,
+        node: action.node,
+        error: e.message,
+      });
+    });
     if (stale) throw new StaleCacheError(`${key}: ${stale.message}; retrying once the cache caught up`);
     if (this.o.classObjects) {
       const classes = await ensureClassObjects(
@@ -199,10 +210,10 @@ export class NodeSetReconciler {
     if (!(set.metadata.finalizers ?? []).includes(NODESET_FINALIZER)) return "in_sync";
     const lvmNodes = this.o.lvmNodes();
     let wrote = false;
-    for (const action of planFinalize(set, lvmNodes)) {
-      await this.act(set, action);
-      wrote = true;
-    }
+    const results = await inSlowStartBatches(planFinalize(set, lvmNodes), (action) => this.act(set, action));
+    if (results.some((r) => r.status === "fulfilled")) wrote = true;
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
     const remaining = lvmNodes
       .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
       .map((n) => n.metadata.name)
@@ -229,7 +240,16 @@ export class NodeSetReconciler {
     const where = { nodeSet: `${namespace}/${set.metadata.name}`, lvmNode: `${namespace}/${action.node}` };
     switch (action.kind) {
       case "create": {
-        const created = await this.o.kube.create(LVM_NODES, namespace, action.object);
+        const { finalizers = [] } = action.object.metadata;
+        const finalizer = this.o.lvmNodeFinalizer;
+        const object =
+          finalizer && !finalizers.includes(finalizer)
+            ? {
+                ...action.object,
+                metadata: { ...action.object.metadata, finalizers: [...finalizers, finalizer] },
+              }
+            : action.object;
+        const created = await this.o.kube.create(LVM_NODES, namespace, object);
         this.o.log({ msg: "created LVMNode", ...where });
         return created;
       }
