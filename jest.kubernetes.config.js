@@ -1,8 +1,9 @@
 /**
  * Engine-tier tests that need pulumi-resource-kubernetes, built from its source snapshot
  * (docs/testing-pulumi.md): the real Kubernetes provider (kubernetes-e2e.test.ts) and our package as
- * a component provider used from Python (component-provider.test.ts, docs/languages.md). Both have
- * run green by hand. Not part of `npm test` yet: test/setup.sh does not build the plugin, whose
+ * a component provider used from Python (component-provider.test.ts, docs/languages.md; it needs
+ * pulumi-resource-command too). Both have run green by hand (component-provider.test.ts last on
+ * 2026-11-26, 10/10). Not part of `npm test` yet: test/setup.sh does not build the plugin, whose
  * cold build is not measured on an idle machine.
  * `npm run test:kubernetes`.
  */

@@ -54,15 +54,28 @@ template = lvm.NodeSetTemplateArgs(
     ],
 )
 
+# Air-gapped sites (and a local cluster): the agent image and TopoLVM's chart from where you keep
+# them, by config, as in the TypeScript quickstart: `agentImage` (+ `agentImagePullPolicy: Never` for
+# an image loaded on the nodes), `topolvmChartPath` (a chart directory or .tgz) or `topolvmRepository`
+# (an HTTP or oci:// mirror), and `topolvmValues` (e.g. TopoLVM's own image from a mirror). An arg
+# left None is not passed: the component's default applies.
 system = lvm.LvmSystem(
     "lvm",
-    agent_image=config.get("agentImage") or "ghcr.io/pulumi-lvm/agent:0.1.0",
+    # Default: the image `npm run image` builds for this version (docs/image.md); set agentImage to your
+    # registry's copy of it.
+    agent_image=config.get("agentImage"),
+    agent_image_pull_policy=config.get("agentImagePullPolicy"),
     tolerations=[
         lvm.TolerationArgs(key="node-role.kubernetes.io/storage", operator="Exists", effect="NoSchedule")
     ],
+    # TypeScript declares the node set once and gives it to a Topolvm component ({ system, nodeSets });
+    # those are resource options, which only TypeScript can pass (docs/languages.md). Here TopoLVM is
+    # LvmSystem's `topolvm` arg, with a second copy of the node set: the same values as the NodeSet's.
     topolvm=lvm.TopolvmSettingsArgs(
         chart_version=config.get("topolvmChartVersion") or "15.7.1",
-        # TopoLVM's lvmd serves the node set's device classes on its nodes: the same values as the NodeSet's.
+        chart_path=config.get("topolvmChartPath"),
+        repository=config.get("topolvmRepository"),
+        values=config.get_object("topolvmValues"),
         node_sets=[lvm.TopolvmNodeSetArgs(name="quickstart", node_selector=node_selector, template=template)],
     ),
 )

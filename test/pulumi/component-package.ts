@@ -7,6 +7,7 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { ComponentProvider, getPulumiComponents } from "@pulumi/pulumi/provider/experimental/provider";
 import { staleReason } from "../../scripts/build-if-stale";
 
 /**
@@ -75,4 +76,17 @@ export function pythonWheelsDir(binDir: string): string {
   if (!fs.existsSync(path.join(dir, ".complete")))
     throw new Error(`the Python wheels are missing (${dir}): run bash test/pulumi/install.sh`);
   return dir;
+}
+
+/**
+ * The schema the component provider serves, computed in this process as the Node.js host's plugin
+ * runner computes it (@pulumi/pulumi's cmd/run-plugin): the components the package's exports hold
+ * (`getPulumiComponents`), a `ComponentProvider` named after package.json's name, its getSchema()
+ * (Pulumi's analyzer over the TypeScript sources). Without the engine: `pulumi package get-schema`
+ * installs the package's required plugins (pulumi-resource-kubernetes) before it asks the plugin.
+ */
+export async function inferSchema(repo: string, packageExports: unknown): Promise<string> {
+  const pkg = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as { name: string };
+  const components = getPulumiComponents(packageExports);
+  return new ComponentProvider({ name: pkg.name, dirname: repo, components }).getSchema();
 }

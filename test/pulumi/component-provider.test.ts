@@ -19,6 +19,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import {
@@ -34,7 +35,8 @@ import {
 } from "../agent/harness";
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 import { pulumiBinDir, PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
-import { installPackedPackage, pythonWheelsDir, requireFreshBuild } from "./component-package";
+import { requireCommandPlugin } from "./command-plugin";
+import { inferSchema, installPackedPackage, pythonWheelsDir, requireFreshBuild } from "./component-package";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
 
 jest.setTimeout(900_000);
@@ -47,8 +49,9 @@ const STACK = "py";
 const NAMESPACE = "lvm-system";
 /** Where the backing files of our loop devices go (volume groups ppy-*). */
 const ROOT = "/var/tmp/pulumi-python-tests";
-// Topolvm is inferred too (its node sets are TypeScript-only options; other languages get its clear error).
-const COMPONENTS = ["LvmSystem", "NodeSet", "VolumeGroup", "DeviceClass", "Topolvm"];
+// Every ComponentResource the package exports is inferred: Topolvm too (its node sets are
+// TypeScript-only options; other languages get its clear error), and AgentHost (bare hosts).
+const COMPONENTS = ["LvmSystem", "NodeSet", "VolumeGroup", "DeviceClass", "Topolvm", "AgentHost"];
 /** The Python module `pulumi package add` generates for the npm package "pulumi-lvm" (pulumi_ + name). */
 const SDK_MODULE = "pulumi_pulumi_lvm";
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
@@ -64,14 +67,15 @@ let ws: PulumiWorkspace | undefined;
 let token: string;
 let L1: string, L2: string, L3: string;
 let devices: string[];
-const timings: Record<string, number> = {};
+/** Seconds per step, and the 1-minute load average when it ended (a shared 2-core machine). */
+const timings: Record<string, { s: number; load: number }> = {};
 
 function timed<T>(name: string, f: () => T): T {
   const t0 = Date.now();
   try {
     return f();
   } finally {
-    timings[name] = (Date.now() - t0) / 1000;
+    timings[name] = { s: (Date.now() - t0) / 1000, load: os.loadavg()[0]! };
   }
 }
 
@@ -80,6 +84,9 @@ beforeAll(async () => {
   requireHostTier();
   requireFreshBuild(REPO);
   const kubernetesPlugin = requireKubernetesPlugin();
+  // The package's peer dependency for AgentHost: `package get-schema`/`add` install it as they do
+  // the Kubernetes plugin.
+  const commandPlugin = requireCommandPlugin();
   const wheels = pythonWheelsDir(pulumiBinDir());
   scratch = new Scratch("python", ROOT);
   [L1, L2, L3] = [scratch.loop(), scratch.loop(), scratch.loop()];
@@ -102,7 +109,7 @@ beforeAll(async () => {
     // pulumi-lvm requires the kubernetes plugin at its @pulumi/kubernetes version: `package
     // get-schema`/`add` install a plugin's required plugins themselves (automatic acquisition off or
     // not), and the engine needs it for the components' children. Here it is, nothing downloads.
-    plugins: [kubernetesPlugin],
+    plugins: [kubernetesPlugin, commandPlugin],
     // pip (the venv, `pulumi package add` installing the generated SDK) never reaches an index.
     env: { PIP_NO_INDEX: "1", PIP_FIND_LINKS: wheels, PIP_DISABLE_PIP_VERSION_CHECK: "1" },
   });
@@ -141,8 +148,8 @@ afterAll(async () => {
   scratch?.cleanup();
   ws?.cleanup();
   console.log(
-    `component provider (Python), seconds: ${Object.entries(timings)
-      .map(([k, v]) => `${k} ${v.toFixed(1)}`)
+    `component provider (Python), seconds (1-min load average at the end): ${Object.entries(timings)
+      .map(([k, v]) => `${k} ${v.s.toFixed(1)} (${v.load.toFixed(1)})`)
       .join("; ")}`,
   );
 });
@@ -188,6 +195,31 @@ interface Prop {
   additionalProperties?: Prop;
 }
 
+/** A schema's resources and types: each one's description, property names, types and descriptions, required ones. */
+function schemaShape(s: Schema) {
+  const props = (ps: Record<string, Prop> | undefined) =>
+    Object.fromEntries(
+      Object.entries(ps ?? {}).map(([k, p]) => [
+        k,
+        [p.type, p.$ref, p.items?.type ?? p.items?.$ref, p.additionalProperties?.$ref, p.description],
+      ]),
+    );
+  return {
+    resources: Object.fromEntries(
+      Object.entries(s.resources).map(([k, r]) => [
+        k,
+        [r.description, props(r.inputProperties), [...(r.requiredInputs ?? [])].sort(), props(r.properties)],
+      ]),
+    ),
+    types: Object.fromEntries(
+      Object.entries(s.types).map(([k, t]) => [
+        k,
+        [t.description, props(t.properties), [...(t.required ?? [])].sort()],
+      ]),
+    ),
+  };
+}
+
 describe("pulumi package get-schema", () => {
   let schema: Schema;
   beforeAll(() => {
@@ -203,7 +235,15 @@ describe("pulumi package get-schema", () => {
     schema = JSON.parse(out) as Schema;
   });
 
-  it("has exactly the five components, as components", () => {
+  it("is the schema the provider computes in process (python-sdk.test.ts, npm test)", async () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- the package's exports, as the plugin runner requires them
+    const inProcess = JSON.parse(await inferSchema(REPO, require("../../src"))) as Schema;
+    // The CLI prints the schema as its Go PackageSpec re-encodes it (no `optional` or empty
+    // `dependencies`, an empty `config`): the same resources, types, properties and descriptions.
+    expect(schemaShape(schema)).toEqual(schemaShape(inProcess));
+  });
+
+  it("has exactly the six components, as components", () => {
     expect(schema.name).toBe("pulumi-lvm");
     expect(Object.keys(schema.resources).sort()).toEqual(
       COMPONENTS.map((c) => `pulumi-lvm:index:${c}`).sort(),

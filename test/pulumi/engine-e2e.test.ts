@@ -22,7 +22,7 @@ import {
   writeTokenFile,
   type AgentProcess,
 } from "../agent/harness";
-import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
+import { PulumiWorkspace, pulumiVersion, requirePulumiBinaries, type StateResource } from "./cli";
 import { linesWith, planList } from "./preview-plan";
 
 jest.setTimeout(600_000);
@@ -94,6 +94,20 @@ interface NodeState {
 }
 const nodeOf = (r: StateResource | undefined) =>
   (r?.outputs?.nodes as Record<string, NodeState> | undefined)?.[NODE];
+
+describe("the engine", () => {
+  it("runs the program on the Node.js language host of the CLI's release (test/pulumi/install.sh), not an older one", () => {
+    const about = JSON.parse(ws!.ok(["about", "--json"]).stdout) as {
+      plugins?: Array<{ name: string; kind: string; version: string }>;
+      cliAbout?: { version: string };
+    };
+    const version = pulumiVersion().replace(/^v/, "");
+    expect(about.cliAbout?.version).toBe(version);
+    expect(about.plugins?.filter((p) => p.kind === "language")).toEqual([
+      { name: "nodejs", kind: "language", version },
+    ]);
+  });
+});
 
 describe("pulumi preview --diff", () => {
   it("shows the node's plan: the loop devices claimed for the new volume group, the excluded one and why; nothing written", () => {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the real Pulumi engine binaries that the engine end-to-end tier runs
-# (test/pulumi/engine-e2e.test.ts, test/pulumi/python-component.test.ts): the CLI, built through the
+# (test/pulumi/engine-e2e.test.ts, python-sdk.test.ts, component-provider.test.ts): the CLI, built through the
 # Go module proxy by the wrapper module test/pulumi/go/cli, and the Node.js and Python language
 # hosts of the same release, built from the source snapshot pulumi-language-hosts-<version>
 # (test/env/sources.sh) with the go.mod/go.sum in test/pulumi/go/{nodejs,python}. Idempotent:
