@@ -39,6 +39,7 @@ const TOPOLVM_HOST_TOOLS = [
   "/sbin/blkid",
   "/sbin/wipefs", // topolvm-node wipes a new volume's stray signatures before its first mkfs
   "/sbin/blockdev", // mount-utils' resize check after every mount (--getsize64, --getro)
+  "/usr/bin/findmnt", // NodeExpandVolume finds the device behind a published path (csi-sanity's node-expand spec)
   "/sbin/dumpe2fs", // the rest of e2fsprogs as upstream's base image has it (not called by mount-utils today)
   "/sbin/mkfs.ext4",
   "/sbin/mke2fs",

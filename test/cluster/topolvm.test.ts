@@ -400,10 +400,11 @@ test("a thick PVC that cannot fit is refused by the scheduler, with the reason i
 /**
  * csi-sanity (csi-test v5.6.0) in the guest against the deployed TopoLVM: topolvm-node's socket
  * (the kubelet's plugin directory) and topolvm-controller's (its pod's socket emptyDir), on the
- * thin class. Target and staging paths are under /var/lib/kubelet, which topolvm-node's container
- * mounts. Every CI run takes the focused subset; PULUMI_LVM_CSI_SANITY=full runs everything
+ * thin class. Target and staging paths are under the kubelet's CSI plugin directory, which
+ * topolvm-node's container mounts. Every CI run takes the focused subset; PULUMI_LVM_CSI_SANITY=full runs everything
  * (~11 min under TCG, measured on TopoLVM as processes), PULUMI_LVM_CSI_SANITY_FOCUS overrides.
  */
+const SANITY_DIR = "/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity";
 const SANITY_FOCUS =
   process.env.PULUMI_LVM_CSI_SANITY === "full"
     ? ""
@@ -442,7 +443,11 @@ test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : 
   await g.run([
     "sh",
     "-c",
-    `mkdir -p /run/pl-sanity && ln -sfn '${nodeSock}' /run/pl-sanity/node.sock && ln -sfn '${controllerSock}' /run/pl-sanity/controller.sock` +
+    // csi-sanity makes the target and staging directories with mkdir, not mkdir -p: the parent first.
+    // Both under the CSI plugin directory, which topolvm-node's container mounts: not under
+    // /var/lib/kubelet/pods, where the kubelet removes a directory that is no pod's as an orphan.
+    `mkdir -p /run/pl-sanity ${SANITY_DIR}` +
+      ` && ln -sfn '${nodeSock}' /run/pl-sanity/node.sock && ln -sfn '${controllerSock}' /run/pl-sanity/controller.sock` +
       ' && printf "topolvm.io/device-class: thin\\n" >/var/lib/pl-cluster/sanity-params.yaml',
   ]);
   const t0 = Date.now();
@@ -451,8 +456,8 @@ test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : 
       c().binaries.csiSanity,
       "--csi.endpoint=unix:///run/pl-sanity/node.sock",
       "--csi.controllerendpoint=unix:///run/pl-sanity/controller.sock",
-      "--csi.mountdir=/var/lib/kubelet/pods/csi-sanity/target",
-      "--csi.stagingdir=/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity/staging",
+      `--csi.mountdir=${SANITY_DIR}/target`,
+      `--csi.stagingdir=${SANITY_DIR}/staging`,
       "--csi.testvolumeparameters=/var/lib/pl-cluster/sanity-params.yaml",
       `--csi.testvolumesize=${GiB}`,
       "--csi.testvolumeexpandsize=" + 2 * GiB,
@@ -464,5 +469,12 @@ test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : 
   timings["csi-sanity"] = Date.now() - t0;
   const summary = /Ran \d+ of \d+ Specs[^\n]*\n[^\n]*/.exec(r.stdout)?.[0] ?? r.stdout.slice(-3000);
   console.log(`csi-sanity: ${summary}`);
+  if (r.code !== 0) {
+    // The first failed spec's own report (ginkgo's "[FAILED]" block): what the summary cannot say.
+    const at = r.stdout.search(/\[FAIL(ED)?\]/);
+    console.log(
+      `csi-sanity output (first failure):\n${r.stdout.slice(Math.max(0, at - 1500), at + 2500)}\nstderr:\n${r.stderr.slice(-2000)}`,
+    );
+  }
   expect({ code: r.code, summary }).toEqual({ code: 0, summary: expect.stringMatching(/SUCCESS!/) });
 }, 1_900_000);
