@@ -39,7 +39,9 @@ const TOPOLVM_HOST_TOOLS = [
   "/sbin/blkid",
   "/sbin/wipefs", // topolvm-node wipes a new volume's stray signatures before its first mkfs
   "/sbin/blockdev", // mount-utils' resize check after every mount (--getsize64, --getro)
-  "/usr/bin/findmnt", // NodeExpandVolume finds the device behind a published path (csi-sanity's node-expand spec)
+  // NodeExpandVolume finds the device behind a published path with "/bin/findmnt", by that absolute
+  // path (topolvm internal/driver/node.go); on the usr-merged host /bin is a link to /usr/bin.
+  "/bin/findmnt",
   "/sbin/dumpe2fs", // the rest of e2fsprogs as upstream's base image has it (not called by mount-utils today)
   "/sbin/mkfs.ext4",
   "/sbin/mke2fs",
