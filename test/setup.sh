@@ -28,7 +28,7 @@ bash test/env/install.sh
 bash test/pulumi/install.sh
 
 # Not here yet: the Kubernetes provider plugin (test/pulumi/install-kubernetes.sh, ~35 min cold on
-# two cores), for the journey tier (npm run test:kubernetes); see docs/testing-cluster.md "CI budget".
+# two cores), for the journey tier (npm run test:kubernetes); see docs/testing-cluster.md, "CI budget".
 
 # qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
 bash test/vm/install.sh
@@ -36,3 +36,8 @@ bash test/vm/install.sh
 # podman, runc, skopeo and the pulumi-lvm image (npm run image, layers cached by their inputs), for test/image.
 bash test/image/install.sh
 
+# The real-cluster tier (test/cluster): kubelet and kube-scheduler (test/env/install.sh's wrapper
+# module), containerd, TopoLVM and its CSI sidecars, the snapshot controller, helm, csi-sanity, the
+# guest kernel's modules; after the qemu guest (it needs its kernel package), in the same Go build
+# cache as everything above (cold: ~10 min on two cores, 2026-11-26).
+bash test/cluster/install.sh
