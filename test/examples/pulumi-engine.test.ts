@@ -1,9 +1,10 @@
 /**
  * The examples with the real Pulumi engine (the CLI and Node.js language host of test/pulumi,
  * docs/testing-pulumi.md): `pulumi preview` of each example's project, and of the repository root's
- * (main: examples/quickstart/). The examples deploy to Kubernetes, and the pulumi-resource-kubernetes
- * plugin cannot be built here (the Go module proxy refuses its module), so each preview fails, and
- * the test asserts exactly how:
+ * (main: examples/quickstart/). The examples deploy to Kubernetes, and this tier runs without the
+ * pulumi-resource-kubernetes plugin (built from source by `npm run test:kubernetes`, whose cold build
+ * does not fit CI's budget: docs/testing-cluster.md, "CI budget"), so each preview fails, and the
+ * test asserts exactly how:
  *
  * - the engine ran the example's index.ts: the program registered its LvmSystem, and the engine's
  *   step for it records the source position of `new LvmSystem(` in that example's index.ts (not the
