@@ -4,7 +4,7 @@
  *   1. checks every binary it needs (else: the command that builds it, exit 1)
  *   2. builds/loads the images: this repository's (npm run image), TopoLVM's, pause, tools
  *   3. boots the cluster: the control plane on this host, one node (a qemu guest running containerd
- *      and a kubelet) with three disks, two of them matching the quickstart's selector
+ *      and a kubelet) with four disks, two of them matching the quickstart's selector
  *   4. `pulumi preview`, then `pulumi up` of examples/quickstart with the real engine and the real
  *      Kubernetes provider (nothing downloaded), pointed at the local image and chart by config
  *   5. a PVC on the thin class and a pod that writes to it; the node's own `vgs`/`lvs`
