@@ -402,7 +402,7 @@ test("a thick PVC that cannot fit is refused by the scheduler, with the reason i
  * (the kubelet's plugin directory) and topolvm-controller's (its pod's socket emptyDir), on the
  * thin class. Target and staging paths are under the kubelet's CSI plugin directory, which
  * topolvm-node's container mounts. Every CI run takes the focused subset; PULUMI_LVM_CSI_SANITY=full runs everything
- * (~11 min under TCG, measured on TopoLVM as processes), PULUMI_LVM_CSI_SANITY_FOCUS overrides.
+ * (52 specs in 416 s under TCG on the deployed driver, 2026-11-26), PULUMI_LVM_CSI_SANITY_FOCUS overrides.
  */
 const SANITY_DIR = "/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity";
 const SANITY_FOCUS =
