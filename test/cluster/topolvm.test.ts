@@ -34,14 +34,13 @@ import {
 import { agentEndpoint, agentObjects, installAgent } from "./lvm-system";
 import { apply, eventsOf, get, remove, waitFor } from "./objects";
 import { installTopolvm, topolvmSettings } from "./topolvm";
-import { boundVolume, checksumIn, claimObject, guestLvs, runWithClaims } from "./workloads";
+import { boundVolume, checksumIn, claimObject, guestLvs, LVM_ENV, runWithClaims } from "./workloads";
 
 const GiB = 1024 ** 3;
 const NS = "lvm-system";
 const APP = "default";
 /** The node port the test reaches the agent pod on (lvm-system.ts agentPortOnNode). */
 const AGENT_PORT = 30080;
-const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 const NODE_SET = "cluster";
 const THIN_VG = "pl-thin";
 const THICK_VG = "pl-thick";

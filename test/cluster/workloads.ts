@@ -108,7 +108,8 @@ export function checksumIn(log: string, path: string): string | undefined {
   return new RegExp(`^([0-9a-f]{64})\\s+${escaped}$`, "m").exec(log)?.[1];
 }
 
-const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
+/** The environment every lvm command run in the guest gets: C locale, no fd-leak warnings on stderr. */
+export const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
 
 /** The guest's own `lvs` (not our code): one row per visible LV, sizes in bytes. */
 export async function guestLvs(cluster: Cluster): Promise<Json[]> {

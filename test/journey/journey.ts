@@ -25,7 +25,7 @@ import {
   TOPOLVM_REPOSITORY,
 } from "../cluster/images";
 import { apply, get } from "../cluster/objects";
-import { boundVolume, claimObject, runWithClaims } from "../cluster/workloads";
+import { boundVolume, claimObject, LVM_ENV, runWithClaims } from "../cluster/workloads";
 import { CHART_VERSION, chartDir, installSnapshotController } from "../cluster/topolvm";
 import type { Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
@@ -206,8 +206,6 @@ export async function writeToNewClaim(
   return { pvc, pv, log };
 }
 
-const LVM_ENV = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
-
 /** The guest's own lvm report (`pvs`/`vgs`/`lvs -a`) as rows of fields; `extra`, e.g. `--units b`. */
 export async function lvmReport(
   cluster: Cluster,
@@ -245,8 +243,7 @@ export async function disksBySerial(cluster: Cluster): Promise<Record<string, st
 
 /** The node's own view of its volume groups and logical volumes (lvm in the guest, not our code). */
 export async function nodeLvm(cluster: Cluster): Promise<{ pvs: string; vgs: string; lvs: string }> {
-  const env = { LC_ALL: "C", LVM_SUPPRESS_FD_WARNINGS: "1" };
-  const run = (argv: string[]) => cluster.guest.run(argv, { env });
+  const run = (argv: string[]) => cluster.guest.run(argv, { env: LVM_ENV });
   return {
     pvs: await run(["pvs", "-o", "pv_name,vg_name,pv_size"]),
     vgs: await run(["vgs", "-o", "vg_name,pv_count,lv_count,vg_size,vg_free"]),
