@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { CanonicalBytes } from "./canonical-bytes";
 
 /**
  * JSON with object keys sorted at every level and undefined members left out: the same value always
@@ -107,7 +108,23 @@ export function sha256Hex(...texts: readonly string[]): string {
   return hash.digest("hex");
 }
 
-/** Lower-case hex sha256 of the canonical JSON of a value. */
+/**
+ * Lower-case hex sha256 of the canonical JSON of a value. The text is written as bytes straight into
+ * one buffer, reused from call to call (canonical-bytes.ts), instead of as a string to be encoded again;
+ * values that writer does not take (see there) are hashed through canonicalJson, to the same digest.
+ */
 export function sha256Canonical(value: unknown): string {
-  return sha256Hex(canonicalJson(value));
+  const bytes = writing ? new CanonicalBytes() : scratch;
+  writing = true;
+  try {
+    bytes.reset();
+    if (!bytes.value(value)) return sha256Hex(canonicalJson(value));
+    return createHash("sha256").update(bytes.view()).digest("hex");
+  } finally {
+    if (bytes === scratch) writing = false;
+  }
 }
+
+const scratch = new CanonicalBytes();
+/** A getter hashing while a value is written gets a writer of its own. */
+let writing = false;
