@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { CanonicalBytes } from "./canonical-bytes";
-import { canonicalJson, sha256Canonical } from "./hash";
+import { canonicalJson, sha256Canonical, sha256PlanAndSpec } from "./hash";
 
 /** The writer's bytes as text, or undefined when it leaves the value to canonicalJson. */
 function written(value: unknown): string | undefined {
@@ -93,4 +93,21 @@ test("the buffer grows for large values, and a writer is reused from a clean sta
   w.reset();
   w.value({ a: 1 });
   expect(Buffer.from(w.view()).toString()).toBe('{"a":1}');
+});
+
+test("a plan's hash is sha256 of {plan, spec}'s canonical JSON, the spec's bytes written once", () => {
+  fc.assert(
+    fc.property(
+      fc.jsonValue(),
+      fc.option(fc.dictionary(fc.string(), fc.jsonValue()), { nil: undefined }),
+      (plan, spec) => {
+        const wrapped = { plan: { value: plan }, spec };
+        const text = `{"plan":${canonicalJson(wrapped.plan)},"spec":${spec ? canonicalJson(spec) : "null"}}`;
+        const expected = createHash("sha256").update(text).digest("hex");
+        expect(sha256PlanAndSpec(wrapped.plan, spec)).toBe(expected);
+        expect(sha256PlanAndSpec(wrapped.plan, spec)).toBe(expected); // the spec's kept bytes
+      },
+    ),
+    { numRuns: 500 },
+  );
 });

@@ -35,6 +35,22 @@ export class CanonicalBytes {
     this.length += bytes.length;
   }
 
+  /**
+   * value(v) for an object that is not changed afterwards (a spec shared by every node planned with
+   * it, as canonicalJsonOnce assumes): its bytes are written once and copied from then on.
+   */
+  once(v: object): boolean {
+    const bytes = onceBytes.get(v);
+    if (bytes !== undefined) {
+      this.copy(bytes);
+      return true;
+    }
+    const start = this.length;
+    if (!this.value(v)) return false;
+    onceBytes.set(v, this.bytes.slice(start, this.length));
+    return true;
+  }
+
   /** canonicalJson(value) as UTF-8; false (and the bytes unspecified) when the value is not one it writes. */
   value(v: unknown, depth = 0): boolean {
     if (v === null) this.raw("null");
@@ -180,6 +196,7 @@ export class CanonicalBytes {
 /** Deeper than this is taken for a cycle: canonicalJson's path then throws as it always has. */
 const MAX_DEPTH = 256;
 const hasOwn = Object.prototype.hasOwnProperty;
+const onceBytes = new WeakMap<object, Uint8Array>();
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 const HEX = "0123456789abcdef";

@@ -125,6 +125,34 @@ export function sha256Canonical(value: unknown): string {
   }
 }
 
+/**
+ * sha256Canonical({ plan, spec }) (spec null when undefined): a node plan's hash. The spec's bytes are
+ * written once for every node sharing the spec object (it is not changed after, as canonicalJsonOnce).
+ */
+export function sha256PlanAndSpec(plan: object, spec: object | undefined): string {
+  const bytes = writing ? new CanonicalBytes() : scratch;
+  writing = true;
+  try {
+    bytes.reset();
+    bytes.raw('{"plan":');
+    let ok = bytes.value(plan);
+    bytes.raw(',"spec":');
+    if (spec) ok &&= bytes.once(spec);
+    else bytes.raw("null");
+    bytes.raw("}");
+    if (ok) return createHash("sha256").update(bytes.view()).digest("hex");
+    return sha256Hex(
+      '{"plan":',
+      canonicalJson(plan),
+      ',"spec":',
+      spec ? canonicalJsonOnce(spec) : "null",
+      "}",
+    );
+  } finally {
+    if (bytes === scratch) writing = false;
+  }
+}
+
 const scratch = new CanonicalBytes();
 /** A getter hashing while a value is written gets a writer of its own. */
 let writing = false;
