@@ -46,24 +46,21 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
   let names: Map<string, BlockDevice> | undefined;
   const byName = (): ReadonlyMap<string, BlockDevice> => (names ??= namesOf(devices));
 
-  const children = new Map<string, Set<string>>();
+  // Parent kname → the devices directly on it, each once, in natural kname order (most have none).
+  const childLists = new Map<string, BlockDevice[]>();
   const addChild = (parent: string, child: string) => {
-    if (!byKname.has(parent) || !byKname.has(child) || parent === child) return;
-    let set = children.get(parent);
-    if (!set) children.set(parent, (set = new Set()));
-    set.add(child);
+    const device = byKname.get(child);
+    if (!device || !byKname.has(parent) || parent === child) return;
+    const list = childLists.get(parent);
+    if (!list) childLists.set(parent, [device]);
+    else if (!list.includes(device)) list.push(device);
   };
   for (const d of devices) {
     for (const c of d.children) addChild(d.kname, c);
     if (d.parent) addChild(d.parent, d.kname);
   }
-  const NONE: readonly BlockDevice[] = [];
-  const childLists = new Map<string, readonly BlockDevice[]>();
-  for (const [parent, set] of children)
-    childLists.set(
-      parent,
-      [...set].sort(compareNatural).map((k) => byKname.get(k)!),
-    );
+  for (const list of childLists.values())
+    if (list.length > 1) list.sort((a, b) => compareNatural(a.kname, b.kname));
   const childrenOf = (kname: string): readonly BlockDevice[] => childLists.get(kname) ?? NONE;
 
   const pvByKname = new Map<string, PhysicalVolume>();
@@ -102,6 +99,8 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
     },
   };
 }
+
+const NONE: readonly BlockDevice[] = [];
 
 /** kname, path and every symlink → the device. */
 function namesOf(devices: readonly BlockDevice[]): Map<string, BlockDevice> {

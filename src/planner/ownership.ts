@@ -114,7 +114,9 @@ export function ownershipOf(index: NodeIndex, specVolumeGroups: readonly string[
 
 /** The kernel name path recorded in a PV's tags ("pulumi-lvm.kname=sdb" → "/dev/sdb"). */
 export function recordedKnameOf(pv: PhysicalVolume): string | undefined {
-  const tag = [...pv.tags].sort().find((t) => t.startsWith(KNAME_TAG_PREFIX));
+  // The first such tag in sorted order: the least of them.
+  let tag: string | undefined;
+  for (const t of pv.tags) if (t.startsWith(KNAME_TAG_PREFIX) && (tag === undefined || t < tag)) tag = t;
   return tag ? `/dev/${tag.slice(KNAME_TAG_PREFIX.length)}` : undefined;
 }
 
