@@ -28,6 +28,11 @@ export class CanonicalBytes {
     this.length = at;
   }
 
+  private byte(b: number): void {
+    if (this.length === this.bytes.length) this.room(1);
+    this.bytes[this.length++] = b;
+  }
+
   /** Bytes written before (the canonical JSON of a value, kept by the caller). */
   copy(bytes: Uint8Array): void {
     this.room(bytes.length);
@@ -65,46 +70,50 @@ export class CanonicalBytes {
 
   private array(v: readonly unknown[], depth: number): boolean {
     if (Object.getPrototypeOf(v) !== Array.prototype) return false;
-    this.raw("[");
+    this.byte(0x5b); // [
     for (let i = 0; i < v.length; i++) {
-      if (i > 0) this.raw(",");
+      if (i > 0) this.byte(0x2c); // ,
       const item = v[i];
       // As JSON.stringify: what it leaves out of an object is null in an array.
       if (item === undefined || typeof item === "function" || typeof item === "symbol") this.raw("null");
       else if (!this.value(item, depth)) return false;
     }
-    this.raw("]");
+    this.byte(0x5d); // ]
     return true;
   }
 
   private object(record: Record<string, unknown>, depth: number): boolean {
     const proto: unknown = Object.getPrototypeOf(record);
     if ((proto !== Object.prototype && proto !== null) || "toJSON" in record) return false;
-    // Keys in sorted order as most of a plan is built (plan-objects.ts) are walked without allocating.
+    // Most of a plan is built with its keys in sorted order (plan-objects.ts): written as they come,
+    // without allocating. At the first key out of order, the object is written again, keys sorted.
+    const start = this.length;
+    this.byte(0x7b); // {
     let previous: string | undefined;
-    let sorted = true;
+    let written = 0;
     for (const key in record) {
       if (!hasOwn.call(record, key)) continue;
       if (indexLike(key)) return false;
       if (previous !== undefined && previous > key) {
-        sorted = false;
-        break;
+        this.length = start;
+        return this.sortedObject(record, depth);
       }
       previous = key;
+      // record[key] here, in the for-in loop itself, is a field load V8 does not have to look up.
+      if ((written = this.member(key, record[key], written, depth)) < 0) return false;
     }
-    this.raw("{");
+    this.byte(0x7d); // }
+    return true;
+  }
+
+  private sortedObject(record: Record<string, unknown>, depth: number): boolean {
+    const keys = Object.keys(record);
+    for (const key of keys) if (indexLike(key)) return false;
+    keys.sort();
+    this.byte(0x7b); // {
     let written = 0;
-    if (sorted) {
-      for (const key in record)
-        if (hasOwn.call(record, key) && (written = this.member(record, key, written, depth)) < 0)
-          return false;
-    } else {
-      const keys = Object.keys(record);
-      for (const key of keys) if (indexLike(key)) return false;
-      keys.sort();
-      for (const key of keys) if ((written = this.member(record, key, written, depth)) < 0) return false;
-    }
-    this.raw("}");
+    for (const key of keys) if ((written = this.member(key, record[key], written, depth)) < 0) return false;
+    this.byte(0x7d); // }
     return true;
   }
 
@@ -112,12 +121,11 @@ export class CanonicalBytes {
    * `"key":value`, after a comma when members were written before; leaves out what JSON.stringify
    * leaves out. Returns the count of members written so far, or -1 when the value is not one it writes.
    */
-  private member(record: Record<string, unknown>, key: string, written: number, depth: number): number {
-    const item = record[key];
+  private member(key: string, item: unknown, written: number, depth: number): number {
     if (item === undefined || typeof item === "function" || typeof item === "symbol") return written;
-    if (written > 0) this.raw(",");
+    if (written > 0) this.byte(0x2c); // ,
     this.string(key);
-    this.raw(":");
+    this.byte(0x3a); // :
     return this.value(item, depth) ? written + 1 : -1;
   }
 
