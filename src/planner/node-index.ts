@@ -59,8 +59,9 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
     for (const c of d.children) addChild(d.kname, c);
     if (d.parent) addChild(d.parent, d.kname);
   }
-  for (const list of childLists.values())
-    if (list.length > 1) list.sort((a, b) => compareNatural(a.kname, b.kname));
+  if (childLists.size)
+    for (const list of childLists.values())
+      if (list.length > 1) list.sort((a, b) => compareNatural(a.kname, b.kname));
   const childrenOf = (kname: string): readonly BlockDevice[] => childLists.get(kname) ?? NONE;
 
   const pvByKname = new Map<string, PhysicalVolume>();
@@ -140,8 +141,16 @@ export function sortNatural<T>(items: readonly T[], nameOf: (item: T) => string)
   if (sorted) return items.slice();
   const order = new Array<number>(n);
   for (let i = 0; i < n; i++) order[i] = i;
-  // Ties (equal names) keep their input order, as a stable sort would.
-  order.sort((a, b) => compareKeys(keys, names, a, b) || a - b);
+  // Ties (equal names) keep their input order, as a stable sort would. A node has a few dozen devices:
+  // insertion sort, in place, allocates nothing (Array.prototype.sort copies into work arrays).
+  if (n <= 64)
+    for (let i = 1; i < n; i++) {
+      const item = order[i]!;
+      let j = i - 1;
+      for (; j >= 0 && compareKeys(keys, names, order[j]!, item) > 0; j--) order[j + 1] = order[j]!;
+      order[j + 1] = item;
+    }
+  else order.sort((a, b) => compareKeys(keys, names, a, b) || a - b);
   const out = new Array<T>(n);
   for (let i = 0; i < n; i++) out[i] = items[order[i]!]!;
   return out;
