@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { CanonicalBytes } from "./canonical-bytes";
 
 /**
  * JSON with object keys sorted at every level and undefined members left out: the same value always
@@ -108,51 +107,7 @@ export function sha256Hex(...texts: readonly string[]): string {
   return hash.digest("hex");
 }
 
-/**
- * Lower-case hex sha256 of the canonical JSON of a value. The text is written as bytes straight into
- * one buffer, reused from call to call (canonical-bytes.ts), instead of as a string to be encoded again;
- * values that writer does not take (see there) are hashed through canonicalJson, to the same digest.
- */
+/** Lower-case hex sha256 of the canonical JSON of a value. */
 export function sha256Canonical(value: unknown): string {
-  const bytes = writing ? new CanonicalBytes() : scratch;
-  writing = true;
-  try {
-    bytes.reset();
-    if (!bytes.value(value)) return sha256Hex(canonicalJson(value));
-    return createHash("sha256").update(bytes.view()).digest("hex");
-  } finally {
-    if (bytes === scratch) writing = false;
-  }
+  return sha256Hex(canonicalJson(value));
 }
-
-/**
- * sha256Canonical({ plan, spec }) (spec null when undefined): a node plan's hash. The spec's bytes are
- * written once for every node sharing the spec object (it is not changed after, as canonicalJsonOnce).
- */
-export function sha256PlanAndSpec(plan: object, spec: object | undefined): string {
-  const bytes = writing ? new CanonicalBytes() : scratch;
-  writing = true;
-  try {
-    bytes.reset();
-    bytes.raw('{"plan":');
-    let ok = bytes.value(plan);
-    bytes.raw(',"spec":');
-    if (spec) ok &&= bytes.once(spec);
-    else bytes.raw("null");
-    bytes.raw("}");
-    if (ok) return createHash("sha256").update(bytes.view()).digest("hex");
-    return sha256Hex(
-      '{"plan":',
-      canonicalJson(plan),
-      ',"spec":',
-      spec ? canonicalJsonOnce(spec) : "null",
-      "}",
-    );
-  } finally {
-    if (bytes === scratch) writing = false;
-  }
-}
-
-const scratch = new CanonicalBytes();
-/** A getter hashing while a value is written gets a writer of its own. */
-let writing = false;

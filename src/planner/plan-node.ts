@@ -1,7 +1,7 @@
 import type { LVMNodeSpec } from "../api";
 import type { NodeInventory } from "../inventory/types";
 import { resolveClaims } from "./claims";
-import { sha256PlanAndSpec } from "./hash";
+import { canonicalJson, canonicalJsonOnce, sha256Hex } from "./hash";
 import { deviceIds } from "./identity";
 import { DEFAULT_LVMD_CONFIG_PATH, lvmdWriteAction } from "./lvmd";
 import { indexNode } from "./node-index";
@@ -159,7 +159,14 @@ function rankOf(order: readonly ActionOp[]): ReadonlyMap<ActionOp, number> {
  * for, so the agent can refuse to apply a plan that is not the one it would make now.
  */
 export function withHash(plan: Omit<NodePlan, "hash">, spec: LVMNodeSpec | undefined): NodePlan {
-  const hash = sha256PlanAndSpec(plan, spec);
+  // The canonical JSON of {plan, spec}, with the spec's text computed once for all nodes sharing it.
+  const hash = sha256Hex(
+    '{"plan":',
+    canonicalJson(plan),
+    ',"spec":',
+    spec ? canonicalJsonOnce(spec) : "null",
+    "}",
+  );
   const { actions, blocked, lvmd, node, nodeSet, selected, volumeGroups } = plan;
   return {
     actions,
