@@ -82,7 +82,7 @@ export function ownershipOf(index: NodeIndex, specVolumeGroups: readonly string[
   const recorded = new Map<string, BlockDevice[]>();
   for (const [kname, pv] of index.pvByKname) {
     if (!pv.vgName) {
-      owners.set(kname, { kind: "orphan" });
+      owners.set(kname, ORPHAN);
       continue;
     }
     const vg = vgsByName.get(pv.vgName);
@@ -111,6 +111,9 @@ export function ownershipOf(index: NodeIndex, specVolumeGroups: readonly string[
     recordedNames: recorded,
   };
 }
+
+/** Every orphan PV's owner (one object for all). */
+const ORPHAN: PvOwner = Object.freeze({ kind: "orphan" });
 
 /** The kernel name path recorded in a PV's tags ("pulumi-lvm.kname=sdb" → "/dev/sdb"). */
 export function recordedKnameOf(pv: PhysicalVolume): string | undefined {
