@@ -94,7 +94,7 @@ export function resolveClaims(
   const fixed: Group[] = [];
   const wild: Group[] = [];
   for (const d of index.devices) {
-    selecting.length = fixed.length = wild.length = 0;
+    if (selecting.length) selecting.length = fixed.length = wild.length = 0;
     for (const g of groups)
       if (g.match.matched.has(d.kname)) {
         selecting.push(g);
@@ -104,10 +104,8 @@ export function resolveClaims(
     if (owner?.kind !== "member" && selecting.length === 0) continue;
     const n = displayName(d);
     if (owner?.kind === "member") {
-      const home = groups.find((g) => g.vg.name === owner.vg)!;
-      const member = (home.state as { members: readonly Member[] }).members.find(
-        (m) => m.device.kname === d.kname,
-      )!;
+      const home = groupNamed(groups, owner.vg);
+      const member = memberOn((home.state as { members: readonly Member[] }).members, d);
       const stays = selecting.includes(home);
       (stays ? home.staying : home.leaving).push(member);
       for (const g of selecting) {
@@ -169,6 +167,16 @@ export function resolveClaims(
       excluded,
     };
   });
+}
+
+function groupNamed<G extends { readonly vg: VolumeGroup }>(groups: readonly G[], name: string): G {
+  for (const g of groups) if (g.vg.name === name) return g;
+  throw new Error(`no volume group ${name} in the spec`);
+}
+
+function memberOn(members: readonly Member[], d: BlockDevice): Member {
+  for (const m of members) if (m.device.kname === d.kname) return m;
+  throw new Error(`${d.kname} is not a member`);
 }
 
 /** Knames of a group's devices once the plan has run. */

@@ -103,7 +103,6 @@ export function eligibility(
   }
 
   const owner = ownership.pvOwner(device.kname);
-  const signatureTypes = unique(device.signatures.length ? device.signatures.map((s) => s.type) : NONE);
   if (owner?.kind === "member") reasons.push(`${n} is a physical volume of volume group ${owner.vg}`);
   else if (owner?.kind === "unmanaged")
     reasons.push(`${n} is a physical volume of volume group ${owner.vg}, which this spec does not name`);
@@ -114,10 +113,12 @@ export function eligibility(
       `${n} could not be probed for signatures${device.probeError ? ` (${device.probeError})` : ""}, so it is treated as in use`,
     );
   else if (owner?.kind === "orphan" && adopted) {
+    const signatureTypes = typesOf(device.signatures);
     const others = signatureTypes.filter((t) => t !== "LVM2_member");
     if (others.length)
       reasons.push(`${n} has signatures ${joinNames(others)} besides the LVM label this agent wrote`);
   } else {
+    const signatureTypes = typesOf(device.signatures);
     const orphan = owner?.kind === "orphan";
     const erasable =
       orphan && !signatureTypes.includes("LVM2_member") ? [...signatureTypes, "LVM2_member"] : signatureTypes;
@@ -188,6 +189,9 @@ function mountpoints(d: BlockDevice): readonly string[] {
   return d.mountpoints.length ? d.mountpoints.filter((m) => typeof m === "string" && m.length > 0) : NONE;
 }
 
-function unique(values: readonly string[]): readonly string[] {
-  return values.length ? [...new Set(values)] : NONE;
+/** The signature types, each once, in the order first seen. */
+function typesOf(signatures: BlockDevice["signatures"]): readonly string[] {
+  if (signatures.length === 0) return NONE;
+  if (signatures.length === 1) return [signatures[0]!.type];
+  return [...new Set(signatures.map((s) => s.type))];
 }

@@ -46,24 +46,22 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
   let names: Map<string, BlockDevice> | undefined;
   const byName = (): ReadonlyMap<string, BlockDevice> => (names ??= namesOf(devices));
 
-  const children = new Map<string, Set<string>>();
+  // Parent kname → the devices directly on it, each once, in natural kname order (most have none).
+  const childLists = new Map<string, BlockDevice[]>();
   const addChild = (parent: string, child: string) => {
-    if (!byKname.has(parent) || !byKname.has(child) || parent === child) return;
-    let set = children.get(parent);
-    if (!set) children.set(parent, (set = new Set()));
-    set.add(child);
+    const device = byKname.get(child);
+    if (!device || !byKname.has(parent) || parent === child) return;
+    const list = childLists.get(parent);
+    if (!list) childLists.set(parent, [device]);
+    else if (!list.includes(device)) list.push(device);
   };
   for (const d of devices) {
     for (const c of d.children) addChild(d.kname, c);
     if (d.parent) addChild(d.parent, d.kname);
   }
-  const NONE: readonly BlockDevice[] = [];
-  const childLists = new Map<string, readonly BlockDevice[]>();
-  for (const [parent, set] of children)
-    childLists.set(
-      parent,
-      [...set].sort(compareNatural).map((k) => byKname.get(k)!),
-    );
+  if (childLists.size)
+    for (const list of childLists.values())
+      if (list.length > 1) list.sort((a, b) => compareNatural(a.kname, b.kname));
   const childrenOf = (kname: string): readonly BlockDevice[] => childLists.get(kname) ?? NONE;
 
   const pvByKname = new Map<string, PhysicalVolume>();
@@ -103,6 +101,8 @@ export function indexNode(inventory: NodeInventory): NodeIndex {
   };
 }
 
+const NONE: readonly BlockDevice[] = [];
+
 /** kname, path and every symlink → the device. */
 function namesOf(devices: readonly BlockDevice[]): Map<string, BlockDevice> {
   const byName = new Map<string, BlockDevice>();
@@ -141,8 +141,16 @@ export function sortNatural<T>(items: readonly T[], nameOf: (item: T) => string)
   if (sorted) return items.slice();
   const order = new Array<number>(n);
   for (let i = 0; i < n; i++) order[i] = i;
-  // Ties (equal names) keep their input order, as a stable sort would.
-  order.sort((a, b) => compareKeys(keys, names, a, b) || a - b);
+  // Ties (equal names) keep their input order, as a stable sort would. A node has a few dozen devices:
+  // insertion sort, in place, allocates nothing (Array.prototype.sort copies into work arrays).
+  if (n <= 64)
+    for (let i = 1; i < n; i++) {
+      const item = order[i]!;
+      let j = i - 1;
+      for (; j >= 0 && compareKeys(keys, names, order[j]!, item) > 0; j--) order[j + 1] = order[j]!;
+      order[j + 1] = item;
+    }
+  else order.sort((a, b) => compareKeys(keys, names, a, b) || a - b);
   const out = new Array<T>(n);
   for (let i = 0; i < n; i++) out[i] = items[order[i]!]!;
   return out;

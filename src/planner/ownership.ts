@@ -82,7 +82,7 @@ export function ownershipOf(index: NodeIndex, specVolumeGroups: readonly string[
   const recorded = new Map<string, BlockDevice[]>();
   for (const [kname, pv] of index.pvByKname) {
     if (!pv.vgName) {
-      owners.set(kname, { kind: "orphan" });
+      owners.set(kname, ORPHAN);
       continue;
     }
     const vg = vgsByName.get(pv.vgName);
@@ -112,9 +112,14 @@ export function ownershipOf(index: NodeIndex, specVolumeGroups: readonly string[
   };
 }
 
+/** Every orphan PV's owner (one object for all). */
+const ORPHAN: PvOwner = Object.freeze({ kind: "orphan" });
+
 /** The kernel name path recorded in a PV's tags ("pulumi-lvm.kname=sdb" → "/dev/sdb"). */
 export function recordedKnameOf(pv: PhysicalVolume): string | undefined {
-  const tag = [...pv.tags].sort().find((t) => t.startsWith(KNAME_TAG_PREFIX));
+  // The first such tag in sorted order: the least of them.
+  let tag: string | undefined;
+  for (const t of pv.tags) if (t.startsWith(KNAME_TAG_PREFIX) && (tag === undefined || t < tag)) tag = t;
   return tag ? `/dev/${tag.slice(KNAME_TAG_PREFIX.length)}` : undefined;
 }
 

@@ -1,6 +1,7 @@
 import type { LVMNodeSpec } from "../api";
 import type { NodeInventory } from "../inventory/types";
-import { planNode } from "./plan-node";
+import { orderActions, planNode } from "./plan-node";
+import { step } from "./plan-objects";
 import { applyPlanEffects } from "./simulate";
 import {
   asMember,
@@ -449,4 +450,37 @@ test("the hash covers the spec: a different spec, a different hash", () => {
   expect(a.actions).toEqual(b.actions);
   expect(a.hash).not.toBe(b.hash);
   expect(a.hash).toMatch(/^[0-9a-f]{64}$/);
+});
+
+test("orderActions sorts by kind in the given order, keeps the order within a kind, puts unknown kinds first", () => {
+  const a = (op: Parameters<typeof step>[0], n: number) => step(op, [op, String(n)], `${op} ${n}`);
+  const actions = [
+    a("vgcreate", 1),
+    a("pvcreate", 1),
+    a("lvremove-thinpool", 1),
+    a("pvcreate", 2),
+    a("wipefs", 1),
+    a("vgcreate", 2),
+    a("lvremove-thinpool", 2),
+  ];
+  expect(orderActions(actions).map((x) => x.reason)).toEqual([
+    "lvremove-thinpool 1",
+    "lvremove-thinpool 2",
+    "wipefs 1",
+    "pvcreate 1",
+    "pvcreate 2",
+    "vgcreate 1",
+    "vgcreate 2",
+  ]);
+  expect(orderActions(actions, ["vgcreate", "pvcreate"]).map((x) => x.reason)).toEqual([
+    "lvremove-thinpool 1",
+    "wipefs 1",
+    "lvremove-thinpool 2",
+    "vgcreate 1",
+    "vgcreate 2",
+    "pvcreate 1",
+    "pvcreate 2",
+  ]);
+  expect(actions[0]!.reason).toBe("vgcreate 1"); // the input is left as it was
+  expect(orderActions([])).toEqual([]);
 });

@@ -137,8 +137,17 @@ export function orderActions(
   order: readonly ActionOp[] = ACTION_ORDER,
 ): PlanAction[] {
   const ranks = rankOf(order);
-  const rank = (a: PlanAction) => ranks.get(a.op) ?? -1;
-  return [...actions].sort((a, b) => rank(a) - rank(b));
+  // A counting sort: each action's rank looked up once, kinds not in `order` (rank -1) first.
+  const rank = new Int32Array(actions.length);
+  const counts = new Int32Array(order.length + 1);
+  for (let i = 0; i < actions.length; i++) {
+    rank[i] = (ranks.get(actions[i]!.op) ?? -1) + 1;
+    counts[rank[i]!]!++;
+  }
+  for (let r = 1; r < counts.length; r++) counts[r]! += counts[r - 1]!;
+  const out = new Array<PlanAction>(actions.length);
+  for (let i = actions.length - 1; i >= 0; i--) out[--counts[rank[i]!]!] = actions[i]!;
+  return out;
 }
 
 const ranksByOrder = new WeakMap<readonly ActionOp[], ReadonlyMap<ActionOp, number>>();

@@ -28,6 +28,8 @@ export interface BenchRow {
   readonly cpuMs: number;
   /** Wall-clock time of the garbage collector's pauses during planNodes (perf_hooks "gc" entries). */
   readonly gcMs: number;
+  /** Bytes planNodes allocated on the JavaScript heap (v8.GCProfiler: the used heap's growth between collections). */
+  readonly allocatedBytes: number;
   readonly actions: number;
   /** CPU time of canonicalJson + sha256 over the plans made (the hashes' text, written again). */
   readonly hashCpuMs: number;
@@ -44,11 +46,13 @@ export async function benchPlanner(nodes: number): Promise<BenchRow> {
   const inventories = syntheticNodeInventories(nodes, { devicesPerNode: DEVICES_PER_NODE });
   collectGarbage();
   const gc = gcPauses();
+  const allocation = allocatedBytes();
   const cpu = process.cpuUsage();
   const from = performance.now();
   const doc = planNodes(inventories, BENCH_NODE_SET);
   const to = performance.now();
   const used = process.cpuUsage(cpu);
+  const allocated = allocation.stop();
   const actions = doc.nodes.reduce((n, p) => n + p.actions.length, 0);
   return {
     nodes,
@@ -56,6 +60,7 @@ export async function benchPlanner(nodes: number): Promise<BenchRow> {
     ms: to - from,
     cpuMs: (used.user + used.system) / 1000,
     gcMs: await gc.between(from, to),
+    allocatedBytes: allocated,
     actions,
     ...hashingCost(doc.nodes),
   };
@@ -73,6 +78,29 @@ function gcPauses(): { between(from: number, to: number): Promise<number> } {
       return entries
         .filter((e) => e.startTime >= from && e.startTime < to)
         .reduce((ms, e) => ms + e.duration, 0);
+    },
+  };
+}
+
+/**
+ * Counts what is allocated from now on: the used heap's growth from each collection's end to the next
+ * one's start, and to now (nothing is freed between collections).
+ */
+function allocatedBytes(): { stop(): number } {
+  const profiler = new v8.GCProfiler();
+  const start = v8.getHeapStatistics().used_heap_size;
+  profiler.start();
+  return {
+    stop() {
+      const end = v8.getHeapStatistics().used_heap_size;
+      const { statistics } = profiler.stop();
+      let bytes = 0;
+      let after = start;
+      for (const gc of statistics) {
+        bytes += gc.beforeGC.heapStatistics.usedHeapSize - after;
+        after = gc.afterGC.heapStatistics.usedHeapSize;
+      }
+      return bytes + end - after;
     },
   };
 }
@@ -99,6 +127,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
     "total ms",
     "cpu ms",
     "gc ms",
+    "alloc MB",
     "µs/node",
     "µs/device",
     "actions",
@@ -111,6 +140,7 @@ export function formatTable(rows: readonly BenchRow[]): string {
     r.ms.toFixed(1),
     r.cpuMs.toFixed(1),
     r.gcMs.toFixed(1),
+    (r.allocatedBytes / 1e6).toFixed(0),
     ((r.ms * 1000) / r.nodes).toFixed(1),
     ((r.ms * 1000) / r.devices).toFixed(2),
     r.actions.toLocaleString("en-US"),
