@@ -52,21 +52,26 @@ export async function enableClusterMode(ws: PulumiWorkspace, cluster: Cluster): 
   setStackConfig(ws, "clusterMode", true);
 }
 
-/** The URN of the quickstart's NodeSetDisks (the per-node plans and results) in the stack's state. */
-export function nodeSetDisksUrn(ws: PulumiWorkspace): string {
-  const urn = (ws.exportState().deployment.resources ?? [])
-    .map((r) => r.urn)
-    .find((u) => u.endsWith("NodeSetDisks::quickstart-disks"));
-  if (!urn) throw new Error("no NodeSetDisks in the stack's state: is the NodeSet in cluster mode?");
-  return urn;
+/** The quickstart's NodeSetDisks (the per-node plans and results) in the stack's state. */
+function nodeSetDisks(ws: PulumiWorkspace) {
+  const r = (ws.exportState().deployment.resources ?? []).find((x) =>
+    x.urn.endsWith("pulumi-lvm:NodeSetDisks::quickstart-disks"),
+  );
+  if (!r) throw new Error("no NodeSetDisks in the stack's state: is the NodeSet in cluster mode?");
+  return r;
 }
 
-/** One node's entry of the stack output `nodes` (NodeSet.nodes), as `pulumi stack output` prints it. */
-export async function nodeOutput(ws: PulumiWorkspace, node: string): Promise<Json> {
-  // --show-secrets: `nodes` holds no credential; a secret there would print as "[secret]".
-  const r = await ws.runAsync(["stack", "output", "--json", "--show-secrets", "nodes"]);
-  if (r.code !== 0) throw new Error(`pulumi stack output nodes exited ${r.code}:\n${r.output}`);
-  const nodes = JSON.parse(r.stdout) as Json;
-  if (!nodes?.[node]) throw new Error(`stack output nodes has no ${node}: ${r.stdout}`);
+/** Its URN, for `pulumi refresh --target`. */
+export const nodeSetDisksUrn = (ws: PulumiWorkspace): string => nodeSetDisks(ws).urn;
+
+/**
+ * One node's result as the state holds it (NodeSetDisks' `nodes` output: the last apply, and the
+ * agent's status at the last refresh). From the state, not `pulumi stack output`: a refresh updates
+ * the resource, not the stack's outputs.
+ */
+export function nodeResult(ws: PulumiWorkspace, node: string): Json {
+  const nodes = nodeSetDisks(ws).outputs?.nodes as Json;
+  if (!nodes?.[node])
+    throw new Error(`NodeSetDisks has no result for node ${node}: ${JSON.stringify(nodes)}`);
   return nodes[node];
 }

@@ -19,7 +19,7 @@ import { checksumIn, claimObject, LVM_ENV } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
 import type { PulumiWorkspace } from "../pulumi/cli";
 import { planList } from "../pulumi/preview-plan";
-import { enableClusterMode, nodeOutput, nodeSetDisksUrn, routeAgentPod } from "./cluster-mode";
+import { enableClusterMode, nodeResult, nodeSetDisksUrn, routeAgentPod } from "./cluster-mode";
 import {
   ADDED_SERIAL,
   blobChecksum,
@@ -179,6 +179,7 @@ describe("2b. the NodeSet in cluster mode (the platform team's layout)", () => {
     preview = await timed("preview (cluster mode)", () => pulumi(["preview", "--diff"]));
     expect(preview).toMatch(/\+.*pulumi-lvm:NodeSetDisks/);
     expect(preview).toContain(c().nodeName);
+    expect(preview).toContain(`1 node converged: ${c().nodeName}`);
     expect(preview).toMatch(/steps\s*:\s*0\b/);
     expect([planList(preview, "claimed"), planList(preview, "extended")]).toEqual([[], []]);
     expect((await lvmReport("pvs", "pv_name,vg_name")).filter(([, vg]) => vg === "vg-data")).toHaveLength(
@@ -188,7 +189,7 @@ describe("2b. the NodeSet in cluster mode (the platform team's layout)", () => {
 
   it("up records exactly that plan (its hash) for the node, with no step run", async () => {
     await timed("up (cluster mode)", () => pulumi(["up", "--yes", "--skip-preview"]));
-    const node = await nodeOutput(ws!, c().nodeName);
+    const node = nodeResult(ws!, c().nodeName);
     expect(node).toMatchObject({ selected: true, stepsDone: 0, blocked: [] });
     expect(preview).toContain(node.planHash);
   });
@@ -289,7 +290,7 @@ describe("4. disks added to the selector (config change), planned through the ag
     const grown = await waitFor("pool0 regrown", poolBytes, (bytes) => bytes > poolBefore, 600_000);
     expect(grown).toBeGreaterThan(poolBefore);
     expect(await blobChecksum(c(), "default", "data-web-0", "web-reader-after-extend")).toBe(webSum);
-    const node = await nodeOutput(ws!, c().nodeName);
+    const node = nodeResult(ws!, c().nodeName);
     expect(preview).toContain(node.planHash);
     expect(node.stepsDone).toBeGreaterThan(0);
   });
@@ -299,7 +300,7 @@ describe("5. drift: a physical volume's tag removed by hand", () => {
   it("pulumi refresh shows vg-data Degraded with the step to do; the operator's resync repairs it", async () => {
     const urn = nodeSetDisksUrn(ws!);
     await timed("refresh (before)", () => pulumi(["refresh", "--yes", "--skip-preview", "--target", urn]));
-    const before = (await nodeOutput(ws!, c().nodeName)).volumeGroups["vg-data"];
+    const before = nodeResult(ws!, c().nodeName).volumeGroups["vg-data"];
     const device = (await disksBySerial())[SELECTED_SERIALS[0]!]!;
     const tagsOf = () => pvTags(c(), device);
     const tag = (await tagsOf()).find((t) => t.startsWith("pulumi-lvm.kname="));
@@ -311,7 +312,7 @@ describe("5. drift: a physical volume's tag removed by hand", () => {
       pulumi(["refresh", "--yes", "--skip-preview", "--diff", "--target", urn]),
     );
     expect(out).toMatch(/~.*pulumi-lvm:NodeSetDisks/);
-    const vg = (await nodeOutput(ws!, c().nodeName)).volumeGroups["vg-data"];
+    const vg = nodeResult(ws!, c().nodeName).volumeGroups["vg-data"];
     expect(vg.state).toBe("Degraded");
     expect(vg.message).toContain(`pvchange --addtag ${tag} ${device}`);
     // Nothing but the operator writes to the node now: its resync (every 5 minutes) re-applies the LVMNode.
