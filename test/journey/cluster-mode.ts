@@ -52,6 +52,17 @@ export async function enableClusterMode(ws: PulumiWorkspace, cluster: Cluster): 
   setStackConfig(ws, "clusterMode", true);
 }
 
+/** Runs `f` (a pulumi command in cluster mode); when it fails, cluster mode is turned off again, so
+ * that the later steps run in the operator-only layout instead of failing the same way. */
+export async function offIfItFails<T>(ws: PulumiWorkspace, f: () => Promise<T>): Promise<T> {
+  try {
+    return await f();
+  } catch (e) {
+    setStackConfig(ws, "clusterMode", false);
+    throw e;
+  }
+}
+
 /** The quickstart's NodeSetDisks (the per-node plans and results) in the stack's state. */
 function nodeSetDisks(ws: PulumiWorkspace) {
   const r = (ws.exportState().deployment.resources ?? []).find((x) =>

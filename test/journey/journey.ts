@@ -284,6 +284,16 @@ export async function writeToNewClaim(
   return { pvc, pv, log };
 }
 
+/** `pulumi <args>` in the stack (30 minutes at most); throws with its output and every pod's state. */
+export async function runPulumi(ws: PulumiWorkspace, cluster: Cluster, args: string[]): Promise<string> {
+  const r = await ws.runAsync(args, { timeoutMs: 1_800_000 });
+  if (r.code !== 0)
+    throw new Error(
+      `pulumi ${args.join(" ")} exited ${r.code}:\n${r.output}\n----- pods -----\n${await podSummary(cluster)}`,
+    );
+  return r.output;
+}
+
 /** Every pod with its phase, readiness and restarts, one a line: what a failure message needs. */
 export async function podSummary(cluster: Cluster): Promise<string> {
   const pods: Json[] = (await get(cluster.cp, "/api/v1/pods"))?.items ?? [];

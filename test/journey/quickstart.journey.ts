@@ -19,7 +19,7 @@ import { checksumIn, claimObject, LVM_ENV } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
 import type { PulumiWorkspace } from "../pulumi/cli";
 import { planList } from "../pulumi/preview-plan";
-import { enableClusterMode, nodeResult, nodeSetDisksUrn, routeAgentPod } from "./cluster-mode";
+import { enableClusterMode, nodeResult, nodeSetDisksUrn, offIfItFails, routeAgentPod } from "./cluster-mode";
 import {
   ADDED_SERIAL,
   blobChecksum,
@@ -29,6 +29,7 @@ import {
   plainCredentials,
   podSummary,
   quickstartStack,
+  runPulumi,
   QUICKSTART_DISKS,
   requireJourneyBinaries,
   SELECTED_SERIALS,
@@ -46,7 +47,6 @@ import {
 
 jest.setTimeout(1_800_000);
 
-const LONG = { timeoutMs: 1_800_000 };
 let cluster: Cluster | undefined;
 let ws: PulumiWorkspace | undefined;
 let scratch: string | undefined;
@@ -61,6 +61,7 @@ async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
     return await f();
   } finally {
     timings[name] = `${((Date.now() - t0) / 1000).toFixed(1)} s (load ${os.loadavg()[0]!.toFixed(1)})`;
+    process.stderr.write(`[journey ${new Date().toISOString()}] ${name}: ${timings[name]}\n`); // live, unbuffered
   }
 }
 
@@ -69,14 +70,7 @@ function c(): Cluster {
   return cluster;
 }
 
-async function pulumi(args: string[]): Promise<string> {
-  const r = await ws!.runAsync(args, LONG);
-  if (r.code !== 0)
-    throw new Error(
-      `pulumi ${args.join(" ")} exited ${r.code}:\n${r.output}\n----- pods -----\n${await podSummary(c())}`,
-    );
-  return r.output;
-}
+const pulumi = (args: string[]) => runPulumi(ws!, c(), args);
 
 const lvmReport = (cmd: "pvs" | "vgs" | "lvs", fields: string) => nodeLvmReport(c(), cmd, fields);
 const signatures = (device: string) => nodeSignatures(c(), device);
@@ -176,7 +170,9 @@ describe("2b. the NodeSet in cluster mode (the platform team's layout)", () => {
   it("preview shows the node's plan through the running agent (vg-data's members: nothing to do); nothing is written", async () => {
     await routeAgentPod(c());
     await enableClusterMode(ws!, c());
-    preview = await timed("preview (cluster mode)", () => pulumi(["preview", "--diff"]));
+    preview = await timed("preview (cluster mode)", () =>
+      offIfItFails(ws!, () => pulumi(["preview", "--diff"])),
+    );
     expect(preview).toMatch(/\+.*pulumi-lvm:NodeSetDisks/);
     expect(preview).toContain(c().nodeName);
     expect(preview).toContain(`1 node converged: ${c().nodeName}`);
@@ -188,7 +184,9 @@ describe("2b. the NodeSet in cluster mode (the platform team's layout)", () => {
   });
 
   it("up records exactly that plan (its hash) for the node, with no step run", async () => {
-    await timed("up (cluster mode)", () => pulumi(["up", "--yes", "--skip-preview"]));
+    await timed("up (cluster mode)", () =>
+      offIfItFails(ws!, () => pulumi(["up", "--yes", "--skip-preview"])),
+    );
     const node = nodeResult(ws!, c().nodeName);
     expect(node).toMatchObject({ selected: true, stepsDone: 0, blocked: [] });
     expect(preview).toContain(node.planHash);
