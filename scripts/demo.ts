@@ -20,13 +20,13 @@ import * as path from "node:path";
 import type { Cluster } from "../test/cluster/cluster";
 import {
   journeyImages,
-  nodeLvm,
   podSummary,
   quickstartStack,
   requireJourneyBinaries,
   startJourneyCluster,
   writeToNewClaim,
 } from "../test/journey/journey";
+import { nodeLvm } from "../test/journey/node";
 import type { PulumiWorkspace } from "../test/pulumi/cli";
 import { cacheDir } from "../test/vm/guest";
 

@@ -74,12 +74,23 @@ const agents: Record<string, AgentEndpoint> | undefined = agentUrl
   ? { [config.get("node") ?? "node-1"]: { url: agentUrl, token: config.requireSecret("agentToken") } }
   : undefined;
 
+// Cluster mode (platform teams): set `clusterMode: true` and the secret `kubeconfig` (its text) once the
+// system's agents run (after a first `pulumi up`); Pulumi then plans through them via the API server,
+// and `pulumi preview` shows each node's plan (claimed, extended, excluded and why) before `up`.
+const cluster = config.getBoolean("clusterMode")
+  ? {
+      kubeconfig: config.requireSecret("kubeconfig"),
+      serviceAccountName: system.provisionerServiceAccountName,
+    }
+  : undefined;
+
 const nodeSet = new NodeSet(
   "quickstart",
   {
     nodeSelector,
     template,
     ...(agents ? { agents } : {}),
+    ...(cluster ? { cluster } : {}),
   },
   // Served by the system: depends on it (its CRDs, agents and operator exist first).
   { system },

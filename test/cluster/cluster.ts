@@ -97,6 +97,12 @@ export interface Cluster {
   podLogs(namespace: string, pod: string, container?: string): Promise<string>;
   /** The last lines of containerd's and the kubelet's logs in the guest, for failure messages. */
   nodeLogs(lines?: number): Promise<string>;
+  /**
+   * Lets the apiserver (on the host) reach `podIP:port` in the guest, as a real cluster's apiserver
+   * reaches pods (`pods/proxy`): its CONNECT to that address goes to `guestPort` (one of
+   * `forwardPorts`), which the node DNATs to the pod. Idempotent per pod address.
+   */
+  routeToPod(podIP: string, port: number, guestPort: number): Promise<void>;
   /** Stops the guest, the control plane and the proxy; idempotent; never throws. */
   stop(): Promise<void>;
 }
@@ -356,6 +362,13 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       return typeof r.body === "string" ? r.body : JSON.stringify(r.body);
     },
     nodeLogs,
+    async routeToPod(podIP, port, guestPort) {
+      const rule = ["-p", "tcp", "-d", GUEST_IP, "--dport", String(guestPort)];
+      const target = ["-j", "DNAT", "--to-destination", `${podIP}:${port}`];
+      await guest!.run(["iptables", "-t", "nat", "-D", "PREROUTING", ...rule, ...target]).catch(() => "");
+      await guest!.run(["iptables", "-t", "nat", "-I", "PREROUTING", ...rule, ...target]);
+      proxy!.route(podIP, port, guest!.hostPort(guestPort));
+    },
     stop,
   };
 }

@@ -17,6 +17,7 @@ import { requireClusterBinaries, type ClusterBinaries } from "../cluster/binarie
 import { startCluster, type Cluster } from "../cluster/cluster";
 import {
   PAUSE_IMAGE,
+  TOOLS_IMAGE,
   pauseImage,
   snapshotControllerImage,
   toolsImage,
@@ -25,7 +26,7 @@ import {
   TOPOLVM_REPOSITORY,
 } from "../cluster/images";
 import { apply, get } from "../cluster/objects";
-import { boundVolume, claimObject, LVM_ENV, runWithClaims } from "../cluster/workloads";
+import { boundVolume, checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
 import { CHART_VERSION, chartDir, installSnapshotController } from "../cluster/topolvm";
 import type { Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
@@ -51,6 +52,8 @@ export const SELECTED_SERIALS = ["SN-AAA111", "SN-BBB222"];
 /** The disk the journey's step 4 adds to the quickstart's selector. */
 export const ADDED_SERIAL = "SN-CCC444";
 export const NAMESPACE = "lvm-system";
+/** The guest port the apiserver's CONNECTs to the agent pod go to, in cluster mode (cluster-mode.ts). */
+export const AGENT_ROUTE_PORT = 18443;
 export const STORAGE_CLASS = "lvms-thin";
 
 export interface JourneyBinaries {
@@ -116,6 +119,7 @@ export async function startJourneyCluster({ seeded, images }: JourneyImages): Pr
     sandboxImage: PAUSE_IMAGE,
     memoryMiB: 4096,
     readyTimeoutMs: 600_000,
+    forwardPorts: [AGENT_ROUTE_PORT],
   });
   try {
     const r = await cluster.cp.request("PATCH", `/api/v1/nodes/${cluster.nodeName}`, {
@@ -179,6 +183,80 @@ export function setStackConfig(ws: PulumiWorkspace, key: string, value: unknown)
   fs.writeFileSync(stackFile, YAML.stringify(stack));
 }
 
+/** A StatefulSet whose pod writes 16 MiB to its volume (a volumeClaimTemplate), prints the checksum, sleeps. */
+export function webStatefulSet(namespace: string, storageClass = STORAGE_CLASS): Json {
+  const script =
+    "dd if=/dev/urandom of=/data/blob bs=1M count=16 2>/dev/null && sync && sha256sum /data/blob && sleep 36000";
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name: "web", namespace },
+    spec: {
+      serviceName: "web",
+      replicas: 1,
+      selector: { matchLabels: { app: "web" } },
+      template: {
+        metadata: { labels: { app: "web" } },
+        spec: {
+          terminationGracePeriodSeconds: 1,
+          containers: [
+            {
+              name: "writer",
+              image: TOOLS_IMAGE,
+              imagePullPolicy: "Never",
+              command: ["sh", "-c", script],
+              volumeMounts: [{ name: "data", mountPath: "/data" }],
+            },
+          ],
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: "data" },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            storageClassName: storageClass,
+            resources: { requests: { storage: "1Gi" } },
+          },
+        },
+      ],
+    },
+  };
+}
+
+/**
+ * Where a credential of the kubeconfig (its client key or token) or any private key appears in plain
+ * text: the stack's export, every file of the backend and of the project (the stack's config), and
+ * everything pulumi printed. Empty when none.
+ */
+export function plainCredentials(ws: PulumiWorkspace, kubeconfigPath: string): string[] {
+  const kubeconfig = fs.readFileSync(kubeconfigPath, "utf8");
+  const credentials = [...kubeconfig.matchAll(/(?:client-key-data|token): *(\S+)/g)].map((m) => m[1]!);
+  if (!credentials.length) throw new Error(`${kubeconfigPath} has no client key or token to look for`);
+  const files = [
+    { file: "pulumi stack export", text: ws.exportState().text },
+    ...PulumiWorkspace.filesUnder(ws.backend),
+    ...PulumiWorkspace.filesUnder(ws.project),
+    { file: "pulumi's output", text: ws.transcript.join("\n") },
+  ];
+  return files.flatMap(({ file, text }) => [
+    ...(/-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) ? [`${file}: a private key`] : []),
+    ...credentials.filter((c) => text.includes(c)).map(() => `${file}: a kubeconfig credential`),
+  ]);
+}
+
+/** The sha256 of /data/blob on `claim`, read by a new pod on the node (ReadWriteOnce is per node). */
+export async function blobChecksum(
+  cluster: Cluster,
+  namespace: string,
+  claim: string,
+  podName: string,
+): Promise<string | undefined> {
+  const read = "sha256sum /data/blob";
+  const log = await runWithClaims(cluster, namespace, podName, { data: claim }, read, { timeoutMs: 900_000 });
+  return checksumIn(log, "/data/blob");
+}
+
 export interface WrittenClaim {
   readonly pvc: Json;
   readonly pv: Json;
@@ -206,49 +284,14 @@ export async function writeToNewClaim(
   return { pvc, pv, log };
 }
 
-/** The guest's own lvm report (`pvs`/`vgs`/`lvs -a`) as rows of fields; `extra`, e.g. `--units b`. */
-export async function lvmReport(
-  cluster: Cluster,
-  cmd: "pvs" | "vgs" | "lvs",
-  fields: string,
-  extra: readonly string[] = [],
-): Promise<string[][]> {
-  const out = await cluster.guest.run(
-    [cmd, "--noheadings", "--separator", "|", "-a", ...extra, "-o", fields],
-    {
-      env: LVM_ENV,
-    },
-  );
-  return out
-    .split("\n")
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .map((l) => l.split("|").map((f) => f.trim()));
-}
-
-/** The node's disks by serial, read from sysfs in the guest: serial → /dev/vdX. */
-export async function disksBySerial(cluster: Cluster): Promise<Record<string, string>> {
-  const out = await cluster.guest.run([
-    "sh",
-    "-c",
-    'for d in /sys/block/vd*; do echo "$(cat $d/serial 2>/dev/null) /dev/${d##*/}"; done',
-  ]);
-  return Object.fromEntries(
-    out
-      .split("\n")
-      .map((l) => l.trim().split(" "))
-      .filter((p) => p.length === 2 && p[0]),
-  );
-}
-
-/** The node's own view of its volume groups and logical volumes (lvm in the guest, not our code). */
-export async function nodeLvm(cluster: Cluster): Promise<{ pvs: string; vgs: string; lvs: string }> {
-  const run = (argv: string[]) => cluster.guest.run(argv, { env: LVM_ENV });
-  return {
-    pvs: await run(["pvs", "-o", "pv_name,vg_name,pv_size"]),
-    vgs: await run(["vgs", "-o", "vg_name,pv_count,lv_count,vg_size,vg_free"]),
-    lvs: await run(["lvs", "-a", "-o", "vg_name,lv_name,lv_attr,lv_size,pool_lv,data_percent"]),
-  };
+/** `pulumi <args>` in the stack (30 minutes at most); throws with its output and every pod's state. */
+export async function runPulumi(ws: PulumiWorkspace, cluster: Cluster, args: string[]): Promise<string> {
+  const r = await ws.runAsync(args, { timeoutMs: 1_800_000 });
+  if (r.code !== 0)
+    throw new Error(
+      `pulumi ${args.join(" ")} exited ${r.code}:\n${r.output}\n----- pods -----\n${await podSummary(cluster)}`,
+    );
+  return r.output;
 }
 
 /** Every pod with its phase, readiness and restarts, one a line: what a failure message needs. */

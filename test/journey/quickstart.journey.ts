@@ -1,52 +1,57 @@
 /**
- * The user's journey (issue 16), end to end with the real engine: examples/quickstart on a local
- * cluster (test/journey/journey.ts: the cluster tier's node with four disks, two of them matching
- * the quickstart's serials): 1. `pulumi preview`, 2. `pulumi up`, 3. a StatefulSet whose PVC binds
- * on the thin pool, 3b. a VolumeSnapshot restored with the same checksum, 4. a disk added to the
- * selector by config (preview, up: VG extended, pool regrown, data intact), 7. no secret in plain
- * text in the state, 6. `pulumi destroy` leaving the volume group and the data (Retain). Not yet:
- * 2b (a cluster-mode stack's preview showing the node's plan) and 5 (refresh after an
- * out-of-band change). Every step is checked with the cluster's API and the node's own lvm tools,
- * never through our code.
- *
- *   npm run test:journey
- *
- * Named *.journey.ts, not *.test.ts: jest.config.js's integration project takes every *.test.ts
- * under test/, and this tier is not in `npm test` (jest.journey.config.js).
+ * The user's journey (issue 16) with the real engine: examples/quickstart on a local cluster
+ * (journey.ts: the node has four disks). 1 preview, 2 up, 2b the NodeSet in cluster mode
+ * (cluster-mode.ts), 3 a StatefulSet's PVC on the thin pool, 3b a snapshot restored, 4 disks added by
+ * config (the plan previewed through the agent, then applied exactly), 5 drift shown by refresh and
+ * repaired by the operator, 7 no plain secret in state, 6 destroy with Retain. Not written: 6b (a
+ * second stack with deletionPolicy Delete): a node belongs to one node set (the operator's admission
+ * refuses a second), so it needs a second node. Checked with the cluster's API and the node's own
+ * tools (node.ts), never through our code. `npm run test:journey`; not in `npm test`
+ * (jest.journey.config.js: *.journey.ts, not *.test.ts).
  */
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { DEFAULT_IMAGE } from "../../src/version";
 import type { Cluster } from "../cluster/cluster";
-import { TOOLS_IMAGE } from "../cluster/images";
 import { apply, eventsOf, get, waitFor } from "../cluster/objects";
-import { checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
+import { checksumIn, claimObject, LVM_ENV } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
-import { PulumiWorkspace } from "../pulumi/cli";
+import type { PulumiWorkspace } from "../pulumi/cli";
+import { planList } from "../pulumi/preview-plan";
+import { enableClusterMode, nodeResult, nodeSetDisksUrn, offIfItFails, routeAgentPod } from "./cluster-mode";
 import {
   ADDED_SERIAL,
-  disksBySerial as journeyDisksBySerial,
+  blobChecksum,
   journeyImages,
-  lvmReport as journeyLvmReport,
   setStackConfig,
   NAMESPACE,
+  plainCredentials,
   podSummary,
   quickstartStack,
+  runPulumi,
   QUICKSTART_DISKS,
   requireJourneyBinaries,
   SELECTED_SERIALS,
   startJourneyCluster,
   STORAGE_CLASS,
+  webStatefulSet,
 } from "./journey";
+import {
+  disksBySerial as nodeDisksBySerial,
+  lvBytes,
+  lvmReport as nodeLvmReport,
+  pvTags,
+  signatures as nodeSignatures,
+} from "./node";
 
 jest.setTimeout(1_800_000);
 
-const LONG = { timeoutMs: 1_800_000 };
 let cluster: Cluster | undefined;
 let ws: PulumiWorkspace | undefined;
 let scratch: string | undefined;
-const timings: Record<string, number> = {};
+/** Step → its wall time and the 1-minute load average when it ended. */
+const timings: Record<string, string> = {};
 /** What web-0 wrote in step 3: every later step checks the data against it. */
 let webSum: string | undefined;
 
@@ -55,7 +60,8 @@ async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
   try {
     return await f();
   } finally {
-    timings[name] = (Date.now() - t0) / 1000;
+    timings[name] = `${((Date.now() - t0) / 1000).toFixed(1)} s (load ${os.loadavg()[0]!.toFixed(1)})`;
+    process.stderr.write(`[journey ${new Date().toISOString()}] ${name}: ${timings[name]}\n`); // live, unbuffered
   }
 }
 
@@ -64,24 +70,12 @@ function c(): Cluster {
   return cluster;
 }
 
-async function pulumi(args: string[]): Promise<string> {
-  const r = await ws!.runAsync(args, LONG);
-  if (r.code !== 0)
-    throw new Error(
-      `pulumi ${args.join(" ")} exited ${r.code}:\n${r.output}\n----- pods -----\n${await podSummary(c())}`,
-    );
-  return r.output;
-}
+const pulumi = (args: string[]) => runPulumi(ws!, c(), args);
 
-const lvmReport = (cmd: "pvs" | "vgs" | "lvs", fields: string) => journeyLvmReport(c(), cmd, fields);
-const disksBySerial = () => journeyDisksBySerial(c());
-/** pool0 of vg-data in bytes, from the node's own lvs. */
-const poolBytes = async () =>
-  Number(
-    (await journeyLvmReport(c(), "lvs", "vg_name,lv_name,lv_size", ["--units", "b", "--nosuffix"])).find(
-      ([vg, lv]) => vg === "vg-data" && lv === "pool0",
-    )?.[2],
-  );
+const lvmReport = (cmd: "pvs" | "vgs" | "lvs", fields: string) => nodeLvmReport(c(), cmd, fields);
+const signatures = (device: string) => nodeSignatures(c(), device);
+const disksBySerial = () => nodeDisksBySerial(c());
+const poolBytes = () => lvBytes(c(), "vg-data", "pool0");
 
 const conditionTrue = (o: Json | undefined, type: string) =>
   !!o?.status?.conditions?.some((x: Json) => x.type === type && x.status === "True");
@@ -164,60 +158,45 @@ describe("2. pulumi up", () => {
     const other = bySerial["SN-OTHER333"]!;
     // The disk the selector does not match: no PV, and no signature at all.
     expect(pvs.some(([pv]) => pv === other)).toBe(false);
-    expect(
-      (
-        await c()
-          .guest.run(["wipefs", "-n", "-q", other])
-          .catch(() => "")
-      ).trim(),
-    ).toBe("");
+    expect(await signatures(other)).toBe("");
     const lvs = await lvmReport("lvs", "vg_name,lv_name,lv_attr");
     expect(lvs).toEqual(expect.arrayContaining([["vg-data", "pool0", expect.stringMatching(/^t/)]]));
+  });
+});
+
+describe("2b. the NodeSet in cluster mode (the platform team's layout)", () => {
+  let preview = "";
+
+  it("preview shows the node's plan through the running agent (vg-data's members: nothing to do); nothing is written", async () => {
+    await routeAgentPod(c());
+    await enableClusterMode(ws!, c());
+    preview = await timed("preview (cluster mode)", () =>
+      offIfItFails(ws!, () => pulumi(["preview", "--diff"])),
+    );
+    expect(preview).toMatch(/\+.*pulumi-lvm:NodeSetDisks/);
+    expect(preview).toContain(c().nodeName);
+    expect(preview).toContain(`1 node converged: ${c().nodeName}`);
+    expect(preview).toMatch(/steps\s*:\s*0\b/);
+    expect([planList(preview, "claimed"), planList(preview, "extended")]).toEqual([[], []]);
+    expect((await lvmReport("pvs", "pv_name,vg_name")).filter(([, vg]) => vg === "vg-data")).toHaveLength(
+      SELECTED_SERIALS.length,
+    );
+  });
+
+  it("up records exactly that plan (its hash) for the node, with no step run", async () => {
+    await timed("up (cluster mode)", () =>
+      offIfItFails(ws!, () => pulumi(["up", "--yes", "--skip-preview"])),
+    );
+    const node = nodeResult(ws!, c().nodeName);
+    expect(node).toMatchObject({ selected: true, stepsDone: 0, blocked: [] });
+    expect(preview).toContain(node.planHash);
   });
 });
 
 describe("3. a StatefulSet's PVC on the thin class", () => {
   it("binds on a thin volume of pool0, and its pod writes data", async () => {
     const ns = "default";
-    await apply(c().cp, {
-      apiVersion: "apps/v1",
-      kind: "StatefulSet",
-      metadata: { name: "web", namespace: ns },
-      spec: {
-        serviceName: "web",
-        replicas: 1,
-        selector: { matchLabels: { app: "web" } },
-        template: {
-          metadata: { labels: { app: "web" } },
-          spec: {
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: "writer",
-                image: TOOLS_IMAGE,
-                imagePullPolicy: "Never",
-                command: [
-                  "sh",
-                  "-c",
-                  "dd if=/dev/urandom of=/data/blob bs=1M count=16 2>/dev/null && sync && sha256sum /data/blob && sleep 36000",
-                ],
-                volumeMounts: [{ name: "data", mountPath: "/data" }],
-              },
-            ],
-          },
-        },
-        volumeClaimTemplates: [
-          {
-            metadata: { name: "data" },
-            spec: {
-              accessModes: ["ReadWriteOnce"],
-              storageClassName: STORAGE_CLASS,
-              resources: { requests: { storage: "1Gi" } },
-            },
-          },
-        ],
-      },
-    });
+    await apply(c().cp, webStatefulSet(ns));
     const pvc = await timed("StatefulSet PVC Bound, data written", async () => {
       const log = await waitFor(
         "web-0 printed its checksum",
@@ -244,14 +223,6 @@ describe("3. a StatefulSet's PVC on the thin class", () => {
   });
 });
 
-/** web-0's volume read by a new pod on the same node (ReadWriteOnce is per node): its checksum. */
-async function readWebData(podName: string): Promise<string | undefined> {
-  const log = await runWithClaims(c(), "default", podName, { data: "data-web-0" }, "sha256sum /data/blob", {
-    timeoutMs: 900_000,
-  });
-  return checksumIn(log, "/data/blob");
-}
-
 describe("3b. a VolumeSnapshot of the StatefulSet's volume", () => {
   it("becomes ready, and a PVC restored from it holds the same checksum", async () => {
     expect(webSum).toMatch(/^[0-9a-f]{64}$/);
@@ -273,70 +244,92 @@ describe("3b. a VolumeSnapshot of the StatefulSet's volume", () => {
       );
       const dataSource = { name: "web-snap", kind: "VolumeSnapshot", apiGroup: "snapshot.storage.k8s.io" };
       await apply(c().cp, claimObject(ns, "web-restored", STORAGE_CLASS, "1Gi", dataSource));
-      const log = await runWithClaims(
-        c(),
-        ns,
-        "web-restored-reader",
-        { data: "web-restored" },
-        "sha256sum /data/blob",
-        {
-          timeoutMs: 900_000,
-        },
-      );
-      expect(checksumIn(log, "/data/blob")).toBe(webSum);
+      expect(await blobChecksum(c(), ns, "web-restored", "web-restored-reader")).toBe(webSum);
     });
   });
 });
 
-describe("4. a disk added to the selector (config change)", () => {
+describe("4. disks added to the selector (config change), planned through the agent", () => {
   let poolBefore = 0;
+  let preview = "";
+  /** SN-OTHER333 now holds swap: selected by the new config, it must be excluded and left alone. */
+  const swapSerial = "SN-OTHER333";
 
-  it("preview shows the LVMNodeSet's selector gaining the disk; nothing is written", async () => {
+  it("preview shows the node's plan: SN-CCC444 extends vg-data, the swap disk is excluded and why; nothing is written", async () => {
     poolBefore = await poolBytes();
     expect(poolBefore).toBeGreaterThan(0);
-    setStackConfig(ws!, "diskSerials", [...SELECTED_SERIALS, ADDED_SERIAL]);
-    const out = await timed("preview (disk added)", () => pulumi(["preview", "--diff"]));
-    expect(out).toMatch(/~.*kubernetes:lvm\.topolvm\.io\/v2alpha1:LVMNodeSet/);
-    expect(out).toContain(ADDED_SERIAL);
+    const bySerial = await disksBySerial();
+    const [added, swap] = [bySerial[ADDED_SERIAL]!, bySerial[swapSerial]!];
+    await c().guest.run(["mkswap", swap]);
+    expect(await signatures(swap)).toBe("swap");
+    setStackConfig(ws!, "diskSerials", [...SELECTED_SERIALS, ADDED_SERIAL, swapSerial]);
+    preview = await timed("preview (disks added)", () => pulumi(["preview", "--diff"]));
+    expect(preview).toMatch(/~.*kubernetes:lvm\.topolvm\.io\/v2alpha1:LVMNodeSet/);
+    expect(preview).toContain(ADDED_SERIAL);
+    expect(planList(preview, "extended")).toEqual([`${added} → vg-data`]);
+    expect(planList(preview, "excluded")).toEqual([
+      expect.stringMatching(new RegExp(`^${swap}: .*existing signature swap`)),
+    ]);
+    expect(planList(preview, "actions")).toEqual(
+      expect.arrayContaining([expect.stringMatching(new RegExp(`^vgextend ${added}: `))]),
+    );
     const pvs = await lvmReport("pvs", "pv_name,vg_name");
     expect(pvs.filter(([, vg]) => vg === "vg-data")).toHaveLength(SELECTED_SERIALS.length);
   });
 
-  it("up extends vg-data onto it and regrows pool0; web-0's data is intact", async () => {
-    await timed("up (disk added)", () => pulumi(["up", "--yes", "--skip-preview"]));
-    const added = (await disksBySerial())[ADDED_SERIAL]!;
-    await timed("vg-data extended (operator → agent)", () =>
+  it("up applies exactly that plan: vg-data extended, pool0 regrown, web-0's data intact, the swap disk untouched", async () => {
+    await timed("up (disks added)", () => pulumi(["up", "--yes", "--skip-preview"]));
+    const bySerial = await disksBySerial();
+    const [added, swap] = [bySerial[ADDED_SERIAL]!, bySerial[swapSerial]!];
+    const pvs = await lvmReport("pvs", "pv_name,vg_name");
+    expect(pvs).toEqual(expect.arrayContaining([[added, "vg-data"]]));
+    expect(pvs.some(([pv]) => pv === swap)).toBe(false);
+    expect(await signatures(swap)).toBe("swap");
+    const grown = await waitFor("pool0 regrown", poolBytes, (bytes) => bytes > poolBefore, 600_000);
+    expect(grown).toBeGreaterThan(poolBefore);
+    expect(await blobChecksum(c(), "default", "data-web-0", "web-reader-after-extend")).toBe(webSum);
+    const node = nodeResult(ws!, c().nodeName);
+    expect(preview).toContain(node.planHash);
+    expect(node.stepsDone).toBeGreaterThan(0);
+  });
+});
+
+describe("5. drift: a physical volume's tag removed by hand", () => {
+  it("pulumi refresh shows vg-data Degraded with the step to do; the operator's resync repairs it", async () => {
+    const urn = nodeSetDisksUrn(ws!);
+    await timed("refresh (before)", () => pulumi(["refresh", "--yes", "--skip-preview", "--target", urn]));
+    const before = nodeResult(ws!, c().nodeName).volumeGroups["vg-data"];
+    const device = (await disksBySerial())[SELECTED_SERIALS[0]!]!;
+    const tagsOf = () => pvTags(c(), device);
+    const tag = (await tagsOf()).find((t) => t.startsWith("pulumi-lvm.kname="));
+    expect(tag).toBeDefined();
+    await c().guest.run(["pvchange", "--deltag", tag!, device], { env: LVM_ENV });
+    expect(await tagsOf()).not.toContain(tag);
+
+    const out = await timed("refresh (drift)", () =>
+      pulumi(["refresh", "--yes", "--skip-preview", "--diff", "--target", urn]),
+    );
+    expect(out).toMatch(/~.*pulumi-lvm:NodeSetDisks/);
+    const vg = nodeResult(ws!, c().nodeName).volumeGroups["vg-data"];
+    expect(vg.state).toBe("Degraded");
+    expect(vg.message).toContain(`pvchange --addtag ${tag} ${device}`);
+    // Nothing but the operator writes to the node now: its resync (every 5 minutes) re-applies the LVMNode.
+    await timed("operator repaired the tag", () =>
       waitFor(
-        `${added} (${ADDED_SERIAL}) a PV of vg-data`,
-        () => lvmReport("pvs", "pv_name,vg_name"),
-        (pvs) => pvs.some(([pv, vg]) => pv === added && vg === "vg-data"),
-        600_000,
+        `${device} tagged ${tag} again`,
+        tagsOf,
+        (tags) => tags.includes(tag!),
+        420_000,
         () => podSummary(c()),
       ),
     );
-    const grown = await waitFor("pool0 regrown", poolBytes, (bytes) => bytes > poolBefore, 600_000);
-    expect(grown).toBeGreaterThan(poolBefore);
-    expect(await readWebData("web-reader-after-extend")).toBe(webSum);
+    expect(before).toMatchObject({ state: "Healthy" }); // last: a step left over is worth seeing, not a stop
   });
 });
 
 describe("7. secrets", () => {
   it("no private key and no kubeconfig credential in plain text in the state or the backend directory", () => {
-    const kubeconfig = fs.readFileSync(c().cp.kubeconfigPath, "utf8");
-    const credentials = [...kubeconfig.matchAll(/(?:client-key-data|token): *(\S+)/g)].map((m) => m[1]!);
-    expect(credentials.length).toBeGreaterThan(0);
-    const files = [
-      { file: "pulumi stack export", text: ws!.exportState().text },
-      ...PulumiWorkspace.filesUnder(ws!.backend),
-    ];
-    for (const { file, text } of files) {
-      expect({ file, plainKey: /-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(text) }).toEqual({
-        file,
-        plainKey: false,
-      });
-      for (const secret of credentials)
-        expect({ file, leaks: text.includes(secret) }).toEqual({ file, leaks: false });
-    }
+    expect(plainCredentials(ws!, c().cp.kubeconfigPath)).toEqual([]);
   });
 });
 
