@@ -4,7 +4,8 @@
  *
  * 1. The node agent as users deploy it: LvmSystem's DaemonSet (lvm-system.ts renders it with
  *    LvmSystem's own functions) from the product image, scheduled by the real scheduler and run by
- *    the real kubelet + containerd, privileged in the host PID namespace. The provider's client plans
+ *    the real kubelet + containerd, privileged in the host PID namespace; `kubectl exec` into its
+ *    container through the apiserver (Cluster.exec, pod-exec.ts). The provider's client plans
  *    and applies an LVMNode spec through it (a thin class on a pool, a thick class); the guest's own
  *    `vgs`/`pvs`/`lvs` check what it did, and the disk the spec does not select stays untouched.
  * 2. TopoLVM's Helm chart installed with the values LvmSystem derives, and then what users ask: does
@@ -18,6 +19,7 @@
  */
 import * as fs from "node:fs";
 import { agentClient, type AgentEndpoint } from "../../src/agent-client/agent-client";
+import { PACKAGE_VERSION } from "../../src/version";
 import type { Json } from "../env/cluster";
 import { requireClusterBinaries } from "./binaries";
 import { Cluster, startCluster } from "./cluster";
@@ -127,6 +129,41 @@ describe("the agent as LvmSystem deploys it", () => {
       image: expect.stringContaining("localhost/pulumi-lvm:"),
     });
     agent = await agentEndpoint(c().cp, c().guest, install, c().nodeName, AGENT_PORT);
+  });
+
+  test("kubectl exec through the apiserver reaches its container: output, stderr apart, exit codes, stdin", async () => {
+    need("agent");
+    const { namespace, name } = install!.pod.metadata;
+    const container = install!.pod.spec.containers[0].name;
+    const exec = (argv: string[], stdin?: string) =>
+      c().exec(namespace, name, argv, { container, ...(stdin === undefined ? {} : { stdin }) });
+    // apiserver → CONNECT proxy → kubelet → containerd → runc exec, and back, for the product's binary.
+    const version = await timed("exec round trip: pulumi-lvm --version", () =>
+      exec(["pulumi-lvm", "--version"]),
+    );
+    expect(version).toEqual({
+      stdout: `pulumi-lvm ${PACKAGE_VERSION}\n`,
+      stderr: "",
+      exitCode: 0,
+      protocol: "v5.channel.k8s.io",
+    });
+    expect(await exec(["sh", "-c", "echo to-out; echo to-err >&2; exit 3"])).toMatchObject({
+      stdout: "to-out\n",
+      stderr: "to-err\n",
+      exitCode: 3,
+    });
+    // The loop ends only when stdin is closed: the v5 close signal, passed on by the apiserver.
+    const counted = await exec(
+      ["sh", "-c", 'n=0; while read -r l; do n=$((n+1)); done; echo "$n lines"'],
+      "a\nb\nc\n",
+    );
+    expect(counted).toMatchObject({ stdout: "3 lines\n", exitCode: 0 });
+    // In the host PID namespace, as LvmSystem configures the agent: pid 1 is the node's init.
+    const comm = "read -r c </proc/1/comm; echo $c";
+    expect((await exec(["sh", "-c", comm])).stdout).toBe(await c().guest.run(["sh", "-c", comm]));
+    await expect(c().exec(namespace, "no-such-pod", ["true"])).rejects.toThrow(
+      `exec in pod ${namespace}/no-such-pod of ["true"]: the apiserver refused the upgrade: HTTP 404: pods "no-such-pod" not found`,
+    );
   });
 
   test("plans and applies the LVMNode spec on the selected virtio disks only, checked with the guest's own lvm", async () => {
