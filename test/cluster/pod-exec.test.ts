@@ -73,6 +73,9 @@ function play(ws: WebSocket, argv: string[], frames: Buffer[]): void {
       return end({ not: "a status" });
     case "hang":
       return;
+    case "vanish":
+      send(CHANNEL.stdout, "partial");
+      return ws.close(1011, "backend gone");
     case "cat":
       ws.on("message", (d: Buffer) => {
         frames.push(d);
@@ -191,6 +194,12 @@ test("a Failure without an exit code (the command could not start) throws with t
     'exec in pod ns-a/pod-a of ["nostart"]: failed without an exit code: InternalError: exec: "nostart": executable file not found in $PATH',
   );
   await expect(podExec(api, "ns-a", "pod-a", ["garbage"])).rejects.toThrow("failed without an exit code");
+});
+
+test("a connection that closes without a Status throws with its close code and reason", async () => {
+  await expect(podExec(api, "ns-a", "pod-a", ["vanish"])).rejects.toThrow(
+    'exec in pod ns-a/pod-a of ["vanish"]: the connection closed (code 1011: backend gone) without a result',
+  );
 });
 
 test("no result in time: the socket is closed and the error names the command", async () => {
