@@ -2,8 +2,9 @@
  * The exec client (pod-exec.ts) against a local `ws` server playing the apiserver's exec endpoint
  * over TLS with a bearer token: output frames on channels 1/2, the result Status on channel 3, a
  * non-zero exit returned as exitCode, refused upgrades and results without an exit code thrown with
- * the pod and the apiserver's message, a timeout, stdin with the v5 close signal.
- * The real apiserver → kubelet → runc path is tested in topolvm.test.ts.
+ * the pod and the apiserver's message, a timeout, stdin with the v5 close signal. Then the real
+ * kube-apiserver (test/env, no kubelet): its refusals (404, 400, 401, 403, 500) as the client reports
+ * them. The whole path, apiserver → kubelet → runc, is tested in topolvm.test.ts.
  */
 import * as fs from "node:fs";
 import * as https from "node:https";
@@ -14,6 +15,7 @@ import * as path from "node:path";
 import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { makeTls } from "../agent/tls-files";
+import { type ControlPlane, startControlPlane } from "../env/cluster";
 import { CHANNEL, type ExecApi, podExec } from "./pod-exec";
 
 const TOKEN = "exec-test-token";
@@ -216,4 +218,52 @@ test("no result in time: the socket is closed and the error names the command", 
 test("an empty command is refused before anything is sent", async () => {
   await expect(podExec(api, "ns-a", "pod-a", [])).rejects.toThrow("exec in ns-a/pod-a: empty command");
   expect(seen).toEqual([]);
+});
+
+describe("against the real kube-apiserver (no kubelet behind it)", () => {
+  let cp: ControlPlane | undefined;
+  let real: ExecApi;
+  beforeAll(async () => {
+    cp = await startControlPlane();
+    real = { url: cp.url, caPem: cp.caPem, token: cp.tokens.admin };
+    await cp.createNode("no-kubelet");
+    await cp.request("POST", "/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "default" } });
+    const pod = await cp.request("POST", "/api/v1/namespaces/default/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: {
+        nodeName: "no-kubelet",
+        automountServiceAccountToken: false,
+        containers: [{ name: "main", image: "unused" }],
+      },
+    });
+    if (pod.status !== 201)
+      throw new Error(`creating pod p: HTTP ${pod.status}: ${JSON.stringify(pod.body)}`);
+  }, 120_000);
+  afterAll(() => cp?.stop(), 60_000);
+
+  const refused = "the apiserver refused the upgrade";
+  test("a missing pod, an unknown container, a node it cannot reach: the apiserver's own messages", async () => {
+    await expect(podExec(real, "default", "nope", ["id"])).rejects.toThrow(
+      `exec in pod default/nope of ["id"]: ${refused}: HTTP 404: pods "nope" not found`,
+    );
+    await expect(podExec(real, "default", "p", ["id"], { container: "other" })).rejects.toThrow(
+      `exec in pod default/p, container other of ["id"]: ${refused}: HTTP 400: container other is not valid for pod p`,
+    );
+    await expect(podExec(real, "default", "p", ["id"])).rejects.toThrow(
+      `exec in pod default/p of ["id"]: ${refused}: HTTP 500: no preferred addresses found`,
+    );
+  });
+
+  test("a bad token and an identity without pods/exec are refused (401, 403)", async () => {
+    await expect(podExec({ ...real, token: "wrong" }, "default", "p", ["id"])).rejects.toThrow(
+      `${refused}: HTTP 401: Unauthorized`,
+    );
+    await expect(
+      podExec({ ...real, token: cp!.tokens.unprivileged }, "default", "p", ["id"]),
+    ).rejects.toThrow(
+      `${refused}: HTTP 403: pods "p" is forbidden: User "unprivileged" cannot get resource "pods/exec"`,
+    );
+  });
 });
