@@ -203,8 +203,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       scheduler: true,
       kubeletClientCert: true,
       // The agent and lvmd run privileged, as LvmSystem and TopoLVM's chart configure them.
-      apiserverFlags: ["--allow-privileged=true"],
-      apiserverEnv: { HTTPS_PROXY: proxy.url, NO_PROXY: "127.0.0.1,localhost" },
+      // Every apiserver → kubelet connection (logs, exec) through the proxy (kubelet-proxy.ts).
+      apiserverFlags: ["--allow-privileged=true", `--egress-selector-config-file=${proxy.egressConfigFile}`],
     });
     mark("controlPlane");
     const apiPort = Number(new URL(cp.url).port);
