@@ -33,14 +33,18 @@ module.exports = {
     {
       // The real-cluster tier (docs/testing-cluster.md): one cluster boot for the agent DaemonSet,
       // TopoLVM, PVCs, snapshots, expansion, overcommit, the capacity refusal and csi-sanity's
-      // focused subset (topolvm.test.ts), and the kubelet proxy's own test. node.test.ts boots a
-      // second cluster for nothing topolvm.test.ts does not also show: it stays with
-      // `npm run test:cluster`.
+      // focused subset (topolvm.test.ts), and the kubelet proxy's and the exec client's own tests.
+      // node.test.ts boots a second cluster for nothing topolvm.test.ts does not also show: it stays
+      // with `npm run test:cluster`.
       displayName: "cluster",
       testEnvironment: "node",
       transform,
       roots: ["<rootDir>/test/cluster"],
-      testMatch: ["<rootDir>/test/cluster/topolvm.test.ts", "<rootDir>/test/cluster/kubelet-proxy.test.ts"],
+      testMatch: [
+        "<rootDir>/test/cluster/topolvm.test.ts",
+        "<rootDir>/test/cluster/kubelet-proxy.test.ts",
+        "<rootDir>/test/cluster/pod-exec.test.ts",
+      ],
     },
   ],
 };

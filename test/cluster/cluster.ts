@@ -7,6 +7,7 @@
  *   afterAll(() => cluster?.stop());                 // ALWAYS; also stops everything on failure
  *   await cluster.cp.request("POST", "/api/v1/namespaces/default/pods", pod);
  *   await cluster.podLogs("default", "p");            // through the apiserver, like kubectl logs
+ *   await cluster.exec("default", "p", ["id", "-u"]);  // { stdout, stderr, exitCode }, like kubectl exec
  *
  * Nothing is skipped: a missing binary, kernel or image throws an error naming the command that
  * builds it (requireClusterBinaries, requireVmArtifacts). See docs/testing-cluster.md.
@@ -22,6 +23,7 @@ import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
 import { hashFileStats } from "./images";
 import { KubeletProxy, startKubeletProxy } from "./kubelet-proxy";
+import { ExecOptions, ExecResult, podExec } from "./pod-exec";
 import {
   CLUSTER_MODULES,
   cniConfig,
@@ -95,6 +97,11 @@ export interface Cluster {
   readonly timings: Readonly<Record<string, number>>;
   /** A container's log through the apiserver (GET pods/log → kubelet), like `kubectl logs`. */
   podLogs(namespace: string, pod: string, container?: string): Promise<string>;
+  /**
+   * A command in a pod's container through the apiserver (WebSocket exec → kubelet → runc), like
+   * `kubectl exec`; a non-zero exit is the result's exitCode, not an error (pod-exec.ts).
+   */
+  exec(namespace: string, pod: string, argv: readonly string[], o?: ExecOptions): Promise<ExecResult>;
   /** The last lines of containerd's and the kubelet's logs in the guest, for failure messages. */
   nodeLogs(lines?: number): Promise<string>;
   /**
@@ -202,8 +209,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       scheduler: true,
       kubeletClientCert: true,
       // The agent and lvmd run privileged, as LvmSystem and TopoLVM's chart configure them.
-      apiserverFlags: ["--allow-privileged=true"],
-      apiserverEnv: { HTTPS_PROXY: proxy.url, NO_PROXY: "127.0.0.1,localhost" },
+      // Every apiserver → kubelet connection (logs, exec) through the proxy (kubelet-proxy.ts).
+      apiserverFlags: ["--allow-privileged=true", `--egress-selector-config-file=${proxy.egressConfigFile}`],
     });
     mark("controlPlane");
     const apiPort = Number(new URL(cp.url).port);
@@ -361,6 +368,8 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         throw new Error(`logs of ${namespace}/${pod}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
       return typeof r.body === "string" ? r.body : JSON.stringify(r.body);
     },
+    exec: (namespace, pod, argv, o) =>
+      podExec({ url: c.url, caPem: c.caPem, token: c.tokens.admin }, namespace, pod, argv, o),
     nodeLogs,
     async routeToPod(podIP, port, guestPort) {
       const rule = ["-p", "tcp", "-d", GUEST_IP, "--dport", String(guestPort)];

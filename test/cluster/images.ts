@@ -17,6 +17,7 @@ import { execFileSync } from "node:child_process";
 import { createHash, type Hash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { defaultArchive } from "../../deploy/image/build";
 import { writeImage } from "../../deploy/image/oci";
 import type { LayerSource } from "../../deploy/image/layer";
 import type { TarEntry } from "../../deploy/image/tar";
@@ -27,6 +28,13 @@ import { pin } from "./binaries";
 export const PAUSE_IMAGE = "localhost/pulumi-lvm-test/pause:1";
 export const TOOLS_IMAGE = "localhost/pulumi-lvm-test/tools:1";
 export const TOPOLVM_REPOSITORY = "localhost/pulumi-lvm-test/topolvm-with-sidecar";
+/** The product image's archive (`npm run image`, test/image/install.sh): the agent's pods run it. */
+export function productImageArchive(): string {
+  const archive = defaultArchive();
+  if (!fs.existsSync(archive)) throw new Error(`no product image at ${archive}: run npm run image`);
+  return archive;
+}
+
 export const topolvmImage = () => `${TOPOLVM_REPOSITORY}:${pin("TOPOLVM_VERSION").replace(/^v/, "")}`;
 
 /** Tools topolvm-node and lvmd call inside their container (mount-utils, filesystem, nsenter). */

@@ -1,10 +1,14 @@
 /**
  * The apiserver → kubelet CONNECT proxy (kubelet-proxy.ts): a routed node address is tunnelled to
- * its forwarded port, byte for byte; anything else is refused with 403 and recorded.
+ * its forwarded port, byte for byte; anything else is refused with 403 and recorded. And the real
+ * kube-apiserver, given the proxy's egress selector configuration, dials a node through it both
+ * for logs and for exec (its exec streams ignore HTTPS_PROXY: they dialled the node's name directly).
  */
 import * as http from "node:http";
 import * as net from "node:net";
+import { startControlPlane } from "../env/cluster";
 import { startKubeletProxy, type KubeletProxy } from "./kubelet-proxy";
+import { podExec } from "./pod-exec";
 
 let proxy: KubeletProxy;
 let echo: net.Server;
@@ -50,3 +54,43 @@ test("any other target is refused and recorded", async () => {
   expect(status).toBe(403);
   expect(proxy.refused).toContain("10.0.2.15:22");
 });
+
+test("the apiserver's logs and exec requests to a node both go through the proxy's egress selector", async () => {
+  const own = await startKubeletProxy();
+  const cp = await startControlPlane({
+    kubeletClientCert: true,
+    apiserverFlags: [`--egress-selector-config-file=${own.egressConfigFile}`],
+  });
+  try {
+    await cp.createNode("unrouted-node");
+    await cp.request("PATCH", "/api/v1/nodes/unrouted-node/status", {
+      status: {
+        addresses: [{ type: "Hostname", address: "unrouted-node" }],
+        daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
+      },
+    });
+    await cp.request("POST", "/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "default" } });
+    const pod = await cp.request("POST", "/api/v1/namespaces/default/pods", {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "p" },
+      spec: {
+        nodeName: "unrouted-node",
+        automountServiceAccountToken: false,
+        containers: [{ name: "main", image: "unused" }],
+      },
+    });
+    expect(pod.status).toBe(201);
+    const logs = await cp.request("GET", "/api/v1/namespaces/default/pods/p/log");
+    expect(JSON.stringify(logs.body)).toContain("while dialing unrouted-node:10250, code 403");
+    expect(own.refused).toEqual(["unrouted-node:10250"]);
+    const api = { url: cp.url, caPem: cp.caPem, token: cp.tokens.admin };
+    await expect(podExec(api, "default", "p", ["id"])).rejects.toThrow(
+      "while dialing unrouted-node:10250, code 403",
+    );
+    expect(own.refused).toEqual(["unrouted-node:10250", "unrouted-node:10250"]);
+  } finally {
+    await cp.stop();
+    await own.close();
+  }
+}, 120_000);

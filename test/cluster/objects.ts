@@ -150,3 +150,25 @@ export async function waitPodPhase(
     async () => (await eventsOf(cp, namespace, name)).join("\n"),
   );
 }
+
+/** Waits until a namespace has at least `atLeast` pods and every one is Running with all containers ready. */
+export async function waitPodsReady(
+  cp: ControlPlane,
+  namespace: string,
+  atLeast: number,
+  timeoutMs: number,
+  why?: () => Promise<string>,
+): Promise<Json[]> {
+  return waitFor(
+    `${atLeast}+ pods in ${namespace} Running and ready`,
+    async () => ((await get(cp, `/api/v1/namespaces/${namespace}/pods`))?.items ?? []) as Json[],
+    (pods) =>
+      pods.length >= atLeast &&
+      pods.every(
+        (p) =>
+          p.status?.phase === "Running" && (p.status.containerStatuses ?? []).every((s: Json) => s.ready),
+      ),
+    timeoutMs,
+    why,
+  );
+}

@@ -4,7 +4,8 @@
  *
  * 1. The node agent as users deploy it: LvmSystem's DaemonSet (lvm-system.ts renders it with
  *    LvmSystem's own functions) from the product image, scheduled by the real scheduler and run by
- *    the real kubelet + containerd, privileged in the host PID namespace. The provider's client plans
+ *    the real kubelet + containerd, privileged in the host PID namespace; `kubectl exec` into its
+ *    container through the apiserver (Cluster.exec, pod-exec.ts). The provider's client plans
  *    and applies an LVMNode spec through it (a thin class on a pool, a thick class); the guest's own
  *    `vgs`/`pvs`/`lvs` check what it did, and the disk the spec does not select stays untouched.
  * 2. TopoLVM's Helm chart installed with the values LvmSystem derives, and then what users ask: does
@@ -17,22 +18,24 @@
  * One cluster boot for all of it: a boot to Node Ready is 2–4 minutes under TCG.
  */
 import * as fs from "node:fs";
-import { defaultArchive } from "../../deploy/image/build";
 import { agentClient, type AgentEndpoint } from "../../src/agent-client/agent-client";
-import { classObjectName, type DeviceClass, type LVMNodeSpec } from "../../src/api";
+import { PACKAGE_VERSION } from "../../src/version";
 import type { Json } from "../env/cluster";
 import { requireClusterBinaries } from "./binaries";
 import { Cluster, startCluster } from "./cluster";
 import {
   PAUSE_IMAGE,
   pauseImage,
+  productImageArchive,
   snapshotControllerImage,
   TOOLS_IMAGE,
   toolsImage,
   topolvmImageArchive,
 } from "./images";
 import { agentEndpoint, agentObjects, installAgent } from "./lvm-system";
-import { apply, eventsOf, get, remove, waitFor } from "./objects";
+import { DISKS, NODE_SET, SC, SNAPSHOT_CLASS, SPEC, THICK_VG, THIN_VG } from "./node-layout";
+import { apply, eventsOf, get, remove, waitFor, waitPodsReady } from "./objects";
+import { runCsiSanity, SANITY_FOCUS } from "./csi-sanity";
 import { installTopolvm, topolvmSettings } from "./topolvm";
 import { boundVolume, checksumIn, claimObject, guestLvs, LVM_ENV, runWithClaims } from "./workloads";
 
@@ -41,50 +44,6 @@ const NS = "lvm-system";
 const APP = "default";
 /** The node port the test reaches the agent pod on (lvm-system.ts agentPortOnNode). */
 const AGENT_PORT = 30080;
-const NODE_SET = "cluster";
-const THIN_VG = "pl-thin";
-const THICK_VG = "pl-thick";
-const SPARE_SERIAL = "SN-SPARE-0";
-const DISKS = [
-  { sizeBytes: 4 * GiB, serial: "SN-THIN-0" },
-  // 3 GiB: the 1Gi claim expanded to 2Gi fits, a 5Gi claim does not.
-  { sizeBytes: 3 * GiB, serial: "SN-THICK-0" },
-  // Matches no selector: the agent must leave it alone.
-  { sizeBytes: 1 * GiB, serial: SPARE_SERIAL },
-];
-const DEVICE_CLASSES: DeviceClass[] = [
-  {
-    name: "thin",
-    strategy: "Thin",
-    volumeGroup: THIN_VG,
-    default: true,
-    thin: { poolName: "pool", sizePercent: 90, overprovisionRatio: 10 },
-  } as DeviceClass,
-  { name: "thick", strategy: "Thick", volumeGroup: THICK_VG } as DeviceClass,
-];
-const SPEC = {
-  volumeGroups: [
-    { name: THIN_VG, deviceSelector: selector(DISKS[0]!.serial), minDeviceSize: "64Mi" },
-    { name: THICK_VG, deviceSelector: selector(DISKS[1]!.serial), minDeviceSize: "64Mi" },
-  ],
-  deviceClasses: DEVICE_CLASSES,
-} as unknown as LVMNodeSpec;
-const SC = Object.fromEntries(DEVICE_CLASSES.map((dc) => [dc.name, classObjectName(dc, undefined)!]));
-const SNAPSHOT_CLASS = classObjectName(DEVICE_CLASSES[0]!, undefined)!;
-
-/** The product image (`npm run image`, test/image/install.sh). */
-function agentImageArchive(): string {
-  const archive = defaultArchive();
-  if (!fs.existsSync(archive)) throw new Error(`no product image at ${archive}: run npm run image`);
-  return archive;
-}
-
-function selector(serial: string) {
-  return {
-    deviceSelectorTerms: [{ matchExpressions: [{ key: "serial", operator: "In", values: [serial] }] }],
-  };
-}
-
 let cluster: Cluster | undefined;
 let install: Awaited<ReturnType<typeof installAgent>> | undefined;
 let agent: AgentEndpoint | undefined;
@@ -113,6 +72,10 @@ async function timed<T>(name: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
+/** Every pod in `namespace` (at least `atLeast`) Running and ready; fails with the node's logs. */
+const allPodsReady = (namespace: string, atLeast: number) =>
+  waitPodsReady(c().cp, namespace, atLeast, 600_000, () => c().nodeLogs(30));
+
 async function guestLvm(args: string[]): Promise<string> {
   return c().guest.run(["lvm", ...args], { env: LVM_ENV });
 }
@@ -132,7 +95,7 @@ beforeAll(async () => {
       disks: DISKS,
       seededImages,
       // The product image changes with every commit: imported on each boot.
-      images: [agentImageArchive()],
+      images: [productImageArchive()],
       sandboxImage: PAUSE_IMAGE,
       forwardPorts: [AGENT_PORT],
     }),
@@ -166,6 +129,41 @@ describe("the agent as LvmSystem deploys it", () => {
       image: expect.stringContaining("localhost/pulumi-lvm:"),
     });
     agent = await agentEndpoint(c().cp, c().guest, install, c().nodeName, AGENT_PORT);
+  });
+
+  test("kubectl exec through the apiserver reaches its container: output, stderr apart, exit codes, stdin", async () => {
+    need("agent");
+    const { namespace, name } = install!.pod.metadata;
+    const container = install!.pod.spec.containers[0].name;
+    const exec = (argv: string[], stdin?: string) =>
+      c().exec(namespace, name, argv, { container, ...(stdin === undefined ? {} : { stdin }) });
+    // apiserver → CONNECT proxy → kubelet → containerd → runc exec, and back, for the product's binary.
+    const version = await timed("exec round trip: pulumi-lvm --version", () =>
+      exec(["pulumi-lvm", "--version"]),
+    );
+    expect(version).toEqual({
+      stdout: `pulumi-lvm ${PACKAGE_VERSION}\n`,
+      stderr: "",
+      exitCode: 0,
+      protocol: "v5.channel.k8s.io",
+    });
+    expect(await exec(["sh", "-c", "echo to-out; echo to-err >&2; exit 3"])).toMatchObject({
+      stdout: "to-out\n",
+      stderr: "to-err\n",
+      exitCode: 3,
+    });
+    // The loop ends only when stdin is closed: the v5 close signal, passed on by the apiserver.
+    const counted = await exec(
+      ["sh", "-c", 'n=0; while read -r l; do n=$((n+1)); done; echo "$n lines"'],
+      "a\nb\nc\n",
+    );
+    expect(counted).toMatchObject({ stdout: "3 lines\n", exitCode: 0 });
+    // In the host PID namespace, as LvmSystem configures the agent: pid 1 is the node's init.
+    const comm = "read -r c </proc/1/comm; echo $c";
+    expect((await exec(["sh", "-c", comm])).stdout).toBe(await c().guest.run(["sh", "-c", comm]));
+    await expect(c().exec(namespace, "no-such-pod", ["true"])).rejects.toThrow(
+      `exec in pod ${namespace}/no-such-pod of ["true"]: the apiserver refused the upgrade: HTTP 404: pods "no-such-pod" not found`,
+    );
   });
 
   test("plans and applies the LVMNode spec on the selected virtio disks only, checked with the guest's own lvm", async () => {
@@ -210,21 +208,6 @@ test("TopoLVM's chart and the snapshot controller install on our volume groups: 
   });
   topolvmReady = true;
 });
-
-async function allPodsReady(namespace: string, atLeast: number): Promise<void> {
-  await waitFor(
-    `${atLeast}+ pods in ${namespace} Running and ready`,
-    async () => ((await get(c().cp, `/api/v1/namespaces/${namespace}/pods`))?.items ?? []) as Json[],
-    (pods) =>
-      pods.length >= atLeast &&
-      pods.every(
-        (p) =>
-          p.status?.phase === "Running" && (p.status.containerStatuses ?? []).every((s: Json) => s.ready),
-      ),
-    600_000,
-    async () => `${await c().nodeLogs(30)}`,
-  );
-}
 
 const pvc = (name: string, storageClass: string, size: string, dataSource?: Json) =>
   claimObject(APP, name, storageClass, size, dataSource);
@@ -396,84 +379,19 @@ test("a thick PVC that cannot fit is refused by the scheduler, with the reason i
   );
 });
 
-/**
- * csi-sanity (csi-test v5.6.0) in the guest against the deployed TopoLVM: topolvm-node's socket
- * (the kubelet's plugin directory) and topolvm-controller's (its pod's socket emptyDir), on the
- * thin class. Target and staging paths are under the kubelet's CSI plugin directory, which
- * topolvm-node's container mounts. Every CI run takes the focused subset; PULUMI_LVM_CSI_SANITY=full runs everything
- * (52 specs in 416 s under TCG on the deployed driver, 2026-11-26), PULUMI_LVM_CSI_SANITY_FOCUS overrides.
- */
-const SANITY_DIR = "/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity";
-const SANITY_FOCUS =
-  process.env.PULUMI_LVM_CSI_SANITY === "full"
-    ? ""
-    : (process.env.PULUMI_LVM_CSI_SANITY_FOCUS ??
-      "CreateVolume|DeleteVolume|should work|NodeGetInfo|GetCapacity");
-
 test(`csi-sanity on the thin class (${SANITY_FOCUS ? `focus: ${SANITY_FOCUS}` : "full"})`, async () => {
   need("topolvm");
-  const g = c().guest;
   if (!fs.existsSync(c().binaries.csiSanity)) {
     throw new Error(`${c().binaries.csiSanity} is missing: run bash test/cluster/install.sh`);
   }
-  const find = async (pattern: string) =>
-    (await g.run(["find", "/var/lib/kubelet", "-name", "csi-topolvm.sock", "-type", "s", "-path", pattern]))
-      .trim()
-      .split("\n")[0] ?? "";
-  // The earlier tests' pods come and go; a starved plugin may be in a probe restart. Wait until
-  // every TopoLVM pod is ready again and both sockets exist: an empty path (stop 24's CI run) would
-  // make the links below dangle.
+  // The earlier tests' pods come and go; a starved plugin may be in a probe restart.
   await allPodsReady(NS, 4);
-  const { nodeSock, controllerSock } = await waitFor(
-    "topolvm-node's and topolvm-controller's CSI sockets",
-    async () => ({
-      nodeSock: await find("*/plugins/topolvm.io/node/*"),
-      controllerSock: await find("*/volumes/kubernetes.io~empty-dir/*"),
-    }),
-    (v) => v.nodeSock.endsWith("/csi-topolvm.sock") && v.controllerSock.endsWith("/csi-topolvm.sock"),
-    300_000,
-    async () => `${await c().nodeLogs(30)}`,
-  );
-  // A unix socket's path is at most 107 bytes (sun_path); the controller's, in its pod's emptyDir
-  // (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/socket-dir/csi-topolvm.sock), is
-  // 118, and every dial of it failed with EINVAL until each spec ran into its timeout (0 of 25 in
-  // 1,503 s). connect(2) follows symlinks, so short links reach both sockets — as the kubelet's
-  // own sockets are reached through short paths.
-  await g.run([
-    "sh",
-    "-c",
-    // csi-sanity makes the target and staging directories with mkdir, not mkdir -p: the parent first.
-    // Both under the CSI plugin directory, which topolvm-node's container mounts: not under
-    // /var/lib/kubelet/pods, where the kubelet removes a directory that is no pod's as an orphan.
-    `mkdir -p /run/pl-sanity ${SANITY_DIR}` +
-      ` && ln -sfn '${nodeSock}' /run/pl-sanity/node.sock && ln -sfn '${controllerSock}' /run/pl-sanity/controller.sock` +
-      ' && printf "topolvm.io/device-class: thin\\n" >/var/lib/pl-cluster/sanity-params.yaml',
-  ]);
-  const t0 = Date.now();
-  const r = await g.exec(
-    [
-      c().binaries.csiSanity,
-      "--csi.endpoint=unix:///run/pl-sanity/node.sock",
-      "--csi.controllerendpoint=unix:///run/pl-sanity/controller.sock",
-      `--csi.mountdir=${SANITY_DIR}/target`,
-      `--csi.stagingdir=${SANITY_DIR}/staging`,
-      "--csi.testvolumeparameters=/var/lib/pl-cluster/sanity-params.yaml",
-      `--csi.testvolumesize=${GiB}`,
-      "--csi.testvolumeexpandsize=" + 2 * GiB,
-      "--ginkgo.no-color",
-      ...(SANITY_FOCUS ? [`--ginkgo.focus=${SANITY_FOCUS}`] : []),
-    ],
-    { timeoutMs: 1_800_000 },
-  );
-  timings["csi-sanity"] = Date.now() - t0;
-  const summary = /Ran \d+ of \d+ Specs[^\n]*\n[^\n]*/.exec(r.stdout)?.[0] ?? r.stdout.slice(-3000);
-  console.log(`csi-sanity: ${summary}`);
-  if (r.code !== 0) {
-    // The first failed spec's own report (ginkgo's "[FAILED]" block): what the summary cannot say.
-    const at = r.stdout.search(/\[FAIL(ED)?\]/);
-    console.log(
-      `csi-sanity output (first failure):\n${r.stdout.slice(Math.max(0, at - 1500), at + 2500)}\nstderr:\n${r.stderr.slice(-2000)}`,
-    );
-  }
-  expect({ code: r.code, summary }).toEqual({ code: 0, summary: expect.stringMatching(/SUCCESS!/) });
+  const r = await runCsiSanity(c(), { deviceClass: "thin", volumeBytes: GiB, expandBytes: 2 * GiB });
+  timings["csi-sanity"] = r.ms;
+  console.log(`csi-sanity: ${r.summary}`);
+  if (r.failure) console.log(`csi-sanity output (first failure):\n${r.failure}`);
+  expect({ code: r.code, summary: r.summary }).toEqual({
+    code: 0,
+    summary: expect.stringMatching(/SUCCESS!/),
+  });
 }, 1_900_000);
