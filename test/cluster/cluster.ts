@@ -22,7 +22,7 @@ import { cacheDir, DiskSpec, Guest, REPO_ROOT, startGuest } from "../vm/guest";
 import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
 import { hashFileStats } from "./images";
-import { KubeletProxy, startKubeletProxy } from "./kubelet-proxy";
+import { KubeletProxy, POD_RELAY, startKubeletProxy } from "./kubelet-proxy";
 import { ExecOptions, ExecResult, podExec } from "./pod-exec";
 import {
   CLUSTER_MODULES,
@@ -34,11 +34,14 @@ import {
   kubeletConfig,
   kubeletKubeconfig,
   NODE_PATHS,
+  POD_CIDR,
 } from "./node-config";
 
 const GiB = 1024 ** 3;
 const STATE_SERIAL = "pl-cluster-state";
 const KUBELET_PORT = 10250;
+/** The guest port of the node's pod relay (pod-relay.mjs): the apiserver's way to pod IPs. */
+const POD_RELAY_PORT = 10998;
 /** kube-controller-manager controllers a node with CSI volumes needs. */
 const CONTROLLERS = [
   "garbagecollector",
@@ -104,12 +107,6 @@ export interface Cluster {
   exec(namespace: string, pod: string, argv: readonly string[], o?: ExecOptions): Promise<ExecResult>;
   /** The last lines of containerd's and the kubelet's logs in the guest, for failure messages. */
   nodeLogs(lines?: number): Promise<string>;
-  /**
-   * Lets the apiserver (on the host) reach `podIP:port` in the guest, as a real cluster's apiserver
-   * reaches pods (`pods/proxy`): its CONNECT to that address goes to `guestPort` (one of
-   * `forwardPorts`), which the node DNATs to the pod. Idempotent per pod address.
-   */
-  routeToPod(podIP: string, port: number, guestPort: number): Promise<void>;
   /** Stops the guest, the control plane and the proxy; idempotent; never throws. */
   stop(): Promise<void>;
 }
@@ -157,6 +154,24 @@ async function saveStateSeed(guest: Guest, seed: string): Promise<void> {
     .sort((a, b) => b.t - a.t)
     .slice(SEEDS_KEPT);
   for (const { f } of old) fs.rmSync(f, { force: true });
+}
+
+/** Waits until the node's pod relay answers through its forward (405 to a GET: it only CONNECTs). */
+async function waitForRelay(guest: Guest, hostPort: number, log: string): Promise<void> {
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const status = await fetch(`http://127.0.0.1:${hostPort}/`, { signal: AbortSignal.timeout(5000) })
+      .then((r) => r.status)
+      .catch(() => 0);
+    if (status === 405) return;
+    if (Date.now() > deadline) {
+      const tail = await guest.exec(["tail", "-n", "20", log]).catch((e: Error) => ({ stdout: e.message }));
+      throw new Error(
+        `the pod relay (${POD_RELAY}) did not answer in 120 s (last: ${status})\n${tail.stdout}`,
+      );
+    }
+    await sleep(1000);
+  }
 }
 
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
@@ -208,9 +223,15 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       controllers: CONTROLLERS,
       scheduler: true,
       kubeletClientCert: true,
-      // The agent and lvmd run privileged, as LvmSystem and TopoLVM's chart configure them.
-      // Every apiserver → kubelet connection (logs, exec) through the proxy (kubelet-proxy.ts).
-      apiserverFlags: ["--allow-privileged=true", `--egress-selector-config-file=${proxy.egressConfigFile}`],
+      apiserverFlags: [
+        // The agent and lvmd run privileged, as LvmSystem and TopoLVM's chart configure them.
+        "--allow-privileged=true",
+        // Webhooks and aggregated APIs dialled at their endpoint's pod IP:port, not the ClusterIP
+        // (nothing routes Service IPs here: no kube-proxy); the pod relay reaches pod IPs.
+        "--enable-aggregator-routing=true",
+        // Every apiserver → kubelet and → pod connection (logs, exec, webhooks) through the proxy.
+        `--egress-selector-config-file=${proxy.egressConfigFile}`,
+      ],
     });
     mark("controlPlane");
     const apiPort = Number(new URL(cp.url).port);
@@ -224,7 +245,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       ],
       hostname: nodeName,
       memoryMiB: opts.memoryMiB ?? 3072,
-      forwardPorts: [KUBELET_PORT, ...(opts.forwardPorts ?? [])],
+      forwardPorts: [KUBELET_PORT, POD_RELAY_PORT, ...(opts.forwardPorts ?? [])],
       // pid 1's mount namespace rooted at the node's root, as on a node: exec probes (lvmd's) and
       // nsenter -t 1 (the agent's, lvmd's) need it (test/vm/guest-init.sh, pl.root=switch).
       nodeRoot: "switch",
@@ -275,6 +296,12 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       "644",
     );
     mark("nodePrepared");
+
+    // The apiserver's way to pod IPs (webhooks, pods/proxy), as a real cluster's network gives it:
+    // a CONNECT relay on the node that dials only inside the pod CIDR. Started now, waited for below.
+    const relayLog = "/var/log/pl-cluster/pod-relay.log";
+    await guest.run(["mkdir", "-p", path.dirname(relayLog)]);
+    await guest.spawn(["node", POD_RELAY, `0.0.0.0:${POD_RELAY_PORT}`, POD_CIDR], { logFile: relayLog });
 
     const PATH = `${bins.containerdBin}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin`;
     await guest.run(["mkdir", "-p", path.dirname(kubeletLog)]);
@@ -347,6 +374,9 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
       await sleep(1000);
     }
     mark("nodeReady");
+    await waitForRelay(guest, guest.hostPort(POD_RELAY_PORT), relayLog);
+    proxy.relayPods(guest.hostPort(POD_RELAY_PORT));
+    mark("podRelay");
   } catch (e) {
     const logs = guest ? await nodeLogs().catch(() => "") : "";
     await stop();
@@ -371,13 +401,6 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
     exec: (namespace, pod, argv, o) =>
       podExec({ url: c.url, caPem: c.caPem, token: c.tokens.admin }, namespace, pod, argv, o),
     nodeLogs,
-    async routeToPod(podIP, port, guestPort) {
-      const rule = ["-p", "tcp", "-d", GUEST_IP, "--dport", String(guestPort)];
-      const target = ["-j", "DNAT", "--to-destination", `${podIP}:${port}`];
-      await guest!.run(["iptables", "-t", "nat", "-D", "PREROUTING", ...rule, ...target]).catch(() => "");
-      await guest!.run(["iptables", "-t", "nat", "-I", "PREROUTING", ...rule, ...target]);
-      proxy!.route(podIP, port, guest!.hostPort(guestPort));
-    },
     stop,
   };
 }

@@ -1,22 +1,22 @@
 /**
  * The journey's cluster mode (step 2b on): the quickstart's NodeSet switched by config to cluster
  * mode, as examples/quickstart/README.md tells a platform team (`clusterMode: true` and the
- * kubeconfig as a secret), and the one thing the test cluster lacks for it: a route from the
- * apiserver on the host to the agent pod in the guest (a real cluster's apiserver reaches its pods;
- * test/cluster/cluster.ts routeToPod). Read with the cluster's API and `pulumi` itself.
+ * kubeconfig as a secret). The provider reaches the agent pod through the apiserver's pod proxy; the
+ * test cluster's apiserver reaches pod IPs through the node's pod relay (test/cluster/kubelet-proxy.ts),
+ * as a real cluster's apiserver reaches its pods. Read with the cluster's API and `pulumi` itself.
  */
 import * as fs from "node:fs";
 import type { Cluster } from "../cluster/cluster";
 import { get } from "../cluster/objects";
 import type { Json } from "../env/cluster";
 import type { PulumiWorkspace } from "../pulumi/cli";
-import { AGENT_ROUTE_PORT, NAMESPACE, setStackConfig } from "./journey";
+import { NAMESPACE, setStackConfig } from "./journey";
 
 /** The agent DaemonSet's pod label (docs/components.md, cluster mode). */
 const AGENT_SELECTOR = "app.kubernetes.io/name=pulumi-lvm-agent";
 
-/** Routes the apiserver to the node's Running agent pod (its `http` port); returns the pod's name. */
-export async function routeAgentPod(cluster: Cluster): Promise<string> {
+/** The node's Running agent pod with an IP and an `http` port (what cluster mode calls); its name. */
+export async function requireAgentPod(cluster: Cluster): Promise<string> {
   const pods: Json[] =
     (
       await get(
@@ -39,7 +39,6 @@ export async function routeAgentPod(cluster: Cluster): Promise<string> {
     .flatMap((c: Json) => c.ports ?? [])
     .find((p: Json) => p.name === "http")?.containerPort;
   if (!port) throw new Error(`agent pod ${pod.metadata.name} has no container port named http`);
-  await cluster.routeToPod(pod.status.podIP, port, AGENT_ROUTE_PORT);
   return pod.metadata.name;
 }
 

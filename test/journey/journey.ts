@@ -52,8 +52,6 @@ export const SELECTED_SERIALS = ["SN-AAA111", "SN-BBB222"];
 /** The disk the journey's step 4 adds to the quickstart's selector. */
 export const ADDED_SERIAL = "SN-CCC444";
 export const NAMESPACE = "lvm-system";
-/** The guest port the apiserver's CONNECTs to the agent pod go to, in cluster mode (cluster-mode.ts). */
-export const AGENT_ROUTE_PORT = 18443;
 export const STORAGE_CLASS = "lvms-thin";
 
 export interface JourneyBinaries {
@@ -119,7 +117,6 @@ export async function startJourneyCluster({ seeded, images }: JourneyImages): Pr
     sandboxImage: PAUSE_IMAGE,
     memoryMiB: 4096,
     readyTimeoutMs: 600_000,
-    forwardPorts: [AGENT_ROUTE_PORT],
   });
   try {
     const r = await cluster.cp.request("PATCH", `/api/v1/nodes/${cluster.nodeName}`, {

@@ -19,7 +19,13 @@ import { checksumIn, claimObject, LVM_ENV } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
 import type { PulumiWorkspace } from "../pulumi/cli";
 import { planList } from "../pulumi/preview-plan";
-import { enableClusterMode, nodeResult, nodeSetDisksUrn, offIfItFails, routeAgentPod } from "./cluster-mode";
+import {
+  enableClusterMode,
+  nodeResult,
+  nodeSetDisksUrn,
+  offIfItFails,
+  requireAgentPod,
+} from "./cluster-mode";
 import {
   ADDED_SERIAL,
   blobChecksum,
@@ -168,7 +174,7 @@ describe("2b. the NodeSet in cluster mode (the platform team's layout)", () => {
   let preview = "";
 
   it("preview shows the node's plan through the running agent (vg-data's members: nothing to do); nothing is written", async () => {
-    await routeAgentPod(c());
+    await requireAgentPod(c());
     await enableClusterMode(ws!, c());
     preview = await timed("preview (cluster mode)", () =>
       offIfItFails(ws!, () => pulumi(["preview", "--diff"])),
