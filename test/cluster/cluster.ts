@@ -61,6 +61,10 @@ const CONTROLLERS = [
   "attachdetach",
   "ephemeral-volume",
   "endpointslice",
+  // v1 Endpoints, which a real cluster still keeps (the default controller set): Pulumi's Kubernetes
+  // provider awaits a Service's Endpoints, not its EndpointSlices (pulumi-kubernetes 4.32.0
+  // provider/pkg/await/service.go); without them every Service's create waits its 10 minutes out.
+  "endpoint",
   // Removes the node.kubernetes.io/not-ready taint the kubelet registers with, once the node is Ready.
   "nodelifecycle",
 ];
