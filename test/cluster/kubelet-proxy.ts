@@ -20,6 +20,7 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
+import { writeEgressSelectorConfig } from "../env/egress-selector";
 
 /** The guest half: `node POD_RELAY <listen address:port> <pod CIDR>` (run by the node, startCluster). */
 export const POD_RELAY = path.join(__dirname, "pod-relay.mjs");
@@ -111,21 +112,7 @@ export async function startKubeletProxy(): Promise<KubeletProxy> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "pl-kubelet-proxy-"));
   const socketPath = path.join(dir, "proxy.sock");
   const egressConfigFile = path.join(dir, "egress-selector.yaml");
-  fs.writeFileSync(
-    egressConfigFile,
-    [
-      "apiVersion: apiserver.k8s.io/v1beta1",
-      "kind: EgressSelectorConfiguration",
-      "egressSelections:",
-      "  - name: cluster",
-      "    connection:",
-      "      proxyProtocol: HTTPConnect",
-      "      transport:",
-      "        uds:",
-      `          udsName: ${socketPath}`,
-      "",
-    ].join("\n"),
-  );
+  writeEgressSelectorConfig(egressConfigFile, socketPath);
   const servers = [http.createServer(onRequest), http.createServer(onRequest)];
   for (const s of servers) s.on("connect", onConnect);
   const listen = (s: http.Server, ...at: [number, string] | [string]) =>

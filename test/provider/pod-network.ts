@@ -8,9 +8,9 @@
  * agent processes listening on 127.0.0.1: the pod IPs (TEST-NET-2, 198.51.100.0/24) are never
  * dialled, and no traffic leaves the loopback interface.
  */
-import * as fs from "node:fs";
 import * as net from "node:net";
 import * as path from "node:path";
+import { writeEgressSelectorConfig } from "../env/egress-selector";
 
 export class PodNetwork {
   /** Every CONNECT the API server made, as "ip:port" (routed or not), in order. */
@@ -28,21 +28,7 @@ export class PodNetwork {
   static async start(dir: string): Promise<PodNetwork> {
     const socket = path.join(dir, "pods.sock");
     const configFile = path.join(dir, "egress-selector.yaml");
-    fs.writeFileSync(
-      configFile,
-      [
-        "apiVersion: apiserver.k8s.io/v1beta1",
-        "kind: EgressSelectorConfiguration",
-        "egressSelections:",
-        "- name: cluster",
-        "  connection:",
-        "    proxyProtocol: HTTPConnect",
-        "    transport:",
-        "      uds:",
-        `        udsName: ${socket}`,
-        "",
-      ].join("\n"),
-    );
+    writeEgressSelectorConfig(configFile, socket);
     const server = net.createServer();
     const network = new PodNetwork(server, configFile);
     server.on("connection", (client) => network.accept(client));
