@@ -23,7 +23,7 @@ import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
 import { hashFileStats } from "./images";
 import { KubeletProxy, POD_RELAY, startKubeletProxy } from "./kubelet-proxy";
-import { ExecOptions, ExecResult, podExec } from "./pod-exec";
+import { ExecOptions, ExecResult, execApiOf, podExec } from "./pod-exec";
 import {
   CLUSTER_MODULES,
   cniConfig,
@@ -402,8 +402,7 @@ export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
         throw new Error(`logs of ${namespace}/${pod}: HTTP ${r.status}: ${JSON.stringify(r.body)}`);
       return typeof r.body === "string" ? r.body : JSON.stringify(r.body);
     },
-    exec: (namespace, pod, argv, o) =>
-      podExec({ url: c.url, caPem: c.caPem, token: c.tokens.admin }, namespace, pod, argv, o),
+    exec: (namespace, pod, argv, o) => podExec(execApiOf(c), namespace, pod, argv, o),
     nodeLogs,
     stop,
   };

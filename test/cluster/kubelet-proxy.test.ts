@@ -12,8 +12,9 @@ import * as http from "node:http";
 import * as net from "node:net";
 import * as readline from "node:readline";
 import { startControlPlane } from "../env/cluster";
+import { createUnrunPod } from "../env/kubelet-stand-in";
 import { POD_RELAY, startKubeletProxy, type KubeletProxy } from "./kubelet-proxy";
-import { podExec } from "./pod-exec";
+import { execApiOf, podExec } from "./pod-exec";
 
 let proxy: KubeletProxy;
 let relayed: KubeletProxy;
@@ -148,23 +149,11 @@ test("the apiserver's logs and exec requests to a node both go through the proxy
         daemonEndpoints: { kubeletEndpoint: { Port: 10250 } },
       },
     });
-    await cp.request("POST", "/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "default" } });
-    const pod = await cp.request("POST", "/api/v1/namespaces/default/pods", {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "p" },
-      spec: {
-        nodeName: "unrouted-node",
-        automountServiceAccountToken: false,
-        containers: [{ name: "main", image: "unused" }],
-      },
-    });
-    expect(pod.status).toBe(201);
+    await createUnrunPod(cp, "unrouted-node", "p");
     const logs = await cp.request("GET", "/api/v1/namespaces/default/pods/p/log");
     expect(JSON.stringify(logs.body)).toContain("while dialing unrouted-node:10250, code 403");
     expect(own.refused).toEqual(["unrouted-node:10250"]);
-    const api = { url: cp.url, caPem: cp.caPem, token: cp.tokens.admin };
-    await expect(podExec(api, "default", "p", ["id"])).rejects.toThrow(
+    await expect(podExec(execApiOf(cp), "default", "p", ["id"])).rejects.toThrow(
       "while dialing unrouted-node:10250, code 403",
     );
     expect(own.refused).toEqual(["unrouted-node:10250", "unrouted-node:10250"]);

@@ -16,7 +16,8 @@ import type { Duplex } from "node:stream";
 import { WebSocketServer, type WebSocket } from "ws";
 import { makeTls } from "../agent/tls-files";
 import { type ControlPlane, startControlPlane } from "../env/cluster";
-import { CHANNEL, type ExecApi, podExec } from "./pod-exec";
+import { createUnrunPod } from "../env/kubelet-stand-in";
+import { CHANNEL, execApiOf, type ExecApi, podExec } from "./pod-exec";
 
 const TOKEN = "exec-test-token";
 let server: https.Server;
@@ -225,21 +226,9 @@ describe("against the real kube-apiserver (no kubelet behind it)", () => {
   let real: ExecApi;
   beforeAll(async () => {
     cp = await startControlPlane();
-    real = { url: cp.url, caPem: cp.caPem, token: cp.tokens.admin };
+    real = execApiOf(cp);
     await cp.createNode("no-kubelet");
-    await cp.request("POST", "/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "default" } });
-    const pod = await cp.request("POST", "/api/v1/namespaces/default/pods", {
-      apiVersion: "v1",
-      kind: "Pod",
-      metadata: { name: "p" },
-      spec: {
-        nodeName: "no-kubelet",
-        automountServiceAccountToken: false,
-        containers: [{ name: "main", image: "unused" }],
-      },
-    });
-    if (pod.status !== 201)
-      throw new Error(`creating pod p: HTTP ${pod.status}: ${JSON.stringify(pod.body)}`);
+    await createUnrunPod(cp, "no-kubelet", "p");
   }, 120_000);
   afterAll(() => cp?.stop(), 60_000);
 

@@ -17,6 +17,7 @@
  */
 import WebSocket from "ws";
 import type { IncomingMessage } from "node:http";
+import type { ControlPlane } from "../env/cluster";
 
 /** How to reach the apiserver: as the control plane's request() does (its CA, a bearer token). */
 export interface ExecApi {
@@ -25,6 +26,11 @@ export interface ExecApi {
   /** PEM of the CA that signed the apiserver's serving certificate. */
   readonly caPem: string;
   readonly token: string;
+}
+
+/** The control plane's admin, as its own request() authenticates. */
+export function execApiOf(cp: Pick<ControlPlane, "url" | "caPem" | "tokens">): ExecApi {
+  return { url: cp.url, caPem: cp.caPem, token: cp.tokens.admin };
 }
 
 export interface ExecOptions {

@@ -23,3 +23,24 @@ export async function reportPodStatus(
       `patching the status of pod ${pod.namespace}/${pod.name}: HTTP ${r.status}: ${JSON.stringify(r.body)}`,
     );
 }
+
+/**
+ * Pod `name` in `default`, bound to `node` with nothing running it (no kubelet, no status): what the
+ * apiserver needs before it will route logs or exec for it to the node. Creates the namespace's
+ * default ServiceAccount first; throws unless the pod is created.
+ */
+export async function createUnrunPod(cp: ControlPlane, node: string, name: string): Promise<void> {
+  await cp.request("POST", "/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "default" } });
+  const pod = await cp.request("POST", "/api/v1/namespaces/default/pods", {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name },
+    spec: {
+      nodeName: node,
+      automountServiceAccountToken: false,
+      containers: [{ name: "main", image: "unused" }],
+    },
+  });
+  if (pod.status !== 201)
+    throw new Error(`creating pod ${name}: HTTP ${pod.status}: ${JSON.stringify(pod.body)}`);
+}
