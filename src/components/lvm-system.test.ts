@@ -663,6 +663,7 @@ describe("LvmSystem", () => {
         namespace: "lvm-system",
         values: {
           "cert-manager": { enabled: true },
+          crd: { annotations: { "helm.sh/resource-policy": "keep" } },
           lvmd: {
             env: [{ name: "A", value: "1" }],
             managed: true,

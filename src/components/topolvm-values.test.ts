@@ -79,6 +79,7 @@ describe("planTopolvm", () => {
     expect(plan.overlaps).toEqual([]);
     expect(plan.values).toEqual({
       "cert-manager": { enabled: true },
+      crd: { annotations: { "helm.sh/resource-policy": "keep" } },
       lvmd: {
         env: [{ name: "LVM_SYSTEM_DIR", value: "/tmp" }],
         lvcreateOptionClasses: [{ name: "raid1" }],
@@ -230,6 +231,25 @@ describe("planTopolvm", () => {
         expect.objectContaining({ path: `topolvm.values.${path}` }),
       ]);
     }
+  });
+
+  test("TopoLVM's CRDs are kept when the chart is deleted; the user's other CRD annotations stay", () => {
+    const nodeSets = [{ name: "a", deviceClasses: [thin] }];
+    expect(planTopolvm({ nodeSets }).values["crd"]).toEqual({
+      annotations: { "helm.sh/resource-policy": "keep" },
+    });
+    const values = { crd: { annotations: { "example.com/owner": "storage" } } };
+    expect(planTopolvm({ nodeSets, values }).values["crd"]).toEqual({
+      annotations: { "example.com/owner": "storage", "helm.sh/resource-policy": "keep" },
+    });
+    const refused = { crd: { annotations: { "helm.sh/resource-policy": "delete" } } };
+    expect(planTopolvm({ nodeSets, values: refused }).problems).toEqual([
+      expect.objectContaining({ path: 'topolvm.values.crd.annotations["helm.sh/resource-policy"]' }),
+    ]);
+    expect(
+      planTopolvm({ nodeSets, values: { crd: { annotations: { "helm.sh/resource-policy": "keep" } } } })
+        .problems,
+    ).toEqual([]);
   });
 
   test("topolvmValues throws a ValidationError with the problems", () => {

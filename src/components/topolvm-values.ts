@@ -128,6 +128,15 @@ const PER_LVMD_VALUES = ["lvcreateOptionClasses", "additionalLVMDYamlContent"] a
 
 const DEFAULT_AGENT_NODE_SELECTOR = { "kubernetes.io/os": "linux" };
 
+/**
+ * Helm's "do not delete" annotation, which kubernetes.helm.v4.Chart turns into retainOnDelete. On
+ * TopoLVM's LogicalVolume CRD it is what keeps `pulumi destroy` (deletionPolicy Retain) from deleting
+ * every LogicalVolume with the CRD: TopoLVM's finalizer then removes their LVs (the volumes' data) if
+ * its controller still runs, or the CRD's deletion hangs forever if it does not (found by the journey,
+ * test/journey). The chart has `crd.annotations` since 11.x.
+ */
+export const KEEP_ANNOTATION = ["helm.sh/resource-policy", "keep"] as const;
+
 function chartValues(args: TopolvmValuesArgs, lvmds: readonly LvmdConfig[]): Record<string, unknown> {
   const nodeSelector = { ...(args.agentNodeSelector ?? DEFAULT_AGENT_NODE_SELECTOR) };
   const tolerations = [...(args.tolerations ?? [])];
@@ -157,6 +166,7 @@ function chartValues(args: TopolvmValuesArgs, lvmds: readonly LvmdConfig[]): Rec
       affinity: affinityOf(unionOf(lvmds.map((l) => l.placement))),
     },
     storageClasses: [],
+    crd: { annotations: { [KEEP_ANNOTATION[0]]: KEEP_ANNOTATION[1] } },
   };
   return mergeValues(args.values ?? {}, ours);
 }
@@ -186,11 +196,20 @@ function duplicateNames(sets: readonly LvmdNodeSet[], at: string): ValidationPro
 }
 
 function ownedValueProblems(args: TopolvmValuesArgs, at: string): ValidationProblem[] {
-  return OWNED_VALUES.flatMap(([path, reason]) =>
+  const owned = OWNED_VALUES.flatMap(([path, reason]) =>
     valueAt(args.values ?? {}, path) === undefined
       ? []
       : [{ path: `${at}.values.${path}`, message: `is set by LvmSystem: ${reason}` }],
   );
+  // Other CRD annotations are the user's; this one is not (its key has dots: not a valueAt path).
+  const annotations = valueAt(args.values ?? {}, "crd.annotations");
+  const keep = isPlainObject(annotations) ? annotations[KEEP_ANNOTATION[0]] : undefined;
+  if (keep !== undefined && keep !== KEEP_ANNOTATION[1])
+    owned.push({
+      path: `${at}.values.crd.annotations["${KEEP_ANNOTATION[0]}"]`,
+      message: `is set by LvmSystem to "${KEEP_ANNOTATION[1]}": deleting TopoLVM's LogicalVolume CRD would delete every volume's LogicalVolume, and with it the volume`,
+    });
+  return owned;
 }
 
 function noLvmdProblem(sets: readonly LvmdNodeSet[], at: string): ValidationProblem {

@@ -12,8 +12,11 @@ export async function lvmReport(
   fields: string,
   extra: readonly string[] = [],
 ): Promise<string[][]> {
+  // `-a` for lvs only (a thin pool's hidden _tdata/_tmeta volumes); `pvs -a` would also list every
+  // block device that is not a physical volume, with an empty VG.
+  const all = cmd === "lvs" ? ["-a"] : [];
   const out = await cluster.guest.run(
-    [cmd, "--noheadings", "--separator", "|", "-a", ...extra, "-o", fields],
+    [cmd, "--noheadings", "--separator", "|", ...all, ...extra, "-o", fields],
     {
       env: LVM_ENV,
     },

@@ -351,5 +351,13 @@ describe("6. pulumi destroy (deletionPolicy Retain, the default)", () => {
     const pvc = await get(c().cp, "/api/v1/namespaces/default/persistentvolumeclaims/data-web-0");
     const pv = await get(c().cp, `/api/v1/persistentvolumes/${pvc!.spec.volumeName}`);
     expect(lvs).toEqual(expect.arrayContaining([["vg-data", pv!.spec.csi.volumeHandle]]));
+    // TopoLVM's LogicalVolume CRD was kept (helm.sh/resource-policy: keep), not deleted: deleting it
+    // deletes every LogicalVolume, and TopoLVM's finalizer their LVs, or it hangs once TopoLVM is gone.
+    const crd = await get(
+      c().cp,
+      "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/logicalvolumes.topolvm.io",
+    );
+    expect(crd?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(crd?.metadata?.annotations?.["helm.sh/resource-policy"]).toBe("keep");
   });
 });
