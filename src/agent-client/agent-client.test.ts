@@ -61,15 +61,102 @@ describe("agentClient through the API server's pod proxy", () => {
     );
   });
 
-  test("an unreachable API server is named, never the token", async () => {
-    const client = agentClient(async () => {
-      throw new Error("connect ECONNREFUSED");
-    });
+  test("an unreachable API server is named, never the token; the read was tried three times", async () => {
+    const waited: number[] = [];
+    let calls = 0;
+    const client = agentClient(
+      async () => {
+        calls++;
+        throw Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+      },
+      { sleep: async (ms) => void waited.push(ms) },
+    );
     const error = (await client.status(proxied).catch((e: Error) => e)) as Error;
     expect(error.message).toBe(
-      "node node-a: cannot reach the API server at https://api:6443 to call its agent (pod lvm/p1): connect ECONNREFUSED",
+      "node node-a: cannot reach the API server at https://api:6443 to call its agent (pod lvm/p1): connect ECONNREFUSED (tried 3 times, after waiting 1 s and 3 s)",
     );
     expect(error.message).not.toMatch(/token/);
+    expect([calls, waited]).toEqual([3, [1000, 3000]]);
+  });
+});
+
+describe("agentClient: read-only calls tried again after a transient failure", () => {
+  const direct: AgentEndpoint = { node: "node-a", url: "http://10.0.0.5:8080", token: "t" };
+  const proxyError = (code: number) => ({
+    status: code,
+    body: JSON.stringify({
+      kind: "Status",
+      message: "error trying to reach service: net/http: TLS handshake timeout",
+      code,
+    }),
+  });
+  const agentError = {
+    status: 503,
+    body: JSON.stringify({ error: { code: "AgentStopping", message: "the agent is stopping" } }),
+  };
+  /** A transport answering each call with the next of `answers`; counts the calls. */
+  function scripted(answers: Array<{ status: number; body: string } | Error>) {
+    const seen = { calls: 0, waited: [] as number[] };
+    const client = agentClient(
+      async () => {
+        const a = answers[Math.min(seen.calls++, answers.length - 1)]!;
+        if (a instanceof Error) throw a;
+        return a;
+      },
+      { sleep: async (ms) => void seen.waited.push(ms) },
+    );
+    return { client, seen };
+  }
+  const ok = { status: 200, body: JSON.stringify(status) };
+
+  test.each([502, 503, 504])(
+    "status: the API server's proxy answering %d, then the agent: its answer",
+    async (code) => {
+      const { client, seen } = scripted([proxyError(code), ok]);
+      await expect(client.status(direct)).resolves.toMatchObject({ node: "node-a" });
+      expect(seen).toEqual({ calls: 2, waited: [1000] });
+    },
+  );
+
+  test("plan: not reached twice, then reached", async () => {
+    const reset = Object.assign(new Error("socket hang up"), { code: "ECONNRESET" });
+    const refused = Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" });
+    const plan = scripted([reset, refused, ok]);
+    await plan.client.plan(direct, {} as never).catch(() => undefined); // the body is not a plan: only the calls matter
+    expect(plan.seen).toEqual({ calls: 3, waited: [1000, 3000] });
+  });
+
+  test.each([
+    ["an agent's own 503 (its error body)", agentError],
+    ["a 500 of the API server", proxyError(500)],
+    ["403 for pods/proxy", proxyError(403)],
+    [
+      "a TLS verification failure",
+      Object.assign(new Error("self-signed certificate"), { code: "DEPTH_ZERO_SELF_SIGNED_CERT" }),
+    ],
+    ["a call that timed out", new Error("no answer within 60 s")],
+  ])("not repeated: %s", async (_name, answer) => {
+    const { client, seen } = scripted([answer, ok]);
+    await expect(client.status(direct)).rejects.toMatchObject({
+      status: "status" in answer ? answer.status : 0,
+    });
+    expect(seen.calls).toBe(1);
+  });
+
+  test("apply and teardown are never repeated", async () => {
+    const a = scripted([proxyError(503), ok]);
+    await expect(a.client.apply(direct, {} as never, "h")).rejects.toMatchObject({ status: 503 });
+    const t = scripted([Object.assign(new Error("connect ECONNREFUSED"), { code: "ECONNREFUSED" }), ok]);
+    await expect(t.client.teardown(direct, {} as never)).rejects.toMatchObject({ code: "Unreachable" });
+    expect([a.seen.calls, t.seen.calls]).toEqual([1, 1]);
+  });
+
+  test("an aborted read is not tried again", async () => {
+    const stop = new AbortController();
+    const { client, seen } = scripted([new Error("ECONNREFUSED"), ok]);
+    stop.abort();
+    await expect(client.status(direct, { signal: stop.signal })).rejects.toMatchObject({ code: "Aborted" });
+    expect(seen.calls).toBe(1);
   });
 });
 

@@ -72,8 +72,67 @@ export class AgentCallError extends Error {
   }
 }
 
+/**
+ * How often a read-only call (plan, status) is tried again after a transient failure, and after how
+ * long: the agent or the API server not reached, or the API server's proxy answering 502/503/504 by
+ * itself (e.g. "error trying to reach service: net/http: TLS handshake timeout" from an agent pod on a
+ * starved node). An agent's own answer, and apply and teardown, are never repeated here.
+ */
+export const READ_RETRY_DELAYS_MS: readonly number[] = [1_000, 3_000];
+
+export interface AgentClientOptions {
+  /** @default READ_RETRY_DELAYS_MS */
+  readonly readRetryDelaysMs?: readonly number[];
+  /** @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+}
+
+/**
+ * The connection failures a read is tried again after (Node's error codes): not a TLS verification
+ * failure, which another try would not change, and not a call that timed out, which already waited.
+ */
+const RETRIED_CAUSES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "EAI_AGAIN",
+]);
+
+/** A failure worth one more try of a read-only call: nothing reached the agent's code. */
+function transient(e: unknown): e is AgentCallError {
+  if (!(e instanceof AgentCallError)) return false;
+  if (e.code === "Unreachable") return RETRIED_CAUSES.has(String(e.details["cause"]));
+  return e.code === "BadResponse" && [502, 503, 504].includes(e.status);
+}
+
 /** The agent's /v1 API (src/agent/routes/v1.ts), responses validated with the agent's own schemas. */
-export function agentClient(transport: Transport = httpTransport) {
+export function agentClient(transport: Transport = httpTransport, options: AgentClientOptions = {}) {
+  const delays = options.readRetryDelaysMs ?? READ_RETRY_DELAYS_MS;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  async function read<T>(f: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await f();
+      } catch (e) {
+        const delay = delays[attempt];
+        if (!transient(e)) throw e;
+        if (delay === undefined || signal?.aborted) {
+          if (attempt === 0) throw e;
+          const waits = delays.slice(0, attempt).map((d) => `${d / 1000} s`);
+          throw new AgentCallError(
+            e.node,
+            e.status,
+            e.code,
+            `${e.message} (tried ${attempt + 1} times, after waiting ${waits.join(" and ")})`,
+            e.details,
+          );
+        }
+        await sleep(delay);
+      }
+    }
+  }
   async function call<T>(
     ep: AgentEndpoint,
     method: "GET" | "POST",
@@ -120,6 +179,7 @@ export function agentClient(transport: Transport = httpTransport) {
     } catch (e) {
       if (signal?.aborted)
         throw new AgentCallError(ep.node, 0, "Aborted", `node ${ep.node}: ${what} to its agent was aborted`);
+      const cause = (e as { code?: unknown }).code;
       throw new AgentCallError(
         ep.node,
         0,
@@ -127,6 +187,7 @@ export function agentClient(transport: Transport = httpTransport) {
         ep.proxy
           ? `node ${ep.node}: cannot reach the API server at ${url.origin} to call its agent (pod ${ep.proxy.namespace}/${ep.proxy.pod}): ${(e as Error).message}`
           : `node ${ep.node}: cannot reach its agent at ${url.origin}: ${(e as Error).message}`,
+        typeof cause === "string" ? { cause } : {},
       );
     }
     const json = parseJson(response.body);
@@ -161,13 +222,20 @@ export function agentClient(transport: Transport = httpTransport) {
   }
   return {
     plan: (ep: AgentEndpoint, spec: LVMNodeSpec, options: ReadCallOptions = {}) =>
-      call(ep, "POST", "v1/plan", TIMEOUTS_MS.plan, nodePlanSchema, { spec }, options.signal),
+      read(
+        () => call(ep, "POST", "v1/plan", TIMEOUTS_MS.plan, nodePlanSchema, { spec }, options.signal),
+        options.signal,
+      ),
     apply: (ep: AgentEndpoint, spec: LVMNodeSpec, planHash: string) =>
       call(ep, "POST", "v1/apply", TIMEOUTS_MS.apply, operationResultSchema, { spec, planHash }),
     teardown: (ep: AgentEndpoint, spec: LVMNodeSpec) =>
       call(ep, "POST", "v1/teardown", TIMEOUTS_MS.teardown, operationResultSchema, { spec }),
     status: (ep: AgentEndpoint, options: ReadCallOptions = {}) =>
-      call(ep, "GET", "v1/status", TIMEOUTS_MS.status, statusResponseSchema, undefined, options.signal),
+      read(
+        () =>
+          call(ep, "GET", "v1/status", TIMEOUTS_MS.status, statusResponseSchema, undefined, options.signal),
+        options.signal,
+      ),
   };
 }
 

@@ -43,7 +43,7 @@ describe("LvmSystem admission", () => {
       expect(w).toMatchObject({
         failurePolicy: "Fail",
         sideEffects: "None",
-        timeoutSeconds: 5,
+        timeoutSeconds: 10,
         namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } },
         clientConfig: {
           service: { namespace: "lvm-system", name: "lvm-operator-webhook", port: 443 },
@@ -72,6 +72,20 @@ describe("LvmSystem admission", () => {
     });
     const container = find(recorded, DEPLOYMENT, "lvm-operator").inputs.spec.template.spec.containers[0];
     expect(container.ports).toContainEqual({ name: "webhook", containerPort: 9443, protocol: "TCP" });
+  });
+
+  test("timeoutSeconds: the webhooks wait as long as asked; outside 1–30 refused, naming the field", async () => {
+    const recorded = await runProgram(
+      () => new LvmSystem("lvm", args({ operator: { admission: { timeoutSeconds: 30 } } })),
+    );
+    const vwc = find(recorded, VWC, "lvm-operator-webhook").inputs;
+    expect(vwc.webhooks.map((w: { timeoutSeconds: number }) => w.timeoutSeconds)).toEqual([30, 30]);
+    for (const bad of [0, 31, 2.5]) {
+      const { error } = await runFailingProgram(
+        () => new LvmSystem("bad", args({ operator: { admission: { timeoutSeconds: bad } } })),
+      );
+      expect(error.message).toContain("operator.admission.timeoutSeconds");
+    }
   });
 
   test("with a cert-manager issuer: a Certificate, the CA injected by cert-manager, no Secret of ours", async () => {

@@ -23,7 +23,16 @@ export interface AdmissionSettings {
    * @default none (generated)
    */
   readonly certManagerIssuer?: CertManagerIssuer;
+  /**
+   * How long the API server waits for the operator's webhook (1–30 s). failurePolicy is Fail, so a
+   * webhook slower than this refuses the LVMNodeSet change: raise it for slow or overloaded nodes.
+   * @default 10 (the Kubernetes default)
+   */
+  readonly timeoutSeconds?: number;
 }
+
+/** The webhook's default timeout: Kubernetes' own (5 s refused changes on a starved node, test/journey). */
+export const DEFAULT_WEBHOOK_TIMEOUT_SECONDS = 10;
 
 /** A cert-manager issuer. */
 export interface CertManagerIssuer {
@@ -38,6 +47,7 @@ export const admissionSettingsSchema = z.strictObject({
   certManagerIssuer: z
     .strictObject({ name: z.string().min(1), kind: z.enum(["Issuer", "ClusterIssuer"]).optional() })
     .optional(),
+  timeoutSeconds: z.number().int().min(1).max(30).optional(),
 });
 
 /** The Secret (kubernetes.io/tls) the operator serves the webhook with; undefined when admission is off. */
@@ -116,6 +126,7 @@ export function operatorAdmission(
       ...(ca ? { caBundle: ca } : {}),
       operatorUsername,
       namespace: at.namespace,
+      timeoutSeconds: settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
       ...(issuer
         ? { annotations: { "cert-manager.io/inject-ca-from": `${at.namespace}/${serviceName}` } }
         : {}),
