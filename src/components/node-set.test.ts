@@ -125,6 +125,19 @@ describe("NodeSet", () => {
       expect(typeof disks.inputs.__provider).toBe("string");
     });
 
+    test("the LVMNodeSet changes only after the disks did (the operator must not race Pulumi's apply)", async () => {
+      const recorded = await runProgram(() => new NodeSet("edge", { ...edgeArgs(), agents }));
+      expect(find(recorded, CR, "edge").opts.dependsOn).toEqual([
+        find(recorded, DISKS, "edge-disks").resource,
+      ]);
+      const clustered = await runProgram(
+        () => new NodeSet("edge", { ...edgeArgs(), cluster: { kubeconfig: "k", serviceAccountName: "sa" } }),
+      );
+      expect(find(clustered, CR, "edge").opts.dependsOn).toEqual([
+        find(clustered, DISKS, "edge-disks").resource,
+      ]);
+    });
+
     test("without agents there is no NodeSetDisks", async () => {
       expect(ofType(await runProgram(() => new NodeSet("edge", edgeArgs())), DISKS)).toEqual([]);
     });

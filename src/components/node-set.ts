@@ -148,6 +148,25 @@ export class NodeSet extends pulumi.ComponentResource {
     recordNodeSet(this, { name, nodeSetName, namespace, spec, ...(system ? { system } : {}) });
     const childOpts = { parent: this, dependsOn };
 
+    const cluster = args.cluster && {
+      ...args.cluster,
+      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
+    };
+    const disks =
+      args.agents || cluster
+        ? new NodeSetDisks(
+            `${name}-disks`,
+            {
+              nodeSetName,
+              namespace,
+              spec: spec.template,
+              ...(args.agents ? { agents: args.agents } : {}),
+              ...(cluster ? { cluster } : {}),
+            },
+            childOpts,
+          )
+        : undefined;
+
     new k8s.apiextensions.CustomResource(
       name,
       {
@@ -164,8 +183,13 @@ export class NodeSet extends pulumi.ComponentResource {
         },
         spec,
       },
-      childOpts,
+      // Applied by Pulumi through the agents (sandbox or cluster mode): the set changes only after its
+      // disks did, so the operator, which applies every change of the set too, finds the node already
+      // converged instead of racing Pulumi's apply of the plan the user saw (one of the two would be
+      // refused with PlanChanged: test/journey, step 4).
+      disks ? { ...childOpts, dependsOn: withDependencies(dependsOn, [disks]) } : childOpts,
     );
+
     for (const vg of spec.template.volumeGroups)
       new VolumeGroup(`${name}-${vg.name}`, { volumeGroup: vg }, childOpts);
     const storageClassNames: Record<string, pulumi.Output<string>> = {};
@@ -185,24 +209,6 @@ export class NodeSet extends pulumi.ComponentResource {
       if (deviceClass.storageClassName) storageClassNames[dc.name] = deviceClass.storageClassName;
       if (deviceClass.snapshotClassName) snapshotClassNames[dc.name] = deviceClass.snapshotClassName;
     }
-    const cluster = args.cluster && {
-      ...args.cluster,
-      ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
-    };
-    const disks =
-      args.agents || cluster
-        ? new NodeSetDisks(
-            `${name}-disks`,
-            {
-              nodeSetName,
-              namespace,
-              spec: spec.template,
-              ...(args.agents ? { agents: args.agents } : {}),
-              ...(cluster ? { cluster } : {}),
-            },
-            childOpts,
-          )
-        : undefined;
 
     this.nodeSetName = pulumi.output(nodeSetName);
     this.namespace = pulumi.output(namespace);
