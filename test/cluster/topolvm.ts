@@ -64,31 +64,39 @@ export interface TopolvmInstall {
   readonly objects: readonly Json[];
 }
 
+/**
+ * TopoLVM's chart values for a node under TCG (this tier's qemu guest, no KVM), for every cluster
+ * test and the journey (test/journey passes them as the quickstart's `topolvmValues` config).
+ */
+export const UNDER_TCG_VALUES = {
+  // One node: the chart's two controller replicas have a required anti-affinity. One replica
+  // needs no leader election (the chart's non-HA mode, with Recreate): under TCG the controller
+  // and its sidecars missed their lease renewals and exited, 2–3 restarts each in one run, and
+  // PVC expansions waited on a resizer that kept restarting.
+  controller: {
+    replicaCount: 1,
+    leaderElection: { enabled: false },
+    updateStrategy: { type: "Recreate" },
+  },
+  // The guest runs under TCG (no KVM): starting a process in a container takes seconds and a
+  // container's start a minute or more at load 10+, so the chart's probes (3 s timeout, 10 s
+  // initial delay) killed lvmd ("/lvmd health" timed out after 3s) and topolvm-node (its
+  // livenessprobe sidecar not yet listening) while they were starting. Real CPUs need none of this.
+  livenessProbe: Object.fromEntries(
+    ["topolvm_node", "csi_registrar", "topolvm_controller", "lvmd", "topolvm_scheduler"].map((c) => [
+      c,
+      { timeoutSeconds: 30, initialDelaySeconds: 180, periodSeconds: 60 },
+    ]),
+  ),
+} as const;
+
 /** LvmSystem's `topolvm` argument for one node set (its LVMNode template), with our images. */
 export function topolvmSettings(nodeSet: string, template: LVMNodeSpec): TopolvmSettings {
   return {
     chartVersion: CHART_VERSION,
     nodeSets: [{ name: nodeSet, template }],
     values: {
-      // One node: the chart's two controller replicas have a required anti-affinity. One replica
-      // needs no leader election (the chart's non-HA mode, with Recreate): under TCG the controller
-      // and its sidecars missed their lease renewals and exited, 2–3 restarts each in one run, and
-      // PVC expansions waited on a resizer that kept restarting.
-      controller: {
-        replicaCount: 1,
-        leaderElection: { enabled: false },
-        updateStrategy: { type: "Recreate" },
-      },
-      // The guest runs under TCG (no KVM): starting a process in a container takes seconds and a
-      // container's start a minute or more at load 10+, so the chart's probes (3 s timeout, 10 s
-      // initial delay) killed lvmd ("/lvmd health" timed out after 3s) and topolvm-node (its
-      // livenessprobe sidecar not yet listening) while they were starting. Real CPUs need none of this.
-      livenessProbe: Object.fromEntries(
-        ["topolvm_node", "csi_registrar", "topolvm_controller", "lvmd", "topolvm_scheduler"].map((c) => [
-          c,
-          { timeoutSeconds: 30, initialDelaySeconds: 180, periodSeconds: 60 },
-        ]),
-      ),
+      ...UNDER_TCG_VALUES,
       // The test's other change: locally imported images, never pulled.
       image: {
         repository: TOPOLVM_REPOSITORY,

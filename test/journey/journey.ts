@@ -27,7 +27,7 @@ import {
 } from "../cluster/images";
 import { apply, get } from "../cluster/objects";
 import { boundVolume, checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
-import { CHART_VERSION, chartDir, installSnapshotController } from "../cluster/topolvm";
+import { CHART_VERSION, chartDir, installSnapshotController, UNDER_TCG_VALUES } from "../cluster/topolvm";
 import type { Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
 import { requireKubernetesPlugin } from "../pulumi/kubernetes-plugin";
@@ -162,8 +162,8 @@ export function quickstartStack(
     [`${project}:topolvmChartVersion`]: CHART_VERSION,
     [`${project}:topolvmChartPath`]: chartDir(),
     [`${project}:topolvmValues`]: {
+      ...UNDER_TCG_VALUES,
       image: { repository: TOPOLVM_REPOSITORY, reference: tag, pullPolicy: "Never" },
-      controller: { replicaCount: 1 },
     },
   };
   fs.writeFileSync(stackFile, YAML.stringify(stack));
