@@ -3,6 +3,7 @@ import { deletionPolicyOf } from "../../../src/api";
 import { agentClient, AgentCallError, type AgentClient } from "../../../src/agent-client/agent-client";
 import { agentConcurrencyFrom, mapLimited } from "../../../src/agent-client/concurrency";
 import { httpTransport, type Transport } from "../../../src/kube/http";
+import { planInventories, pendingReason } from "./inventory-plans";
 import { locateAgents, type Locate } from "./locate-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { planOverview } from "./plan-overview";
@@ -48,11 +49,13 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
     create: async (inputs) => {
       const checked = requireInputs(inputs, "create");
       const id = `${checked.namespace}/${checked.nodeSetName}`;
-      return { id, outs: applyOutputs(id, inputs, await apply(client, locate, checked, {}), seal) };
+      return { id, outs: applyOutputs(id, inputs, await apply(client, locate, checked, {}, {}), seal) };
     },
     update: async (id, olds, news) => {
-      const before = ((unseal(olds) as { nodes?: unknown }).nodes ?? {}) as Record<string, NodeOutcome>;
-      const result = await apply(client, locate, requireInputs(news, "update"), before);
+      const previous = unseal(olds) as { nodes?: unknown; inventories?: unknown };
+      const before = (previous.nodes ?? {}) as Record<string, NodeOutcome>;
+      const seen = (previous.inventories ?? {}) as Record<string, string>;
+      const result = await apply(client, locate, requireInputs(news, "update"), before, seen);
       return { outs: applyOutputs(id, news, result, seal) };
     },
     read: async (id, props) => ({
@@ -80,6 +83,7 @@ async function check(
   bound: number,
   news: Record<string, unknown>,
 ): Promise<pulumi.dynamic.CheckResult> {
+  if (news.inventories !== undefined && news.inventories !== UNKNOWN) return checkInventories(news);
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
   const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
   const parsed = parseInputs(fresh);
@@ -109,6 +113,31 @@ async function check(
   };
 }
 
+/**
+ * Check with recorded inventories: every node planned here from its inventory (inventory-plans.ts),
+ * no agent asked. Runs while the agents' endpoints are still unknown (the first preview, before
+ * AgentHost has installed them): a node whose inventory is known shows its plan, one whose inventory
+ * is not known yet says so in `planOverview`.
+ */
+function checkInventories(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
+  const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
+  const parsed = parseInputs(fresh);
+  if (!parsed.ok)
+    return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
+  const { agents, inventories, spec } = parsed.inputs;
+  const nodes = news.agents === UNKNOWN ? Object.keys(inventories!) : Object.keys(agents ?? {});
+  const planned = planInventories(nodes, inventories!, spec, UNKNOWN);
+  const overview = [
+    ...planOverview(planned.plans),
+    ...Object.entries(planned.pending).map(([node, why]) => `${node}: ${why}`),
+  ];
+  planned.failures.sort((a, b) => a.reason.localeCompare(b.reason));
+  return {
+    inputs: { ...fresh, planOverview: overview, plans: sortKeys(planned.plans) },
+    ...(planned.failures.length ? { failures: planned.failures } : {}),
+  };
+}
+
 /** The input a node's problem belongs to: its agent (sandbox) or the cluster settings. */
 function propertyOf(inputs: Inputs, node: string): string {
   return inputs.agents ? `agents.${node}` : "cluster";
@@ -125,7 +154,8 @@ export function diff(
   news: Record<string, unknown>,
 ): pulumi.dynamic.DiffResult {
   if (JSON.stringify(news).includes(UNKNOWN)) return { replaces: [] };
-  const changed = ["nodeSetName", "namespace", "spec", "agents", "cluster"].some(
+  // inventories: the state must hold the inventory each plan was made from (apply's `seen`).
+  const changed = ["nodeSetName", "namespace", "spec", "agents", "cluster", "inventories"].some(
     (key) => JSON.stringify(olds[key]) !== JSON.stringify(news[key]),
   );
   const plans = (news.plans ?? {}) as Record<string, PlanSummary>;
@@ -137,12 +167,17 @@ export function diff(
  * Applies each selected node's plan with the hash seen at check, all nodes at once. A node whose
  * disks changed since (409 PlanChanged) is not touched. The nodes: the `agents` map (sandbox), or
  * those planned at check (cluster: exactly the reviewed set). Only nodes with steps are called.
+ * With recorded inventories, a node is applied only when its inventory is the one `seen` (the
+ * resource's state before this update): then this update's preview knew it and showed its plan. An
+ * inventory collected during this update was unknown to its preview, so that node is left alone
+ * and recorded as `pending` until a preview has shown its plan.
  */
 async function apply(
   client: AgentClient,
   locate: Locate,
   inputs: Inputs,
   before: Readonly<Record<string, NodeOutcome>>,
+  seen: Readonly<Record<string, string>>,
 ): Promise<ApplyResult> {
   const outcomes: Record<string, NodeOutcome> = {};
   const failures: Record<string, { message: string; outcome: NodeOutcome }> = {};
@@ -161,7 +196,16 @@ async function apply(
   const work: string[] = [];
   for (const node of Object.keys(inputs.agents ?? inputs.plans ?? {})) {
     const plan = inputs.plans?.[node];
+    const inventory = inputs.inventories?.[node];
     if (!plan) fail(node, `node ${node}: no plan was made for it; run pulumi preview, then pulumi up`);
+    else if (inventory !== undefined && seen[node] !== inventory)
+      outcomes[node] = {
+        ...(before[node] ?? { stepsDone: 0, stepsSkipped: 0 }),
+        selected: plan.selected,
+        planHash: before[node]?.planHash ?? "",
+        blocked: plan.blocked,
+        pending: pendingReason(node).replace("plan not known yet", "nothing applied yet"),
+      };
     else if (!plan.selected || plan.steps === 0)
       outcomes[node] = {
         selected: plan.selected,
@@ -192,7 +236,7 @@ async function apply(
           };
           changed.push(ep.node);
         } catch (e) {
-          fail(ep.node, describeApplyFailure(e, plan));
+          fail(ep.node, describeApplyFailure(e, plan, inputs.inventories?.[ep.node] !== undefined));
         }
       }),
     );
@@ -201,9 +245,11 @@ async function apply(
 }
 
 /** The error text for a node whose apply failed; a changed plan says how to continue. */
-export function describeApplyFailure(e: unknown, plan: PlanSummary): string {
+export function describeApplyFailure(e: unknown, plan: PlanSummary, fromInventory = false): string {
   if (e instanceof AgentCallError && e.code === "PlanChanged")
-    return `${e.message}\n  nothing was done on node ${e.node}: its disks changed after the plan (${plan.hash}) was reviewed; run pulumi preview to review the new plan, then pulumi up`;
+    return fromInventory
+      ? `${e.message}\n  nothing was done on node ${e.node}: its disks no longer give the plan (${plan.hash}) reviewed from its recorded inventory; collect the inventory again (change its HostInventory's \`revision\`, or pulumi up --replace its command), then pulumi preview to review the new plan, then pulumi up`
+      : `${e.message}\n  nothing was done on node ${e.node}: its disks changed after the plan (${plan.hash}) was reviewed; run pulumi preview to review the new plan, then pulumi up`;
   return e instanceof Error ? e.message : String(e);
 }
 

@@ -1,0 +1,252 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { HttpRequest, Transport } from "../../../src/kube/http";
+import { parseNodeInventory } from "../../../src/inventory/parse";
+import type { RawNodeInventory } from "../../../src/inventory/types";
+import { planNode } from "../../../src/planner";
+import { createProvider, UNKNOWN } from "./index";
+import { pendingReason, planInventories } from "./inventory-plans";
+
+/** A real recorded inventory (qemu guest, blank disks vda..vdc and sda), as `pulumi-lvm inventory` prints it. */
+const raw = JSON.parse(
+  readFileSync(join(__dirname, "../../../test/fixtures/inventory/guest-blank-paths.json"), "utf8"),
+) as RawNodeInventory;
+const NODE = raw.name; // "pl-guest"
+const printed = (over: Partial<RawNodeInventory> = {}) => JSON.stringify({ nodes: [{ ...raw, ...over }] });
+
+const selecting = (...values: string[]) => ({
+  deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "In", values }] }],
+});
+const specVg = { name: "vg-data", deviceSelector: selecting("/dev/vdb", "/dev/vdc") };
+const spec = { volumeGroups: [specVg] };
+
+describe("planInventories", () => {
+  it("plans a node from its recorded inventory: the claims, steps and hash the planner gives that inventory", () => {
+    const r = planInventories([NODE], { [NODE]: printed() }, spec, UNKNOWN);
+    expect(r.failures).toEqual([]);
+    expect(r.pending).toEqual({});
+    const p = r.plans[NODE]!;
+    expect(p.claimed).toEqual([
+      "/dev/vdb → vg-data (new volume group)",
+      "/dev/vdc → vg-data (new volume group)",
+    ]);
+    expect(p.actions.map((a) => a.split(":")[0])).toEqual(
+      expect.arrayContaining(["pvcreate /dev/vdb", "pvcreate /dev/vdc", "vgcreate vg-data"]),
+    );
+    expect(p.hash).toBe(planNode(parseNodeInventory(raw), spec, {}).hash);
+  });
+
+  it("uses the agent's recorded plan options: an lvmd.yaml already written changes the plan and its hash", () => {
+    // No device to claim: only a differing lvmd.yaml on the host gives the plan a step.
+    const spec = { volumeGroups: [{ ...specVg, deviceSelector: selecting("/dev/sdz") }] };
+    const bare = planInventories([NODE], { [NODE]: printed() }, spec, UNKNOWN).plans[NODE]!;
+    expect(bare.steps).toBe(0);
+    const agentPlanOptions = {
+      lvmdConfigPath: "/etc/topolvm/lvmd.yaml",
+      currentLvmdConfig: { "device-classes": [{ name: "other", "volume-group": "vg-other" }] },
+      adoptOrphanPvs: [],
+    };
+    const withOptions = planInventories([NODE], { [NODE]: printed({ agentPlanOptions }) }, spec, UNKNOWN);
+    expect(withOptions.failures).toEqual([]);
+    const p = withOptions.plans[NODE]!;
+    expect(p.actions).toEqual([expect.stringMatching(/^write-lvmd-config/)]);
+    expect(p.hash).not.toBe(bare.hash);
+    expect(p.hash).toBe(
+      planNode(parseNodeInventory(raw), spec, {
+        lvmdConfigPath: "/etc/topolvm/lvmd.yaml",
+        currentLvmdConfig: agentPlanOptions.currentLvmdConfig,
+        adoptOrphanPvs: [],
+      }).hash,
+    );
+  });
+
+  it("a node whose inventory is not known yet is pending, and says why in words", () => {
+    const r = planInventories([NODE, "edge-2"], { [NODE]: printed(), "edge-2": UNKNOWN }, spec, UNKNOWN);
+    expect(Object.keys(r.plans)).toEqual([NODE]);
+    expect(r.pending).toEqual({ "edge-2": pendingReason("edge-2") });
+    expect(r.pending["edge-2"]).toMatch(/^plan not known yet: the inventory of edge-2 is collected/);
+    expect(r.failures).toEqual([]);
+  });
+
+  test.each([
+    [
+      "an agent without an inventory",
+      [NODE, "edge-2"],
+      { [NODE]: printed() },
+      "inventories",
+      /^node edge-2 has an agent but no inventory/,
+    ],
+    [
+      "an inventory without an agent",
+      [NODE],
+      { [NODE]: printed(), "edge-9": printed() },
+      "inventories.edge-9",
+      /^node edge-9 has an inventory but no agent/,
+    ],
+    [
+      "output that is not JSON",
+      [NODE],
+      { [NODE]: "sudo: a password is required" },
+      `inventories.${NODE}`,
+      /not JSON/,
+    ],
+    [
+      "JSON that is not an inventory file",
+      [NODE],
+      { [NODE]: JSON.stringify({ url: "x" }) },
+      `inventories.${NODE}`,
+      /must be \{"nodes": \[<one node>\]\}/,
+    ],
+    [
+      "an inventory recorded on another node",
+      [NODE],
+      { [NODE]: printed({ name: "edge-7" }) },
+      `inventories.${NODE}`,
+      /recorded on node "edge-7", not pl-guest/,
+    ],
+    [
+      "an inventory whose lsblk is not lsblk's JSON",
+      [NODE],
+      { [NODE]: printed({ lsblk: { nothing: true } }) },
+      `inventories.${NODE}`,
+      /^node pl-guest: .*lsblk/,
+    ],
+    [
+      "recorded plan options of the wrong kind",
+      [NODE],
+      {
+        [NODE]: printed({
+          agentPlanOptions: { lvmdConfigPath: "lvmd.yaml", currentLvmdConfig: null, adoptOrphanPvs: [] },
+        }),
+      },
+      `inventories.${NODE}`,
+      /agentPlanOptions\.lvmdConfigPath: must be an absolute path/,
+    ],
+  ])(
+    "%s is a failure naming the node and the property, and no plan",
+    (_what, nodes, inventories, property, reason) => {
+      const r = planInventories(nodes, inventories, spec, UNKNOWN);
+      expect(r.failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
+      expect(
+        r.plans[nodes.find((n) => !(inventories as Record<string, string>)[n] || n === NODE) ?? ""]?.hash,
+      ).not.toBe("");
+    },
+  );
+});
+
+/** An agent that answers /v1/apply and records what it was sent; anything else fails the test. */
+function applyingAgent(calls: { url: string; body: unknown }[]): Transport {
+  return async (request: HttpRequest) => {
+    const url = String(request.url);
+    if (!url.endsWith("/v1/apply")) throw new Error(`unexpected call to ${url}`);
+    const body = JSON.parse(String(request.body)) as { planHash: string };
+    calls.push({ url, body });
+    return {
+      status: 200,
+      headers: {},
+      body: JSON.stringify({
+        operation: "op-1",
+        kind: "apply",
+        node: NODE,
+        approvedHash: body.planHash,
+        planHash: body.planHash,
+        steps: [
+          {
+            index: 0,
+            op: "pvcreate",
+            argv: ["pvcreate", "/dev/vdb"],
+            outcome: "done",
+            reason: "r",
+            durationMs: 5,
+          },
+        ],
+        blocked: [],
+      }),
+    };
+  };
+}
+
+describe("NodeSetDisks with inventories (provider methods)", () => {
+  const base = (over: Record<string, unknown> = {}) => ({
+    nodeSetName: "edge",
+    namespace: "lvm-system",
+    spec,
+    agents: { [NODE]: { url: "https://127.0.0.1:9443", token: "t" } },
+    inventories: { [NODE]: printed() },
+    ...over,
+  });
+
+  it("the first preview (agents and inventory unknown) says in the overview that the plan is not known yet; no agent is asked", async () => {
+    const provider = createProvider({ transport: applyingAgent([]) });
+    const result = await provider.check!(
+      {},
+      base({ agents: { [NODE]: { url: UNKNOWN, token: UNKNOWN } }, inventories: { [NODE]: UNKNOWN } }),
+    );
+    expect(result.failures).toBeUndefined();
+    expect(result.inputs.planOverview).toEqual([`${NODE}: ${pendingReason(NODE)}`]);
+    expect(result.inputs.plans).toEqual({});
+  });
+
+  it("a preview with the inventory known shows the plan, even before the agent's endpoint is known", async () => {
+    const provider = createProvider({ transport: applyingAgent([]) });
+    const result = await provider.check!({}, base({ agents: { [NODE]: { url: UNKNOWN, token: UNKNOWN } } }));
+    expect(result.failures).toBeUndefined();
+    const plans = result.inputs.plans as Record<string, { claimed: string[]; steps: number }>;
+    expect(plans[NODE]!.claimed).toHaveLength(2);
+    expect(result.inputs.planOverview).toEqual([`${NODE}: ${plans[NODE]!.steps} steps (claims 2)`]);
+  });
+
+  it("an inventory collected in this update (not in the state before it) is not applied: the node is pending, no agent is called", async () => {
+    const calls: { url: string; body: unknown }[] = [];
+    const provider = createProvider({ transport: applyingAgent(calls) });
+    const checked = await provider.check!({}, base());
+    const created = await provider.create(checked.inputs);
+    expect(calls).toEqual([]);
+    expect(created.outs.nodes[NODE]).toMatchObject({
+      planHash: "",
+      stepsDone: 0,
+      pending: expect.stringMatching(/^nothing applied yet: the inventory of pl-guest is collected/),
+    });
+    // A re-collected inventory (another update) is pending again, keeping what was applied before.
+    const recollected = (
+      await provider.check!({}, base({ inventories: { [NODE]: printed({ labels: { a: "b" } }) } }))
+    ).inputs;
+    const before = {
+      ...checked.inputs,
+      nodes: { [NODE]: { selected: true, planHash: "h0", stepsDone: 3, stepsSkipped: 0, blocked: [] } },
+    };
+    const updated = await provider.update!("lvm-system/edge", before, recollected);
+    expect(calls).toEqual([]);
+    expect(updated.outs!.nodes[NODE]).toMatchObject({
+      planHash: "h0",
+      stepsDone: 3,
+      pending: expect.any(String),
+    });
+  });
+
+  it("the inventory the state already held (so the preview showed its plan) is applied with that plan's hash", async () => {
+    const calls: { url: string; body: { planHash: string } }[] = [];
+    const provider = createProvider({ transport: applyingAgent(calls as { url: string; body: unknown }[]) });
+    const checked = (await provider.check!({}, base())).inputs;
+    const hash = (checked.plans as Record<string, { hash: string }>)[NODE]!.hash;
+    const updated = await provider.update!("lvm-system/edge", { ...checked, nodes: {} }, checked);
+    expect(calls.map((c) => [c.url, c.body.planHash])).toEqual([["https://127.0.0.1:9443/v1/apply", hash]]);
+    expect(updated.outs!.nodes[NODE]).toEqual({
+      selected: true,
+      planHash: hash,
+      operation: "op-1",
+      stepsDone: 1,
+      stepsSkipped: 0,
+      blocked: [],
+    });
+  });
+
+  it("inventories without agents (cluster mode) are refused, naming the property", async () => {
+    const provider = createProvider({ transport: applyingAgent([]) });
+    const { agents: _a, ...rest } = base();
+    const result = await provider.check!({}, { ...rest, cluster: { kubeconfig: "k", serviceAccount: "s" } });
+    expect(result.failures).toEqual(
+      expect.arrayContaining([{ property: "inventories", reason: expect.stringMatching(/needs agents/) }]),
+    );
+  });
+});

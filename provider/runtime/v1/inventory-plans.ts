@@ -1,0 +1,85 @@
+import type { LVMNodeSpec } from "../../../src/api";
+import { parseNodeInventory } from "../../../src/inventory/parse";
+import type { RawNodeInventory } from "../../../src/inventory/types";
+import { planNode, recordedPlanOptions } from "../../../src/planner";
+import { summarizePlan, type PlanSummary } from "./plan-summary";
+
+/**
+ * Sandbox mode with recorded inventories (NodeSetDisks `inventories`, from HostInventory): each node is
+ * planned here, purely, from the inventory its host printed (`pulumi-lvm inventory --agent-state-dir`)
+ * instead of asking its agent. The same recorded inventory gives the same plan and hash at preview and
+ * at `pulumi up`, and apply sends that hash, so the agent applies exactly the plan the preview showed
+ * (its devices, with their identities) or refuses (409 PlanChanged) when its disks now plan otherwise.
+ */
+
+/** What planning the recorded inventories gave: plans, nodes not known yet, problems. */
+export interface InventoryPlans {
+  readonly plans: Record<string, PlanSummary>;
+  /** Node → why its plan is not known yet (its inventory is collected by this update). */
+  readonly pending: Record<string, string>;
+  /** Problems, each naming its property (`inventories.<node>`) and the node. */
+  readonly failures: { property: string; reason: string }[];
+}
+
+/** Why a node's plan cannot be shown while its inventory is unknown: said in the preview, not left blank. */
+export function pendingReason(node: string): string {
+  return `plan not known yet: the inventory of ${node} is collected over SSH during this update (HostInventory), so this preview cannot show its plan; that update leaves its disks alone, and the next pulumi preview shows the plan from the inventory, which the pulumi up after it applies`;
+}
+
+/**
+ * Plans every node of `nodes` from its inventory; `unknown` is the engine's value for one not known
+ * yet. A node without an inventory, an inventory that is not `pulumi-lvm inventory`'s output, or one
+ * recorded on another node is a failure naming the node.
+ */
+export function planInventories(
+  nodes: readonly string[],
+  inventories: Readonly<Record<string, string>>,
+  spec: LVMNodeSpec,
+  unknown: string,
+): InventoryPlans {
+  const out: InventoryPlans = { plans: {}, pending: {}, failures: [] };
+  for (const node of nodes) {
+    const text = inventories[node];
+    const property = `inventories.${node}`;
+    if (text === undefined)
+      out.failures.push({
+        property: "inventories",
+        reason: `node ${node} has an agent but no inventory: give every node of agents its HostInventory (inventoriesOf)`,
+      });
+    else if (text === unknown) out.pending[node] = pendingReason(node);
+    else {
+      try {
+        const raw = recordedInventory(node, text);
+        out.plans[node] = summarizePlan(planNode(parseNodeInventory(raw), spec, recordedPlanOptions(raw)));
+      } catch (e) {
+        out.failures.push({ property, reason: `node ${node}: ${(e as Error).message}` });
+      }
+    }
+  }
+  for (const node of Object.keys(inventories))
+    if (!nodes.includes(node))
+      out.failures.push({
+        property: `inventories.${node}`,
+        reason: `node ${node} has an inventory but no agent: it would be planned and never applied`,
+      });
+  return out;
+}
+
+/** The one node of `pulumi-lvm inventory`'s `{"nodes": [...]}`, recorded on `node`. */
+function recordedInventory(node: string, text: string): RawNodeInventory {
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`the inventory is not JSON (${(e as Error).message}): expected pulumi-lvm inventory's output`);
+  }
+  const nodes = (doc as { nodes?: unknown } | null)?.nodes;
+  if (!Array.isArray(nodes) || nodes.length !== 1)
+    throw new Error(`the inventory must be {"nodes": [<one node>]}, as pulumi-lvm inventory prints it`);
+  const raw = nodes[0] as RawNodeInventory;
+  if (raw?.name !== node)
+    throw new Error(
+      `the inventory was recorded on node ${JSON.stringify(raw?.name)}, not ${node}: its --node must be the agent's node name`,
+    );
+  return raw;
+}
