@@ -252,7 +252,11 @@ function discoveryError(e: unknown): AgentError {
  * orphan PVs its journal shows it created. One place for the agent and for `pulumi-lvm inventory
  * --agent-state-dir`, whose recorded inventory must plan exactly as the agent does (same hash).
  */
-export function agentPlanOptions(lvmdConfigPath: string, journal: Journal, inventory: NodeInventory): PlanOptions {
+export function agentPlanOptions(
+  lvmdConfigPath: string,
+  journal: Journal,
+  inventory: NodeInventory,
+): PlanOptions {
   return {
     currentLvmdConfig: readLvmdConfig(lvmdConfigPath),
     lvmdConfigPath,

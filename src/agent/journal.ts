@@ -160,7 +160,10 @@ export class Journal {
    */
   append(record: JournalRecord): void {
     if (this.closed)
-      throw new FileWriteError(this.file, new Error("the journal is closed (the agent is stopping, or it was opened read-only)"));
+      throw new FileWriteError(
+        this.file,
+        new Error("the journal is closed (the agent is stopping, or it was opened read-only)"),
+      );
     const line = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
     const created = !fs.existsSync(this.file);
     let fd: number;

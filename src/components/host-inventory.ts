@@ -72,7 +72,10 @@ function validate(name: string, args: HostInventoryArgs) {
   const problems: ValidationProblem[] = [];
   const facts = agentHostFactsOf(args?.host);
   if (!facts)
-    problems.push({ path: "args.host", message: "must be an AgentHost made in this program (new AgentHost(...))" });
+    problems.push({
+      path: "args.host",
+      message: "must be an AgentHost made in this program (new AgentHost(...))",
+    });
   const revision = z.string().optional().safeParse(args?.revision);
   if (!revision.success) problems.push({ path: "args.revision", message: "must be a string" });
   throwIfInvalid("HostInventory", name, problems);

@@ -71,7 +71,9 @@ function recordedInventory(node: string, text: string): RawNodeInventory {
   try {
     doc = JSON.parse(text);
   } catch (e) {
-    throw new Error(`the inventory is not JSON (${(e as Error).message}): expected pulumi-lvm inventory's output`);
+    throw new Error(
+      `the inventory is not JSON (${(e as Error).message}): expected pulumi-lvm inventory's output`,
+    );
   }
   const nodes = (doc as { nodes?: unknown } | null)?.nodes;
   if (!Array.isArray(nodes) || nodes.length !== 1)
