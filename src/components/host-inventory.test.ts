@@ -11,6 +11,7 @@ import {
   type Recorded,
 } from "../../test/support/components/pulumi-mocks";
 import { NodeSetDisks } from "../../provider";
+import type { Template } from "../api";
 import { AgentHost, agentsOf, type AgentHostArgs } from "./agent-host";
 import { HostInventory, inventoriesOf } from "./host-inventory";
 
@@ -59,7 +60,7 @@ const hostArgs = (over: Partial<AgentHostArgs> = {}): AgentHostArgs => ({
   ...over,
 });
 
-const spec = {
+const spec: Template = {
   volumeGroups: [
     {
       name: "vg-data",

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { LVMNodeSpec, VolumeGroup } from "../../../src/api";
 import type { HttpRequest, Transport } from "../../../src/kube/http";
 import { parseNodeInventory } from "../../../src/inventory/parse";
 import type { RawNodeInventory } from "../../../src/inventory/types";
@@ -14,11 +15,11 @@ const raw = JSON.parse(
 const NODE = raw.name; // "pl-guest"
 const printed = (over: Partial<RawNodeInventory> = {}) => JSON.stringify({ nodes: [{ ...raw, ...over }] });
 
-const selecting = (...values: string[]) => ({
+const selecting = (...values: string[]): VolumeGroup["deviceSelector"] => ({
   deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "In", values }] }],
 });
 const specVg = { name: "vg-data", deviceSelector: selecting("/dev/vdb", "/dev/vdc") };
-const spec = { volumeGroups: [specVg] };
+const spec: LVMNodeSpec = { volumeGroups: [specVg] };
 
 describe("planInventories", () => {
   it("plans a node from its recorded inventory: the claims, steps and hash the planner gives that inventory", () => {
@@ -38,7 +39,7 @@ describe("planInventories", () => {
 
   it("uses the agent's recorded plan options: an lvmd.yaml already written changes the plan and its hash", () => {
     // No device to claim: only a differing lvmd.yaml on the host gives the plan a step.
-    const spec = { volumeGroups: [{ ...specVg, deviceSelector: selecting("/dev/sdz") }] };
+    const spec: LVMNodeSpec = { volumeGroups: [{ ...specVg, deviceSelector: selecting("/dev/sdz") }] };
     const bare = planInventories([NODE], { [NODE]: printed() }, spec, UNKNOWN).plans[NODE]!;
     expect(bare.steps).toBe(0);
     const agentPlanOptions = {
