@@ -159,8 +159,22 @@ export function diff(
     (key) => JSON.stringify(olds[key]) !== JSON.stringify(news[key]),
   );
   const plans = (news.plans ?? {}) as Record<string, PlanSummary>;
-  const work = Object.values(plans).some((p) => p.selected && p.steps > 0);
+  const before = (olds.nodes ?? {}) as Record<string, NodeOutcome>;
+  const inventories = (news.inventories ?? {}) as Record<string, string>;
+  const work = Object.entries(plans).some(
+    ([node, p]) =>
+      p.selected && p.steps > 0 && !(inventories[node] !== undefined && appliedAlready(p, before[node])),
+  );
   return { changes: changed || work, replaces: [], deleteBeforeReplace: false };
+}
+
+/**
+ * A plan made from a recorded inventory that was applied already: the inventory still describes the
+ * disks as they were before that apply, so its plan keeps its steps until the inventory is collected
+ * again; applying it again would only be refused (PlanChanged).
+ */
+function appliedAlready(plan: PlanSummary, outcome: NodeOutcome | undefined): boolean {
+  return outcome !== undefined && outcome.planHash === plan.hash && !outcome.error && !outcome.pending;
 }
 
 /**
@@ -206,6 +220,7 @@ async function apply(
         blocked: plan.blocked,
         pending: pendingReason(node).replace("plan not known yet", "nothing applied yet"),
       };
+    else if (inventory !== undefined && appliedAlready(plan, before[node])) outcomes[node] = before[node]!;
     else if (!plan.selected || plan.steps === 0)
       outcomes[node] = {
         selected: plan.selected,

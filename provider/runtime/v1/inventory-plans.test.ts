@@ -241,6 +241,35 @@ describe("NodeSetDisks with inventories (provider methods)", () => {
     });
   });
 
+  it("a plan from this inventory applied already: no changes in preview, and the up calls no agent (the inventory is as of before that apply)", async () => {
+    const calls: { url: string; body: unknown }[] = [];
+    const provider = createProvider({ transport: applyingAgent(calls) });
+    const checked = (await provider.check!({}, base())).inputs;
+    const hash = (checked.plans as Record<string, { hash: string }>)[NODE]!.hash;
+    const applied = {
+      selected: true,
+      planHash: hash,
+      operation: "op-1",
+      stepsDone: 3,
+      stepsSkipped: 0,
+      blocked: [],
+    };
+    const state = { ...checked, nodes: { [NODE]: applied } };
+    expect((await provider.diff!("lvm-system/edge", state, checked)).changes).toBe(false);
+    const updated = await provider.update!("lvm-system/edge", state, checked);
+    expect(calls).toEqual([]);
+    expect(updated.outs!.nodes[NODE]).toEqual(applied);
+    // Not when that apply failed, or applied another plan: then there is work.
+    for (const outcome of [
+      { ...applied, error: "node edge-1: refused" },
+      { ...applied, planHash: "other" },
+    ])
+      expect(
+        (await provider.diff!("lvm-system/edge", { ...checked, nodes: { [NODE]: outcome } }, checked))
+          .changes,
+      ).toBe(true);
+  });
+
   it("inventories without agents (cluster mode) are refused, naming the property", async () => {
     const provider = createProvider({ transport: applyingAgent([]) });
     const { agents: _a, ...rest } = base();
