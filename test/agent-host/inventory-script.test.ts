@@ -108,7 +108,7 @@ test("the printed inventory plans exactly as the running agent does: the same cl
   expect(printed.nodes.map((n) => n.name)).toEqual([NODE]);
   expect(printed.nodes[0]!.agentPlanOptions).toMatchObject({ adoptOrphanPvs: [] });
 
-  const planned = planInventories([NODE], { [NODE]: r.stdout }, spec(), UNKNOWN);
+  const planned = planInventories([NODE], { [NODE]: r.stdout }, { [NODE]: r.stdout }, spec(), UNKNOWN);
   expect(planned.failures).toEqual([]);
   const plan = planned.plans[NODE]!;
   expect(plan.claimed.sort()).toEqual(
@@ -119,7 +119,8 @@ test("the printed inventory plans exactly as the running agent does: the same cl
 }, 240_000);
 
 test("after the disks changed, the agent refuses the plan made from the old inventory, and changes nothing", async () => {
-  const old = planInventories([NODE], { [NODE]: runInventory().stdout }, spec(), UNKNOWN).plans[NODE]!;
+  const before = { [NODE]: runInventory().stdout };
+  const old = planInventories([NODE], before, before, spec(), UNKNOWN).plans[NODE]!;
   // Someone else makes the first disk a physical volume (the test's own lvm, not the agent).
   lvm(scratch.loops, ["pvcreate", "--yes", scratch.loops[0]!]);
   const refused = await client.apply(endpoint, spec(), old.hash).then(
@@ -132,7 +133,8 @@ test("after the disks changed, the agent refuses the plan made from the old inve
   // A fresh inventory shows the change (the disk is left out, and why), with the agent's hash again.
   const fresh = runInventory();
   expect(fresh.status).toBe(0);
-  const now = planInventories([NODE], { [NODE]: fresh.stdout }, spec(), UNKNOWN).plans[NODE]!;
+  const after = { [NODE]: fresh.stdout };
+  const now = planInventories([NODE], after, after, spec(), UNKNOWN).plans[NODE]!;
   expect(now.hash).not.toBe(old.hash);
   expect(now.excluded).toEqual([expect.stringContaining(`${scratch.loops[0]}: `)]);
   expect(now.hash).toBe((await client.plan(endpoint, spec())).hash);

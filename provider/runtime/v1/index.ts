@@ -40,8 +40,14 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
   // Everything handed back to the engine carries the credentials as secrets (secrets.ts).
   const seal = <T extends Record<string, unknown>>(props: T) => sealSecrets(props, UNKNOWN);
   return {
-    check: async (_olds, news) => {
-      const result = await check(client, locate, bound, unseal(news) as Record<string, unknown>);
+    check: async (olds, news) => {
+      const result = await check(
+        client,
+        locate,
+        bound,
+        unseal(news) as Record<string, unknown>,
+        unseal(olds ?? {}) as Record<string, unknown>,
+      );
       return { ...result, inputs: seal(result.inputs) };
     },
     diff: async (_id, olds, news) =>
@@ -82,8 +88,9 @@ async function check(
   locate: Locate,
   bound: number,
   news: Record<string, unknown>,
+  olds: Record<string, unknown> = {},
 ): Promise<pulumi.dynamic.CheckResult> {
-  if (news.inventories !== undefined && news.inventories !== UNKNOWN) return checkInventories(news);
+  if (news.inventories !== undefined && news.inventories !== UNKNOWN) return checkInventories(news, olds);
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
   const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
   const parsed = parseInputs(fresh);
@@ -115,25 +122,35 @@ async function check(
 
 /**
  * Check with recorded inventories: every node planned here from its inventory (inventory-plans.ts),
- * no agent asked. Runs while the agents' endpoints are still unknown (the first preview, before
- * AgentHost has installed them): a node whose inventory is known shows its plan, one whose inventory
- * is not known yet says so in `planOverview`.
+ * no agent asked, from the inventories the state (`olds`) already holds; the others are `pending`,
+ * said in `planOverview`. Runs while the agents' endpoints are still unknown (the first preview,
+ * before AgentHost has installed them).
  */
-function checkInventories(news: Record<string, unknown>): pulumi.dynamic.CheckResult {
-  const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
+function checkInventories(
+  news: Record<string, unknown>,
+  olds: Record<string, unknown>,
+): pulumi.dynamic.CheckResult {
+  const { plans: _stale, planOverview: _staleOverview, pending: _stalePending, ...fresh } = news;
   const parsed = parseInputs(fresh);
   if (!parsed.ok)
     return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
   const { agents, inventories, spec } = parsed.inputs;
-  const nodes = news.agents === UNKNOWN ? Object.keys(inventories!) : Object.keys(agents ?? {});
-  const planned = planInventories(nodes, inventories!, spec, UNKNOWN);
+  const recorded = (olds.inventories ?? {}) as Record<string, string>;
+  const planned = planInventories(Object.keys(agents ?? {}), inventories!, recorded, spec, UNKNOWN);
   const overview = [
     ...planOverview(planned.plans),
-    ...Object.entries(planned.pending).map(([node, why]) => `${node}: ${why}`),
+    ...Object.keys(planned.pending)
+      .sort()
+      .map((node) => `${node}: ${planned.pending[node]}`),
   ];
   planned.failures.sort((a, b) => a.reason.localeCompare(b.reason));
   return {
-    inputs: { ...fresh, planOverview: overview, plans: sortKeys(planned.plans) },
+    inputs: {
+      ...fresh,
+      planOverview: overview,
+      plans: sortKeys(planned.plans),
+      ...(Object.keys(planned.pending).length ? { pending: sortKeys(planned.pending) } : {}),
+    },
     ...(planned.failures.length ? { failures: planned.failures } : {}),
   };
 }
@@ -211,15 +228,13 @@ async function apply(
   for (const node of Object.keys(inputs.agents ?? inputs.plans ?? {})) {
     const plan = inputs.plans?.[node];
     const inventory = inputs.inventories?.[node];
-    if (!plan) fail(node, `node ${node}: no plan was made for it; run pulumi preview, then pulumi up`);
-    else if (inventory !== undefined && seen[node] !== inventory)
+    const pending = inputs.pending?.[node];
+    if (inventory !== undefined && (pending !== undefined || seen[node] !== inventory))
       outcomes[node] = {
-        ...(before[node] ?? { stepsDone: 0, stepsSkipped: 0 }),
-        selected: plan.selected,
-        planHash: before[node]?.planHash ?? "",
-        blocked: plan.blocked,
-        pending: pendingReason(node).replace("plan not known yet", "nothing applied yet"),
+        ...(before[node] ?? { selected: true, planHash: "", stepsDone: 0, stepsSkipped: 0, blocked: [] }),
+        pending: pending ?? pendingReason(node, true),
       };
+    else if (!plan) fail(node, `node ${node}: no plan was made for it; run pulumi preview, then pulumi up`);
     else if (inventory !== undefined && appliedAlready(plan, before[node])) outcomes[node] = before[node]!;
     else if (!plan.selected || plan.steps === 0)
       outcomes[node] = {

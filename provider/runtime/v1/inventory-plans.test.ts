@@ -20,10 +20,12 @@ const selecting = (...values: string[]): VolumeGroup["deviceSelector"] => ({
 });
 const specVg = { name: "vg-data", deviceSelector: selecting("/dev/vdb", "/dev/vdc") };
 const spec: LVMNodeSpec = { volumeGroups: [specVg] };
+/** The inventories map of NODE alone (as given, or as the state recorded it). */
+const same = (text: string) => ({ [NODE]: text });
 
 describe("planInventories", () => {
   it("plans a node from its recorded inventory: the claims, steps and hash the planner gives that inventory", () => {
-    const r = planInventories([NODE], { [NODE]: printed() }, spec, UNKNOWN);
+    const r = planInventories([NODE], same(printed()), same(printed()), spec, UNKNOWN);
     expect(r.failures).toEqual([]);
     expect(r.pending).toEqual({});
     const p = r.plans[NODE]!;
@@ -40,14 +42,20 @@ describe("planInventories", () => {
   it("uses the agent's recorded plan options: an lvmd.yaml already written changes the plan and its hash", () => {
     // No device to claim: only a differing lvmd.yaml on the host gives the plan a step.
     const spec: LVMNodeSpec = { volumeGroups: [{ ...specVg, deviceSelector: selecting("/dev/sdz") }] };
-    const bare = planInventories([NODE], { [NODE]: printed() }, spec, UNKNOWN).plans[NODE]!;
+    const bare = planInventories([NODE], same(printed()), same(printed()), spec, UNKNOWN).plans[NODE]!;
     expect(bare.steps).toBe(0);
     const agentPlanOptions = {
       lvmdConfigPath: "/etc/topolvm/lvmd.yaml",
       currentLvmdConfig: { "device-classes": [{ name: "other", "volume-group": "vg-other" }] },
       adoptOrphanPvs: [],
     };
-    const withOptions = planInventories([NODE], { [NODE]: printed({ agentPlanOptions }) }, spec, UNKNOWN);
+    const withOptions = planInventories(
+      [NODE],
+      same(printed({ agentPlanOptions })),
+      same(printed({ agentPlanOptions })),
+      spec,
+      UNKNOWN,
+    );
     expect(withOptions.failures).toEqual([]);
     const p = withOptions.plans[NODE]!;
     expect(p.actions).toEqual([expect.stringMatching(/^write-lvmd-config/)]);
@@ -61,12 +69,27 @@ describe("planInventories", () => {
     );
   });
 
-  it("a node whose inventory is not known yet is pending, and says why in words", () => {
-    const r = planInventories([NODE, "edge-2"], { [NODE]: printed(), "edge-2": UNKNOWN }, spec, UNKNOWN);
+  it("a node whose inventory is not known yet, or not yet in the state, is pending, and says why in words", () => {
+    const inventories = { [NODE]: printed(), "edge-2": UNKNOWN, "edge-3": printed({ name: "edge-3" }) };
+    const r = planInventories([NODE, "edge-2", "edge-3"], inventories, same(printed()), spec, UNKNOWN);
     expect(Object.keys(r.plans)).toEqual([NODE]);
-    expect(r.pending).toEqual({ "edge-2": pendingReason("edge-2") });
+    expect(r.pending).toEqual({
+      "edge-2": pendingReason("edge-2", false),
+      "edge-3": pendingReason("edge-3", true),
+    });
     expect(r.pending["edge-2"]).toMatch(/^plan not known yet: the inventory of edge-2 is collected/);
+    expect(r.pending["edge-3"]).toMatch(/^plan not shown yet: the inventory of edge-3 was collected after/);
     expect(r.failures).toEqual([]);
+    // Recorded, but another one now (collected again): pending until the state holds the new one.
+    const again = planInventories(
+      [NODE],
+      same(printed({ labels: { a: "b" } })),
+      same(printed()),
+      spec,
+      UNKNOWN,
+    );
+    expect(again.plans).toEqual({});
+    expect(again.pending).toEqual({ [NODE]: pendingReason(NODE, true) });
   });
 
   test.each([
@@ -126,7 +149,7 @@ describe("planInventories", () => {
   ])(
     "%s is a failure naming the node and the property, and no plan",
     (_what, nodes, inventories, property, reason) => {
-      const r = planInventories(nodes, inventories, spec, UNKNOWN);
+      const r = planInventories(nodes, inventories, inventories, spec, UNKNOWN);
       expect(r.failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
       const failing = property === "inventories" ? "edge-2" : property.slice("inventories.".length);
       expect(Object.keys(r.plans)).not.toContain(failing);
@@ -183,51 +206,74 @@ describe("NodeSetDisks with inventories (provider methods)", () => {
       base({ agents: { [NODE]: { url: UNKNOWN, token: UNKNOWN } }, inventories: { [NODE]: UNKNOWN } }),
     );
     expect(result.failures).toBeUndefined();
-    expect(result.inputs.planOverview).toEqual([`${NODE}: ${pendingReason(NODE)}`]);
+    expect(result.inputs.planOverview).toEqual([`${NODE}: ${pendingReason(NODE, false)}`]);
     expect(result.inputs.plans).toEqual({});
+    expect(result.inputs.pending).toEqual({ [NODE]: pendingReason(NODE, false) });
   });
 
-  it("a preview with the inventory known shows the plan, even before the agent's endpoint is known", async () => {
+  it("a preview with the inventory the state holds shows the plan, even with the agent's endpoint unknown", async () => {
     const provider = createProvider({ transport: applyingAgent([]) });
-    const result = await provider.check!({}, base({ agents: { [NODE]: { url: UNKNOWN, token: UNKNOWN } } }));
+    const result = await provider.check!(
+      base(),
+      base({ agents: { [NODE]: { url: UNKNOWN, token: UNKNOWN } } }),
+    );
     expect(result.failures).toBeUndefined();
     const plans = result.inputs.plans as Record<string, { claimed: string[]; steps: number }>;
     expect(plans[NODE]!.claimed).toHaveLength(2);
     expect(result.inputs.planOverview).toEqual([`${NODE}: ${plans[NODE]!.steps} steps (claims 2)`]);
   });
 
-  it("an inventory collected in this update (not in the state before it) is not applied: the node is pending, no agent is called", async () => {
+  it("an inventory the state does not hold yet is recorded, not planned: the node is pending, no agent is called", async () => {
     const calls: { url: string; body: unknown }[] = [];
     const provider = createProvider({ transport: applyingAgent(calls) });
     const checked = await provider.check!({}, base());
+    expect(checked.failures).toBeUndefined();
+    expect(checked.inputs.plans).toEqual({});
+    expect(checked.inputs.planOverview).toEqual([`${NODE}: ${pendingReason(NODE, true)}`]);
     const created = await provider.create(checked.inputs);
     expect(calls).toEqual([]);
-    expect(created.outs.nodes[NODE]).toMatchObject({
+    expect(created.outs.nodes[NODE]).toEqual({
+      selected: true,
       planHash: "",
       stepsDone: 0,
-      pending: expect.stringMatching(/^nothing applied yet: the inventory of pl-guest is collected/),
+      stepsSkipped: 0,
+      blocked: [],
+      pending: pendingReason(NODE, true),
     });
-    // A re-collected inventory (another update) is pending again, keeping what was applied before.
-    const recollected = (
-      await provider.check!({}, base({ inventories: { [NODE]: printed({ labels: { a: "b" } }) } }))
-    ).inputs;
-    const before = {
-      ...checked.inputs,
+    expect(created.outs.inventories).toEqual(same(printed()));
+    // Collected again (another update): pending again, keeping what was applied before.
+    const state = {
+      ...created.outs,
       nodes: { [NODE]: { selected: true, planHash: "h0", stepsDone: 3, stepsSkipped: 0, blocked: [] } },
     };
-    const updated = await provider.update!("lvm-system/edge", before, recollected);
+    const recollected = await provider.check!(
+      state,
+      base({ inventories: same(printed({ labels: { a: "b" } })) }),
+    );
+    expect(recollected.inputs.plans).toEqual({});
+    const updated = await provider.update!("lvm-system/edge", state, recollected.inputs);
     expect(calls).toEqual([]);
     expect(updated.outs!.nodes[NODE]).toMatchObject({
       planHash: "h0",
       stepsDone: 3,
-      pending: expect.any(String),
+      pending: pendingReason(NODE, true),
     });
+  });
+
+  it("apply never uses a plan whose inventory the state did not hold, whatever the plans say", async () => {
+    const calls: { url: string; body: unknown }[] = [];
+    const provider = createProvider({ transport: applyingAgent(calls) });
+    const checked = (await provider.check!(base(), base())).inputs;
+    expect(Object.keys(checked.plans as object)).toEqual([NODE]);
+    const created = await provider.create(checked);
+    expect(calls).toEqual([]);
+    expect(created.outs.nodes[NODE].pending).toBe(pendingReason(NODE, true));
   });
 
   it("the inventory the state already held (so the preview showed its plan) is applied with that plan's hash", async () => {
     const calls: { url: string; body: { planHash: string } }[] = [];
     const provider = createProvider({ transport: applyingAgent(calls as { url: string; body: unknown }[]) });
-    const checked = (await provider.check!({}, base())).inputs;
+    const checked = (await provider.check!(base(), base())).inputs;
     const hash = (checked.plans as Record<string, { hash: string }>)[NODE]!.hash;
     const updated = await provider.update!("lvm-system/edge", { ...checked, nodes: {} }, checked);
     expect(calls.map((c) => [c.url, c.body.planHash])).toEqual([["https://127.0.0.1:9443/v1/apply", hash]]);
@@ -244,7 +290,7 @@ describe("NodeSetDisks with inventories (provider methods)", () => {
   it("a plan from this inventory applied already: no changes in preview, and the up calls no agent (the inventory is as of before that apply)", async () => {
     const calls: { url: string; body: unknown }[] = [];
     const provider = createProvider({ transport: applyingAgent(calls) });
-    const checked = (await provider.check!({}, base())).inputs;
+    const checked = (await provider.check!(base(), base())).inputs;
     const hash = (checked.plans as Record<string, { hash: string }>)[NODE]!.hash;
     const applied = {
       selected: true,

@@ -21,19 +21,27 @@ export interface InventoryPlans {
   readonly failures: { property: string; reason: string }[];
 }
 
-/** Why a node's plan cannot be shown while its inventory is unknown: said in the preview, not left blank. */
-export function pendingReason(node: string): string {
-  return `plan not known yet: the inventory of ${node} is collected over SSH during this update (HostInventory), so this preview cannot show its plan; that update leaves its disks alone, and the next pulumi preview shows the plan from the inventory, which the pulumi up after it applies`;
+/**
+ * Why a node's plan is not shown: its inventory is not known yet (`known` false: the first preview),
+ * or it is known but not yet recorded in the resource's state (an update collects it: planning from it
+ * now would be a plan that update's preview never showed). Said in the preview, not left blank.
+ */
+export function pendingReason(node: string, known: boolean): string {
+  return known
+    ? `plan not shown yet: the inventory of ${node} was collected after this node set last recorded one; this update records it and leaves the disks alone, the next pulumi preview shows the plan from it, and the pulumi up after that applies it`
+    : `plan not known yet: the inventory of ${node} is collected over SSH during this update (HostInventory), so this preview cannot show its plan; that update leaves its disks alone, the next pulumi preview shows the plan from the inventory, and the pulumi up after that applies it`;
 }
 
 /**
  * Plans every node of `nodes` from its inventory; `unknown` is the engine's value for one not known
- * yet. A node without an inventory, an inventory that is not `pulumi-lvm inventory`'s output, or one
- * recorded on another node is a failure naming the node.
+ * yet. Only an inventory the resource's state already holds (`recorded`) is planned: one that is
+ * unknown or new makes the node pending. A node without an inventory, an inventory that is not
+ * `pulumi-lvm inventory`'s output, or one recorded on another node is a failure naming the node.
  */
 export function planInventories(
   nodes: readonly string[],
   inventories: Readonly<Record<string, string>>,
+  recorded: Readonly<Record<string, string>>,
   spec: LVMNodeSpec,
   unknown: string,
 ): InventoryPlans {
@@ -46,11 +54,13 @@ export function planInventories(
         property: "inventories",
         reason: `node ${node} has an agent but no inventory: give every node of agents its HostInventory (inventoriesOf)`,
       });
-    else if (text === unknown) out.pending[node] = pendingReason(node);
+    else if (text === unknown) out.pending[node] = pendingReason(node, false);
     else {
       try {
         const raw = recordedInventory(node, text);
-        out.plans[node] = summarizePlan(planNode(parseNodeInventory(raw), spec, recordedPlanOptions(raw)));
+        const plan = summarizePlan(planNode(parseNodeInventory(raw), spec, recordedPlanOptions(raw)));
+        if (recorded[node] === text) out.plans[node] = plan;
+        else out.pending[node] = pendingReason(node, true);
       } catch (e) {
         out.failures.push({ property, reason: `node ${node}: ${(e as Error).message}` });
       }

@@ -42,6 +42,7 @@ export const inputsSchema = z
     cluster: clusterSchema.optional(),
     plans: z.record(z.string(), planSummarySchema).optional(),
     inventories: z.record(z.string(), z.string()).optional(),
+    pending: z.record(z.string(), z.string()).optional(),
   })
   .superRefine((inputs, ctx) => {
     if (inputs.agents && inputs.cluster)
@@ -79,6 +80,8 @@ export interface Inputs {
   readonly plans?: Readonly<Record<string, PlanSummary>>;
   /** Sandbox mode: node → `pulumi-lvm inventory`'s output on its host; plans are made from these (inventory-plans.ts). */
   readonly inventories?: Readonly<Record<string, string>>;
+  /** Set by check: node → why its plan is not shown yet (its inventory is not in the state yet). */
+  readonly pending?: Readonly<Record<string, string>>;
 }
 
 /** What one node's agent planned and applied (the `nodes` output). */
