@@ -90,7 +90,7 @@ async function check(
   news: Record<string, unknown>,
   olds: Record<string, unknown> = {},
 ): Promise<pulumi.dynamic.CheckResult> {
-  if (news.inventories !== undefined && news.inventories !== UNKNOWN) return checkInventories(news, olds);
+  if (news.inventories !== undefined) return checkInventories(news, olds);
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
   const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
   const parsed = parseInputs(fresh);
@@ -131,7 +131,14 @@ function checkInventories(
   olds: Record<string, unknown>,
 ): pulumi.dynamic.CheckResult {
   const { plans: _stale, planOverview: _staleOverview, pending: _stalePending, ...fresh } = news;
-  const parsed = parseInputs(fresh);
+  // The whole map unknown (the engine may send it so): every agent's inventory is unknown.
+  const agentNodes = typeof news.agents === "object" && news.agents ? Object.keys(news.agents) : [];
+  if (fresh.inventories === UNKNOWN && agentNodes.length === 0) return { inputs: news };
+  const parsed = parseInputs(
+    fresh.inventories === UNKNOWN
+      ? { ...fresh, inventories: Object.fromEntries(agentNodes.map((n) => [n, UNKNOWN])) }
+      : fresh,
+  );
   if (!parsed.ok)
     return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
   const { agents, inventories, spec } = parsed.inputs;

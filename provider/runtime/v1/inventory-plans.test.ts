@@ -211,6 +211,14 @@ describe("NodeSetDisks with inventories (provider methods)", () => {
     expect(result.inputs.pending).toEqual({ [NODE]: pendingReason(NODE, false) });
   });
 
+  it("the whole inventories map unknown: the same words per agent's node, the map passed through unknown", async () => {
+    const provider = createProvider({ transport: applyingAgent([]) });
+    const result = await provider.check!({}, base({ inventories: UNKNOWN }));
+    expect(result.failures).toBeUndefined();
+    expect(result.inputs.planOverview).toEqual([`${NODE}: ${pendingReason(NODE, false)}`]);
+    expect(result.inputs.inventories).toBe(UNKNOWN);
+  });
+
   it("a preview with the inventory the state holds shows the plan, even with the agent's endpoint unknown", async () => {
     const provider = createProvider({ transport: applyingAgent([]) });
     const result = await provider.check!(
