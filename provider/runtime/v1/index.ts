@@ -3,7 +3,7 @@ import { deletionPolicyOf } from "../../../src/api";
 import { agentClient, AgentCallError, type AgentClient } from "../../../src/agent-client/agent-client";
 import { agentConcurrencyFrom, mapLimited } from "../../../src/agent-client/concurrency";
 import { httpTransport, type Transport } from "../../../src/kube/http";
-import { planInventories, pendingReason } from "./inventory-plans";
+import { checkInventories, pendingReason } from "./inventory-plans";
 import { locateAgents, type Locate } from "./locate-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { planOverview } from "./plan-overview";
@@ -90,7 +90,7 @@ async function check(
   news: Record<string, unknown>,
   olds: Record<string, unknown> = {},
 ): Promise<pulumi.dynamic.CheckResult> {
-  if (news.inventories !== undefined) return checkInventories(news, olds);
+  if (news.inventories !== undefined) return checkInventories(news, olds, UNKNOWN);
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
   const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
   const parsed = parseInputs(fresh);
@@ -117,48 +117,6 @@ async function check(
   return {
     inputs: { ...fresh, planOverview: planOverview(plans), plans: sortKeys(plans) },
     ...(failures.length ? { failures } : {}),
-  };
-}
-
-/**
- * Check with recorded inventories: every node planned here from its inventory (inventory-plans.ts),
- * no agent asked, from the inventories the state (`olds`) already holds; the others are `pending`,
- * said in `planOverview`. Runs while the agents' endpoints are still unknown (the first preview,
- * before AgentHost has installed them).
- */
-function checkInventories(
-  news: Record<string, unknown>,
-  olds: Record<string, unknown>,
-): pulumi.dynamic.CheckResult {
-  const { plans: _stale, planOverview: _staleOverview, pending: _stalePending, ...fresh } = news;
-  // The whole map unknown (the engine may send it so): every agent's inventory is unknown.
-  const agentNodes = typeof news.agents === "object" && news.agents ? Object.keys(news.agents) : [];
-  if (fresh.inventories === UNKNOWN && agentNodes.length === 0) return { inputs: news };
-  const parsed = parseInputs(
-    fresh.inventories === UNKNOWN
-      ? { ...fresh, inventories: Object.fromEntries(agentNodes.map((n) => [n, UNKNOWN])) }
-      : fresh,
-  );
-  if (!parsed.ok)
-    return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
-  const { agents, inventories, spec } = parsed.inputs;
-  const recorded = (olds.inventories ?? {}) as Record<string, string>;
-  const planned = planInventories(Object.keys(agents ?? {}), inventories!, recorded, spec, UNKNOWN);
-  const overview = [
-    ...planOverview(planned.plans),
-    ...Object.keys(planned.pending)
-      .sort()
-      .map((node) => `${node}: ${planned.pending[node]}`),
-  ];
-  planned.failures.sort((a, b) => a.reason.localeCompare(b.reason));
-  return {
-    inputs: {
-      ...fresh,
-      planOverview: overview,
-      plans: sortKeys(planned.plans),
-      ...(Object.keys(planned.pending).length ? { pending: sortKeys(planned.pending) } : {}),
-    },
-    ...(planned.failures.length ? { failures: planned.failures } : {}),
   };
 }
 

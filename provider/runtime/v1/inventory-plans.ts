@@ -1,8 +1,12 @@
+import type * as pulumi from "@pulumi/pulumi";
 import type { LVMNodeSpec } from "../../../src/api";
 import { parseNodeInventory } from "../../../src/inventory/parse";
 import type { RawNodeInventory } from "../../../src/inventory/types";
 import { planNode, recordedPlanOptions } from "../../../src/planner";
+import { sortKeys } from "./partial-failure";
+import { planOverview } from "./plan-overview";
 import { summarizePlan, type PlanSummary } from "./plan-summary";
+import { parseInputs } from "./state";
 
 /**
  * Sandbox mode with recorded inventories (NodeSetDisks `inventories`, from HostInventory): each node is
@@ -73,6 +77,49 @@ export function planInventories(
         reason: `node ${node} has an inventory but no agent: it would be planned and never applied`,
       });
   return out;
+}
+
+/**
+ * Check with recorded inventories: every node planned here from its inventory (inventory-plans.ts),
+ * no agent asked, from the inventories the state (`olds`) already holds; the others are `pending`,
+ * said in `planOverview`. Runs while the agents' endpoints are still unknown (the first preview,
+ * before AgentHost has installed them).
+ */
+export function checkInventories(
+  news: Record<string, unknown>,
+  olds: Record<string, unknown>,
+  unknown: string,
+): pulumi.dynamic.CheckResult {
+  const { plans: _stale, planOverview: _staleOverview, pending: _stalePending, ...fresh } = news;
+  // The whole map unknown (the engine may send it so): every agent's inventory is unknown.
+  const agentNodes = typeof news.agents === "object" && news.agents ? Object.keys(news.agents) : [];
+  if (fresh.inventories === unknown && agentNodes.length === 0) return { inputs: news };
+  const parsed = parseInputs(
+    fresh.inventories === unknown
+      ? { ...fresh, inventories: Object.fromEntries(agentNodes.map((n) => [n, unknown])) }
+      : fresh,
+  );
+  if (!parsed.ok)
+    return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
+  const { agents, inventories, spec } = parsed.inputs;
+  const recorded = (olds.inventories ?? {}) as Record<string, string>;
+  const planned = planInventories(Object.keys(agents ?? {}), inventories!, recorded, spec, unknown);
+  const overview = [
+    ...planOverview(planned.plans),
+    ...Object.keys(planned.pending)
+      .sort()
+      .map((node) => `${node}: ${planned.pending[node]}`),
+  ];
+  planned.failures.sort((a, b) => a.reason.localeCompare(b.reason));
+  return {
+    inputs: {
+      ...fresh,
+      planOverview: overview,
+      plans: sortKeys(planned.plans),
+      ...(Object.keys(planned.pending).length ? { pending: sortKeys(planned.pending) } : {}),
+    },
+    ...(planned.failures.length ? { failures: planned.failures } : {}),
+  };
 }
 
 /** The one node of `pulumi-lvm inventory`'s `{"nodes": [...]}`, recorded on `node`. */
