@@ -37,7 +37,7 @@ export function pendingReason(node: string, known: boolean): string {
 }
 
 /**
- * Plans every node of `nodes` from its inventory; `unknown` is the engine's value for one not known
+ * Plans every node of `nodes` from its inventory; `unknownValue` is the engine's value for one not known
  * yet. Only an inventory the resource's state already holds (`recorded`) is planned: one that is
  * unknown or new makes the node pending. A node without an inventory, an inventory that is not
  * `pulumi-lvm inventory`'s output, or one recorded on another node is a failure naming the node.
@@ -47,7 +47,7 @@ export function planInventories(
   inventories: Readonly<Record<string, string>>,
   recorded: Readonly<Record<string, string>>,
   spec: LVMNodeSpec,
-  unknown: string,
+  unknownValue: string,
 ): InventoryPlans {
   const out: InventoryPlans = { plans: {}, pending: {}, failures: [] };
   for (const node of nodes) {
@@ -58,7 +58,7 @@ export function planInventories(
         property: "inventories",
         reason: `node ${node} has an agent but no inventory: give every node of agents its HostInventory (inventoriesOf)`,
       });
-    else if (text === unknown) out.pending[node] = pendingReason(node, false);
+    else if (text === unknownValue) out.pending[node] = pendingReason(node, false);
     else {
       try {
         const raw = recordedInventory(node, text);
@@ -88,22 +88,22 @@ export function planInventories(
 export function checkInventories(
   news: Record<string, unknown>,
   olds: Record<string, unknown>,
-  unknown: string,
+  unknownValue: string,
 ): pulumi.dynamic.CheckResult {
   const { plans: _stale, planOverview: _staleOverview, pending: _stalePending, ...fresh } = news;
   // The whole map unknown (the engine may send it so): every agent's inventory is unknown.
   const agentNodes = typeof news.agents === "object" && news.agents ? Object.keys(news.agents) : [];
-  if (fresh.inventories === unknown && agentNodes.length === 0) return { inputs: news };
+  if (fresh.inventories === unknownValue && agentNodes.length === 0) return { inputs: news };
   const parsed = parseInputs(
-    fresh.inventories === unknown
-      ? { ...fresh, inventories: Object.fromEntries(agentNodes.map((n) => [n, unknown])) }
+    fresh.inventories === unknownValue
+      ? { ...fresh, inventories: Object.fromEntries(agentNodes.map((n) => [n, unknownValue])) }
       : fresh,
   );
   if (!parsed.ok)
     return { inputs: news, failures: parsed.problems.map((p) => ({ property: p.path, reason: p.message })) };
   const { agents, inventories, spec } = parsed.inputs;
   const recorded = (olds.inventories ?? {}) as Record<string, string>;
-  const planned = planInventories(Object.keys(agents ?? {}), inventories!, recorded, spec, unknown);
+  const planned = planInventories(Object.keys(agents ?? {}), inventories!, recorded, spec, unknownValue);
   const overview = [
     ...planOverview(planned.plans),
     ...Object.keys(planned.pending)
