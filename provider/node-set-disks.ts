@@ -21,6 +21,14 @@ export interface NodeSetDisksArgs {
     >
   >;
   /**
+   * Sandbox mode with recorded inventories: node → `pulumi-lvm inventory`'s output on that host (a
+   * HostInventory's `inventory`; `inventoriesOf`). Each node is then planned from its inventory, in
+   * preview already, instead of by asking its agent; apply sends that plan's hash to the agent, which
+   * refuses if its disks plan otherwise, and a node whose inventory this update collected is applied
+   * only after a preview has shown its plan. Every node of `agents` needs one.
+   */
+  readonly inventories?: Readonly<Record<string, pulumi.Input<string>>>;
+  /**
    * Cluster mode: the agents are the agent DaemonSet's pods in `namespace` on the nodes
    * `nodeSelector` picks, called through the API server's pod proxy with the kubeconfig's user and
    * a short-lived token for `serviceAccountName`. Exclusive with `agents`.
@@ -60,6 +68,8 @@ export interface NodeResult {
   readonly lastOperation?: string;
   /** Why the last apply failed on this node while other nodes applied; the next `pulumi up` retries it. */
   readonly error?: string;
+  /** Why nothing was applied on this node yet: its plan, from an inventory this update collected, was not previewed. */
+  readonly pending?: string;
 }
 
 /** One volume group of a node, as its agent reported it at the last refresh. */
@@ -103,6 +113,7 @@ export class NodeSetDisks extends pulumi.dynamic.Resource {
         namespace: args.namespace,
         spec: args.spec,
         ...(args.agents ? { agents } : {}),
+        ...(args.inventories ? { inventories: args.inventories } : {}),
         ...(args.cluster
           ? {
               cluster: {

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own program: import { AgentHost, agentsOf, NodeSetDisks, type Template } from "pulumi-lvm";
-import { AgentHost, agentsOf, NodeSetDisks, type Template } from "../../src";
+// In your own program: import { AgentHost, agentsOf, HostInventory, inventoriesOf, NodeSetDisks, type Template } from "pulumi-lvm";
+import { AgentHost, agentsOf, HostInventory, inventoriesOf, NodeSetDisks, type Template } from "../../src";
 
 const config = new pulumi.Config();
 
@@ -40,6 +40,19 @@ const agentHosts = hosts.map(
     }),
 );
 
+/**
+ * Each host's disks as `pulumi-lvm inventory` records them (reading only), over SSH after the agent's
+ * install: the plans below are made from these, in preview. `inventoryRevision`: set a new value to
+ * read the disks again (when they changed since).
+ */
+const inventories = agentHosts.map(
+  (host, i) =>
+    new HostInventory(`${hosts[i]!.name}-inventory`, {
+      host,
+      revision: config.get("inventoryRevision") ?? "",
+    }),
+);
+
 /** One volume group from every disk over 10 GiB among the devices, with a thin pool on 90% of it. */
 const template: Template = {
   volumeGroups: [
@@ -64,15 +77,17 @@ const template: Template = {
 };
 
 /**
- * The disks of the three hosts, planned at preview and applied at up through their agents (the CA
- * each host made is the only one trusted for it). No cluster: no LVMNodeSet, no StorageClasses; once
- * Kubernetes runs on these hosts, the same template goes into a NodeSet.
+ * The disks of the three hosts, planned at preview from their recorded inventories and applied at up
+ * through their agents, with the hash the preview showed (the CA each host made is the only one
+ * trusted for it). No cluster: no LVMNodeSet, no StorageClasses; once Kubernetes runs on these hosts,
+ * the same template goes into a NodeSet.
  */
 const disks = new NodeSetDisks("edge-disks", {
   nodeSetName: "edge",
   namespace: "lvm-system",
   spec: template,
   agents: agentsOf(agentHosts),
+  inventories: inventoriesOf(inventories),
 });
 
 export const agentUrls = agentHosts.map((h) => h.endpoint.url);

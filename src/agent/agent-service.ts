@@ -188,11 +188,7 @@ export class AgentService {
    * joined its group), which may join without pvcreate or a wipe.
    */
   private planOptions(inventory: NodeInventory): PlanOptions {
-    return {
-      currentLvmdConfig: readLvmdConfig(this.deps.lvmdConfigPath),
-      lvmdConfigPath: this.deps.lvmdConfigPath,
-      adoptOrphanPvs: adoptableOrphans(this.deps.journal, inventory),
-    };
+    return agentPlanOptions(this.deps.lvmdConfigPath, this.deps.journal, inventory);
   }
 
   private async exclusive<T>(kind: OperationKind, fn: () => Promise<T>): Promise<T> {
@@ -249,6 +245,23 @@ function discoveryError(e: unknown): AgentError {
     "DiscoveryFailed",
     `cannot read this node's devices: ${e instanceof Error ? e.message : String(e)}`,
   );
+}
+
+/**
+ * What an agent plans with besides the inventory: lvmd.yaml as it is now, where it goes, and the
+ * orphan PVs its journal shows it created. One place for the agent and for `pulumi-lvm inventory
+ * --agent-state-dir`, whose recorded inventory must plan exactly as the agent does (same hash).
+ */
+export function agentPlanOptions(
+  lvmdConfigPath: string,
+  journal: Journal,
+  inventory: NodeInventory,
+): PlanOptions {
+  return {
+    currentLvmdConfig: readLvmdConfig(lvmdConfigPath),
+    lvmdConfigPath,
+    adoptOrphanPvs: adoptableOrphans(journal, inventory),
+  };
 }
 
 /** lvmd.yaml parsed, or null when there is none (or it is not an lvmd config: the plan then rewrites it). */

@@ -125,6 +125,12 @@ export interface JournalOptions {
   readonly stateDir: string;
   /** Rewrite the journal, keeping the last operation and every wipe, when it grows past this. @default 4 MiB */
   readonly compactAtBytes?: number;
+  /**
+   * Only read it (`pulumi-lvm inventory` beside a running agent): nothing is created or cut back, and
+   * append throws. A torn last line is ignored, as the agent ignores it.
+   * @default false
+   */
+  readonly readOnly?: boolean;
 }
 
 export const JOURNAL_FILE = "journal.jsonl";
@@ -137,11 +143,12 @@ export class Journal {
   private closed = false;
 
   constructor(options: JournalOptions) {
-    fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
+    if (!options.readOnly) fs.mkdirSync(options.stateDir, { recursive: true, mode: 0o700 });
     this.file = path.join(options.stateDir, JOURNAL_FILE);
     this.compactAtBytes = options.compactAtBytes ?? 4 * 1024 * 1024;
+    this.closed = options.readOnly === true;
     const { records, validBytes, totalBytes } = readJournal(this.file);
-    if (validBytes < totalBytes) fs.truncateSync(this.file, validBytes);
+    if (validBytes < totalBytes && !options.readOnly) fs.truncateSync(this.file, validBytes);
     this.records = records;
     this.size = validBytes;
   }
@@ -153,7 +160,10 @@ export class Journal {
    */
   append(record: JournalRecord): void {
     if (this.closed)
-      throw new FileWriteError(this.file, new Error("the journal is closed (the agent is stopping)"));
+      throw new FileWriteError(
+        this.file,
+        new Error("the journal is closed (the agent is stopping, or it was opened read-only)"),
+      );
     const line = Buffer.from(`${JSON.stringify(record)}\n`, "utf8");
     const created = !fs.existsSync(this.file);
     let fd: number;

@@ -1,4 +1,8 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import { loadRawFixture } from "../../test/fixtures/inventory/load";
+import { JOURNAL_FILE } from "../agent/journal";
 import type { DiscoverOptions } from "../inventory/discover";
 import { INVENTORY_USAGE, parseArgs, runInventory, type Discover } from "./inventory";
 import type { CliIO } from "./io";
@@ -90,6 +94,12 @@ describe("pulumi-lvm inventory", () => {
     [["--label", "=a"], "--label =a: must be <key>=<value>"],
     [["--device", "sdb"], "--device sdb: must be a /dev/ path"],
     [["--node", "Edge_1"], "--node Edge_1 is not a node name: it "],
+    [["--agent-state-dir", "state"], "--agent-state-dir state: must be an absolute path"],
+    [["--lvmd-config", "/etc/topolvm/lvmd.yaml"], "--lvmd-config needs --agent-state-dir"],
+    [
+      ["--agent-state-dir", "/s", "--lvmd-config", "lvmd.yaml"],
+      "--lvmd-config lvmd.yaml: must be an absolute path",
+    ],
   ])("%j: exit 2, the problem and the usage, discovery never runs", async (argv, message) => {
     const r = await cli(argv, () => Promise.reject(new Error("must not run")));
     expect(r.code).toBe(2);
@@ -122,5 +132,96 @@ describe("parseArgs", () => {
       kind: "error",
       message: expect.stringMatching(/^the hostname "EDGE_7" is not a node name: it .*; pass --node$/),
     });
+  });
+});
+
+describe("--agent-state-dir: what the agent plans with besides the disks, read only", () => {
+  const recorded = loadRawFixture("host-loop-mixed-paths");
+  // loop7 as an orphan PV (in no volume group) whose UUID the agent's journal says it created.
+  const lvm = recorded.lvm as { pvs: { report: [{ pv: Record<string, string>[] }] } };
+  const orphanUuid = lvm.pvs.report[0].pv.find((p) => p.pv_name === "/dev/loop7")!.pv_uuid!;
+  const withOrphan = {
+    ...recorded,
+    lvm: {
+      ...lvm,
+      pvs: {
+        report: [
+          { pv: lvm.pvs.report[0].pv.map((p) => (p.pv_name === "/dev/loop7" ? { ...p, vg_name: "" } : p)) },
+        ],
+      },
+    },
+  };
+  let dir: string;
+  beforeEach(() => (dir = fs.mkdtempSync(path.join(os.tmpdir(), "inventory-agent-"))));
+  afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+  it("records lvmd.yaml as the agent reads it and the orphan PVs its journal shows it created; writes nothing", async () => {
+    const state = path.join(dir, "state");
+    fs.mkdirSync(state);
+    const finished = {
+      type: "action-finish",
+      op: "o",
+      index: 0,
+      at: "2026-11-26T00:00:00.000Z",
+      action: "pvcreate",
+      device: "/dev/loop7",
+      deviceId: "kname:/dev/loop7",
+      pvUuid: orphanUuid,
+      durationMs: 1,
+    };
+    // A torn last line, as a crashed agent leaves it: the agent cuts it off; the inventory must not.
+    const journal = `${JSON.stringify(finished)}\n{"type":"action-sta`;
+    fs.writeFileSync(path.join(state, JOURNAL_FILE), journal);
+    const lvmd = path.join(dir, "lvmd.yaml");
+    fs.writeFileSync(lvmd, 'device-classes:\n  - name: "thin"\n    volume-group: "vg-data"\n');
+    const r = await cli(
+      ["--node", "edge-1", "-q", "--agent-state-dir", state, "--lvmd-config", lvmd],
+      async (options) => ({ ...withOrphan, name: options.node }),
+    );
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).nodes[0].agentPlanOptions).toEqual({
+      lvmdConfigPath: lvmd,
+      currentLvmdConfig: { "device-classes": [{ name: "thin", "volume-group": "vg-data" }] },
+      adoptOrphanPvs: [`pv:${orphanUuid}`],
+    });
+    expect(fs.readFileSync(path.join(state, JOURNAL_FILE), "utf8")).toBe(journal);
+  });
+
+  it("an agent that never ran (no state directory, no lvmd.yaml): nothing to adopt, lvmd.yaml null, nothing created", async () => {
+    const state = path.join(dir, "never");
+    const lvmd = path.join(dir, "none.yaml");
+    const r = await cli(
+      ["--node", "edge-1", "-q", "--agent-state-dir", state, "--lvmd-config", lvmd],
+      async (options) => ({ ...recorded, name: options.node }),
+    );
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).nodes[0].agentPlanOptions).toEqual({
+      lvmdConfigPath: lvmd,
+      currentLvmdConfig: null,
+      adoptOrphanPvs: [],
+    });
+    expect(fs.existsSync(state)).toBe(false);
+  });
+
+  it("--lvmd-config defaults to the agent's default", () => {
+    expect(parseArgs(["--agent-state-dir", "/var/lib/pulumi-lvm/agent"], "edge-1")).toMatchObject({
+      agent: { stateDir: "/var/lib/pulumi-lvm/agent", lvmdConfigPath: "/etc/topolvm/lvmd.yaml" },
+    });
+  });
+
+  it("a damaged journal: exit 1 naming the node and the state directory, no JSON", async () => {
+    const state = path.join(dir, "state");
+    fs.mkdirSync(state);
+    fs.writeFileSync(path.join(state, JOURNAL_FILE), "not a record\n{}\n");
+    const r = await cli(["--node", "edge-1", "-q", "--agent-state-dir", state], async (options) => ({
+      ...recorded,
+      name: options.node,
+    }));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain(
+      `pulumi-lvm inventory: node "edge-1": cannot read the agent's state in ${state}: `,
+    );
   });
 });

@@ -1,13 +1,18 @@
 import * as os from "node:os";
+import { agentPlanOptions } from "../agent/agent-service";
 import { hostDiscoveryDeps, readOnlyRunner } from "../agent/discovery";
+import { Journal } from "../agent/journal";
 import { createLvmRunner } from "../agent/lvm-runner";
 import { dnsSubdomainProblem } from "../api";
 import { discoverNode, type DiscoverOptions } from "../inventory/discover";
-import type { RawNodeInventory } from "../inventory/types";
+import { parseNodeInventory } from "../inventory/parse";
+import type { RawNodeInventory, RecordedPlanOptions } from "../inventory/types";
+import { DEFAULT_LVMD_CONFIG_PATH } from "../planner/lvmd";
 import { parseCommandLine } from "./args";
 import { USAGE_EXIT, type CliIO } from "./io";
 
 export const INVENTORY_USAGE = `usage: pulumi-lvm inventory [--node <name>] [--label <key>=<value>]... [--device <path>]...
+                            [--agent-state-dir <dir> [--lvmd-config <file>]]
 
 Records this machine's disks as the planner sees them, reading only (lsblk, wipefs --no-act, blkid -p,
 lvm fullreport, sysfs, /dev links, mountinfo, swaps), and prints {"nodes": [<inventory>]}: the file
@@ -17,6 +22,10 @@ what a node set would do on the whole fleet before anything is applied.
   --node <name>          the node's name (default: this machine's hostname)
   --label <key>=<value>  a node label the node set's nodeSelector can match (repeatable)
   --device <path>        look only at these devices (repeatable; default: every block device)
+  --agent-state-dir <dir>  also record what this node's agent plans with besides the disks (its
+                         lvmd.yaml and the orphan PVs its journal in <dir> shows it created), read
+                         only, so a plan made from the file is the agent's plan with the agent's hash
+  --lvmd-config <file>   the agent's --lvmd-config (default ${DEFAULT_LVMD_CONFIG_PATH})
   -q, --quiet            no progress on stderr (each command run, then a summary)
 
 Run as root: the signature probes read the devices. Exit code 0 when the inventory was printed,
@@ -77,6 +86,16 @@ export async function runInventory(
     io.stderr(`pulumi-lvm inventory: node "${args.options.node}": ${(error as Error).message}\n`);
     return 1;
   }
+  if (args.agent) {
+    try {
+      inventory = { ...inventory, agentPlanOptions: recordAgentPlanOptions(args.agent, inventory) };
+    } catch (error) {
+      io.stderr(
+        `pulumi-lvm inventory: node "${node}": cannot read the agent's state in ${args.agent.stateDir}: ${(error as Error).message}\n`,
+      );
+      return 1;
+    }
+  }
   const probed = inventory.probed?.length ?? 0;
   const missing = inventory.missingDevices?.length ?? 0;
   const unprobed = Object.keys(inventory.probeErrors ?? {}).length;
@@ -87,11 +106,31 @@ export async function runInventory(
   return 0;
 }
 
+/** The agent's plan options for this inventory, from its state directory and lvmd.yaml; writes nothing. */
+function recordAgentPlanOptions(
+  agent: { stateDir: string; lvmdConfigPath: string },
+  inventory: RawNodeInventory,
+): RecordedPlanOptions {
+  const journal = new Journal({ stateDir: agent.stateDir, readOnly: true });
+  const options = agentPlanOptions(agent.lvmdConfigPath, journal, parseNodeInventory(inventory));
+  return {
+    lvmdConfigPath: agent.lvmdConfigPath,
+    currentLvmdConfig: options.currentLvmdConfig ?? null,
+    adoptOrphanPvs: [...(options.adoptOrphanPvs ?? [])],
+  };
+}
+
 /** The Subcommand entry point (src/cli/main.ts). */
 export const run = (io: CliIO) => runInventory(io);
 
 type Args =
-  | { kind: "run"; options: DiscoverOptions; quiet?: true }
+  | {
+      kind: "run";
+      options: DiscoverOptions;
+      quiet?: true;
+      /** --agent-state-dir (and --lvmd-config): record the agent's plan options. */
+      agent?: { stateDir: string; lvmdConfigPath: string };
+    }
   | { kind: "help" }
   | { kind: "error"; message: string };
 
@@ -101,9 +140,28 @@ export function parseArgs(argv: readonly string[], hostname: string): Args {
     label: { type: "string", multiple: true },
     device: { type: "string", multiple: true },
     quiet: { type: "boolean", short: "q" },
+    "agent-state-dir": { type: "string", value: "dir" },
+    "lvmd-config": { type: "string", value: "file" },
   });
   if (line.kind !== "run") return line;
-  const values = line.values as { node?: string; label?: string[]; device?: string[]; quiet?: boolean };
+  const values = line.values as {
+    node?: string;
+    label?: string[];
+    device?: string[];
+    quiet?: boolean;
+    "agent-state-dir"?: string;
+    "lvmd-config"?: string;
+  };
+  const stateDir = values["agent-state-dir"];
+  const lvmdConfig = values["lvmd-config"];
+  if (lvmdConfig !== undefined && stateDir === undefined)
+    return { kind: "error", message: "--lvmd-config needs --agent-state-dir" };
+  for (const [flag, value] of [
+    ["--agent-state-dir", stateDir],
+    ["--lvmd-config", lvmdConfig],
+  ] as const)
+    if (value !== undefined && !value.startsWith("/"))
+      return { kind: "error", message: `${flag} ${value}: must be an absolute path` };
   const node = values.node;
   const labels: Record<string, string> = {};
   const devices: string[] = [];
@@ -127,6 +185,9 @@ export function parseArgs(argv: readonly string[], hostname: string): Args {
   return {
     kind: "run",
     ...(values.quiet ? { quiet: true as const } : {}),
+    ...(stateDir !== undefined
+      ? { agent: { stateDir, lvmdConfigPath: lvmdConfig ?? DEFAULT_LVMD_CONFIG_PATH } }
+      : {}),
     options: {
       node: name,
       ...(Object.keys(labels).length ? { labels } : {}),

@@ -154,3 +154,49 @@ test("--help prints the usage on stdout", async () => {
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^usage: pulumi-lvm plan --inventory/);
 });
+
+test("an inventory recorded with the agent's plan options (inventory --agent-state-dir) plans as that agent: its lvmd.yaml counts", async () => {
+  const sample = JSON.parse(files["inventory.json"]!) as { nodes: RawNodeInventory[] };
+  // An agent started with --lvmd-config elsewhere: the plan writes lvmd.yaml there.
+  const lvmdConfigPath = "/var/lib/topolvm/lvmd.yaml";
+  const currentLvmdConfig = { "device-classes": [{ name: "old", "volume-group": "vg-old" }] };
+  const recorded = {
+    nodes: sample.nodes.map((n) =>
+      n.name === "edge-1"
+        ? { ...n, agentPlanOptions: { lvmdConfigPath, currentLvmdConfig, adoptOrphanPvs: [] } }
+        : n,
+    ),
+  };
+  const r = await run(["--inventory", "recorded.json", "--nodeset", "quickstart.yaml", "--json"], {
+    "recorded.json": JSON.stringify(recorded),
+  });
+  expect(r).toMatchObject({ code: 0, stderr: "" });
+  const nodeSet = parseLVMNodeSet(YAML.parse(files["quickstart.yaml"]!));
+  const expected = planNodes(sample.nodes.map(parseNodeInventory), nodeSet, {
+    optionsFor: (node) =>
+      node === "edge-1" ? { lvmdConfigPath, currentLvmdConfig, adoptOrphanPvs: [] } : {},
+  });
+  const plain = planNodes(sample.nodes.map(parseNodeInventory), nodeSet);
+  const hashes = (doc: PlanDocument) => doc.nodes.map((n) => [n.node, n.hash]);
+  expect(hashes(JSON.parse(r.stdout) as PlanDocument)).toEqual(hashes(expected));
+  // It is not what the same disks plan without them (edge-1's hash differs, the others' do not).
+  expect(hashes(expected)[0]![1]).not.toBe(hashes(plain)[0]![1]);
+  expect(hashes(expected).slice(1)).toEqual(hashes(plain).slice(1));
+});
+
+test("recorded plan options of the wrong kind: exit 1 naming the file, the node and the field", async () => {
+  const sample = JSON.parse(files["inventory.json"]!) as { nodes: RawNodeInventory[] };
+  const bad = {
+    nodes: sample.nodes.map((n) =>
+      n.name === "edge-2"
+        ? { ...n, agentPlanOptions: { lvmdConfigPath: "/x", currentLvmdConfig: 5, adoptOrphanPvs: [] } }
+        : n,
+    ),
+  };
+  const r = await run(["--inventory", "bad.json", "--nodeset", "quickstart.yaml"], {
+    "bad.json": JSON.stringify(bad),
+  });
+  expect(r.code).toBe(1);
+  expect(r.stdout).toBe("");
+  expect(r.stderr).toMatch(/^bad\.json: node "edge-2": agentPlanOptions\.currentLvmdConfig: /);
+});

@@ -9,6 +9,8 @@ import {
   InventoryError,
   planNodes,
   PLAN_API_VERSION,
+  recordedPlanOptions,
+  type PlanOptions,
 } from "../planner";
 import { parseCommandLine } from "./args";
 import { USAGE_EXIT, type CliIO } from "./io";
@@ -43,11 +45,13 @@ export async function runPlan(io: CliIO): Promise<number> {
     return USAGE_EXIT;
   }
   const nodeSets = await readNodeSets(args.nodeset, io);
-  const nodes = nodeSets && (await readInventory(args.inventory, io));
-  if (!nodeSets || !nodes) return 1;
+  const recorded = nodeSets && (await readInventory(args.inventory, io));
+  if (!nodeSets || !recorded) return 1;
   let doc;
   try {
-    doc = planNodes(nodes, nodeSets.length === 1 ? nodeSets[0]! : nodeSets);
+    doc = planNodes(recorded.nodes, nodeSets.length === 1 ? nodeSets[0]! : nodeSets, {
+      optionsFor: (node) => recorded.options.get(node) ?? {},
+    });
   } catch (error) {
     if (!(error instanceof InventoryError) && !(error instanceof DuplicateNodeError)) throw error;
     io.stderr(`${args.inventory}: ${error.message}\n`);
@@ -131,7 +135,11 @@ async function readNodeSets(file: string, io: CliIO): Promise<LVMNodeSet[] | und
   return valid;
 }
 
-async function readInventory(file: string, io: CliIO): Promise<NodeInventory[] | undefined> {
+/** The file's nodes, parsed, and the agent's plan options each recorded (--agent-state-dir). */
+async function readInventory(
+  file: string,
+  io: CliIO,
+): Promise<{ nodes: NodeInventory[]; options: Map<string, PlanOptions> } | undefined> {
   const text = await readText(file, io);
   if (text === undefined) return undefined;
   let raw: unknown;
@@ -147,7 +155,11 @@ async function readInventory(file: string, io: CliIO): Promise<NodeInventory[] |
     return undefined;
   }
   try {
-    return nodes.map((n) => parseNodeInventory(n as RawNodeInventory));
+    const raw = nodes as RawNodeInventory[];
+    return {
+      nodes: raw.map((n) => parseNodeInventory(n)),
+      options: new Map(raw.map((n) => [n.name, recordedPlanOptions(n)])),
+    };
   } catch (error) {
     if (!(error instanceof InventoryParseError)) throw error;
     io.stderr(`${file}: ${error.message}\n`);

@@ -210,3 +210,31 @@ stop_pid ${shQuote(p.install + "/agent.pid")}
 $S rm -rf ${shQuote(p.install)}
 `;
 }
+
+/**
+ * Prints the host's inventory (`pulumi-lvm inventory` of the installed release: lsblk, wipefs
+ * --no-act, blkid -p, lvm's reports, sysfs; reading only) for the agent's node and devices, with
+ * what the agent plans with besides the disks (--agent-state-dir), on stdout, nothing else. Never
+ * runs a command that writes: the disks change only through a plan applied by the agent.
+ */
+export function inventoryScript(input: AgentHostScriptInput): string {
+  const p = pathsOf(input);
+  const main = `${p.install}/current/dist/src/cli/main.js`;
+  const args = [
+    "inventory",
+    "--node",
+    input.node,
+    ...(input.devices ?? []).flatMap((d) => ["--device", d]),
+    "--agent-state-dir",
+    p.state,
+    "-q",
+  ];
+  return `set -eu
+say() { echo "pulumi-lvm HostInventory ${input.node}: $*" >&2; }
+S=${input.sudo ? '"sudo -n"' : '""'}
+NODE=$(command -v node || true)
+[ -n "$NODE" ] || { say "no node (Node.js >= ${input.nodeMajor}) on this host (PATH=$PATH)"; exit 3; }
+[ -f ${shQuote(main)} ] || { say "pulumi-lvm is not installed at ${p.install}/current (its AgentHost installs it first)"; exit 3; }
+$S "$NODE" ${shQuote(main)} ${args.map(shQuote).join(" ")}
+`;
+}

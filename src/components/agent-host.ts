@@ -82,7 +82,7 @@ export class AgentHost extends pulumi.ComponentResource {
       { parent: this, dependsOn: [bundle], additionalSecretOutputs: ["stdout"] },
     );
     const read = agent.stdout.apply((out) => parseAgentOutput(name, out));
-    agentHostNodes.set(this, args.nodeName);
+    agentHostFacts.set(this, { name, node: args.nodeName, connection, script: plan.script, agent });
     this.nodeName = pulumi.output(args.nodeName);
     this.endpoint = {
       url: pulumi.unsecret(read.apply((r) => r.url)),
@@ -99,7 +99,7 @@ export const AGENT_HOST_TYPE = "pulumi-lvm:index:AgentHost";
 export function agentsOf(hosts: readonly AgentHost[]): Record<string, AgentEndpoint> {
   const agents: Record<string, AgentEndpoint> = {};
   for (const h of hosts) {
-    const node = agentHostNodes.get(h);
+    const node = agentHostFacts.get(h)?.node;
     if (node === undefined) throw new Error("agentsOf: not an AgentHost");
     if (agents[node]) throw new Error(`agentsOf: two AgentHosts serve the node "${node}"`);
     agents[node] = h.endpoint;
@@ -107,7 +107,22 @@ export function agentsOf(hosts: readonly AgentHost[]): Record<string, AgentEndpo
   return agents;
 }
 
-const agentHostNodes = new WeakMap<AgentHost, string>();
+/** What an AgentHost's companions (HostInventory) need of it: its node, SSH connection, paths, install command. */
+export interface AgentHostFacts {
+  readonly name: string;
+  readonly node: string;
+  readonly connection: command.types.input.remote.ConnectionArgs;
+  readonly script: AgentHostScriptInput;
+  /** The install command: whatever runs the installed release comes after it. */
+  readonly agent: command.remote.Command;
+}
+
+const agentHostFacts = new WeakMap<AgentHost, AgentHostFacts>();
+
+/** The facts of an AgentHost made in this program, or undefined for anything else. */
+export function agentHostFactsOf(host: unknown): AgentHostFacts | undefined {
+  return host instanceof AgentHost ? agentHostFacts.get(host) : undefined;
+}
 
 /** The lowest Node.js major the agent runs on (package.json engines). */
 const NODE_MAJOR = 20;

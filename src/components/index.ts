@@ -9,3 +9,4 @@ export { lvmdDeviceClasses, topolvmValues } from "./topolvm-values";
 export * from "./renamed-args";
 export * from "./agent-host";
 export { type AdmissionSettings, type CertManagerIssuer } from "./admission";
+export { HostInventory, HOST_INVENTORY_TYPE, inventoriesOf, type HostInventoryArgs } from "./host-inventory";

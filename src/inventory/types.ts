@@ -178,6 +178,19 @@ export interface RawNodeInventory {
   readonly mounts?: string;
   /** /proc/swaps text. */
   readonly swaps?: string;
+  /**
+   * What the node's agent plans with besides the disks, recorded by `pulumi-lvm inventory
+   * --agent-state-dir` beside a running agent, so that a plan made from this file is the one the agent
+   * makes, with the same hash (src/planner/recorded-plan-options.ts reads it).
+   */
+  readonly agentPlanOptions?: RecordedPlanOptions;
+}
+
+/** PlanOptions as an agent would pass them, recorded (the lvmd.yaml as parsed, or null when there is none). */
+export interface RecordedPlanOptions {
+  readonly lvmdConfigPath: string;
+  readonly currentLvmdConfig: unknown;
+  readonly adoptOrphanPvs: readonly string[];
 }
 
 /** LVM tag that marks volume groups and PVs this project created. Ownership survives everything. */

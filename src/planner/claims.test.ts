@@ -2,7 +2,8 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import YAML from "yaml";
 import { parseLVMNode, type LVMNodeSpec, type VolumeGroup } from "../api";
-import type { NodeInventory } from "../inventory/types";
+import { parseNodeInventory } from "../inventory/parse";
+import { OWNER_TAG, type NodeInventory, type RawNodeInventory } from "../inventory/types";
 import { planNode } from "./plan-node";
 import {
   asMember,
@@ -214,4 +215,97 @@ describe("a device is claimed by at most one volume group", () => {
 test("the proposal spec parses as the type the planner takes", () => {
   const spec: LVMNodeSpec = proposal.spec;
   expect(spec.volumeGroups.map((v) => v.name)).toEqual(["vg1", "othervg", "specific-serials"]);
+});
+
+describe("logical volumes of our own volume groups are what plans build, not devices to choose from", () => {
+  // A real kernel's inventory (qemu guest): vgpl on vda and vdb with a thin pool, thin volumes
+  // (mounted) and a snapshot, all stacked on those disks as device-mapper devices. Recorded untagged;
+  // tagged here as one of our groups, as after an apply (the bare-hosts example's vg-data and pool0).
+  const raw = JSON.parse(
+    readFileSync(join(__dirname, "../../test/fixtures/inventory/guest-thin-paths.json"), "utf8"),
+  ) as RawNodeInventory;
+  const tagged = (r: RawNodeInventory): RawNodeInventory => {
+    const lvm = r.lvm as {
+      report: Array<{ vg?: Array<Record<string, string>> }>;
+    };
+    return {
+      ...r,
+      lvm: {
+        report: lvm.report.map((rep) => ({
+          ...rep,
+          ...(rep.vg ? { vg: rep.vg.map((v) => ({ ...v, vg_tags: OWNER_TAG })) } : {}),
+        })),
+      },
+    };
+  };
+  const specGroup = (name: string, deviceSelector: VolumeGroup["deviceSelector"]): VolumeGroup => ({
+    name,
+    deviceSelector,
+  });
+  const bySize = specGroup("vgpl", {
+    deviceSelectorTerms: [
+      { matchExpressions: [{ key: "size", operator: "GreaterThan", values: ["100Mi"] }] },
+    ],
+  });
+  const mapperLvs = (vg: VolumeGroupPlan) =>
+    vg.excluded.filter((e) => (e.path ?? e.kname).startsWith("/dev/mapper/vgpl-"));
+
+  it("a selector that matches by size: our thin pool and volumes are neither claimed nor listed as excluded", () => {
+    const plan = planNode(parseNodeInventory(tagged(raw)), nodeSpec([bySize]));
+    const vg = group(plan, "vgpl");
+    expect(mapperLvs(vg)).toEqual([]);
+    // The members stay; nothing is planned on the logical volumes.
+    expect(vg.claimed.filter((c) => c.member).map((c) => c.kname)).toHaveLength(2);
+    expect(plan.actions.filter((a) => (a.device ?? "").startsWith("/dev/mapper/"))).toEqual([]);
+  });
+
+  it("the plan's hash does not change when a logical volume of ours is unmounted (a pod's volume)", () => {
+    const at = "/var/lib/pl-smoke/xfs";
+    // Unmounted in both places discovery reads: lsblk's mountpoints and the mount table.
+    const unmount = (d: Record<string, unknown>): Record<string, unknown> => ({
+      ...d,
+      ...(d.mountpoint === at ? { mountpoint: null, mountpoints: [null] } : {}),
+      ...(Array.isArray(d.children)
+        ? { children: (d.children as Record<string, unknown>[]).map(unmount) }
+        : {}),
+    });
+    const lsblk = raw.lsblk as { blockdevices: Record<string, unknown>[] };
+    const unmounted = {
+      ...tagged(raw),
+      lsblk: { blockdevices: lsblk.blockdevices.map(unmount) },
+      mounts: (raw.mounts ?? "")
+        .split("\n")
+        .filter((l) => !l.includes(at))
+        .join("\n"),
+    };
+    expect(JSON.stringify(unmounted)).not.toContain(at);
+    const spec = nodeSpec([bySize]);
+    expect(planNode(parseNodeInventory(unmounted), spec).hash).toBe(
+      planNode(parseNodeInventory(tagged(raw)), spec).hash,
+    );
+  });
+
+  it("a logical volume of a group that is not ours is still excluded, with the reason", () => {
+    const vg = group(
+      planNode(parseNodeInventory(raw), nodeSpec([specGroup("vg-new", bySize.deviceSelector)])),
+      "vg-new",
+    );
+    expect(mapperLvs(vg).find((e) => e.path === "/dev/mapper/vgpl-pool0")?.reasons).toContain(
+      "/dev/mapper/vgpl-pool0 is an LVM logical volume; volume groups are not built on logical volumes",
+    );
+  });
+
+  it("one of ours named explicitly is still excluded, with the reason (never silently dropped)", () => {
+    const named = specGroup("vgpl", {
+      deviceSelectorTerms: [
+        {
+          matchExpressions: [
+            { key: "kname", operator: "In", values: ["/dev/vda", "/dev/vdb", "/dev/mapper/vgpl-pool0"] },
+          ],
+        },
+      ],
+    });
+    const vg = group(planNode(parseNodeInventory(tagged(raw)), nodeSpec([named])), "vgpl");
+    expect(mapperLvs(vg).map((e) => e.path)).toEqual(["/dev/mapper/vgpl-pool0"]);
+  });
 });

@@ -2,7 +2,12 @@ import type { LVMNodeSpec, VolumeGroup } from "../api";
 import { isWildcardSelector } from "../api";
 import type { BlockDevice } from "../inventory/types";
 import type { WipeSignature } from "./types";
-import { matchDeviceSelector, type CompiledRequirements, type SelectorMatch } from "./device-selector";
+import {
+  matchDeviceSelector,
+  resolveDeviceName,
+  type CompiledRequirements,
+  type SelectorMatch,
+} from "./device-selector";
 import { eligibility } from "./filters";
 import { displayName, joinNames, sortNatural, type NodeIndex } from "./node-index";
 import type { Member, Ownership, SpecVolumeGroupState } from "./ownership";
@@ -88,6 +93,12 @@ export function resolveClaims(
     );
   };
   const check = (g: Group, d: BlockDevice) => eligibility(d, g.vg, index, ownership, adopts(d));
+  const named = new Map<Group, ReadonlySet<string>>();
+  const namedOf = (g: Group) => {
+    let set = named.get(g);
+    if (!set) named.set(g, (set = namedBy(g.vg, index, ownership)));
+    return set;
+  };
 
   // Per device: the groups selecting it, those with a fixed selector and the wildcard ones (reused).
   const selecting: Group[] = [];
@@ -102,6 +113,16 @@ export function resolveClaims(
       }
     const owner = ownership.pvOwner(d.kname);
     if (owner?.kind !== "member" && selecting.length === 0) continue;
+    // A logical volume of one of our groups (a thin pool, a pod's volume) is what plans build, not a
+    // device to choose: a selector matching it by size or type leaves it out silently, so it never
+    // fills the excluded lists, and its mounts never change the plan's hash. Named explicitly, it is
+    // excluded with the reason, as any logical volume.
+    if (
+      d.type === "lvm" &&
+      ownLogicalVolume(d, index, ownership) &&
+      !selecting.some((g) => namedOf(g).has(d.kname))
+    )
+      continue;
     const n = displayName(d);
     if (owner?.kind === "member") {
       const home = groupNamed(groups, owner.vg);
@@ -167,6 +188,35 @@ export function resolveClaims(
       excluded,
     };
   });
+}
+
+/**
+ * Whether an lvm device is a logical volume of one of our volume groups that the spec names: the
+ * device it is stacked on, followed down through the other logical volumes (a thin volume, its
+ * pool, the pool's data), is a physical volume of such a group.
+ */
+function ownLogicalVolume(d: BlockDevice, index: NodeIndex, ownership: Ownership): boolean {
+  const seen = new Set<string>();
+  for (let cur: BlockDevice | undefined = d; cur && !seen.has(cur.kname);) {
+    seen.add(cur.kname);
+    const below: BlockDevice | undefined = cur.parent ? index.byKname.get(cur.parent) : undefined;
+    if (!below) return false;
+    if (below.type !== "lvm") return ownership.pvOwner(below.kname)?.kind === "member";
+    cur = below;
+  }
+  return false;
+}
+
+/** The devices a group's selector names by kname, path or symlink (the values of its In expressions). */
+function namedBy(vg: VolumeGroup, index: NodeIndex, ownership: Ownership): ReadonlySet<string> {
+  const named = new Set<string>();
+  for (const term of vg.deviceSelector.deviceSelectorTerms)
+    for (const r of term.matchExpressions)
+      if (r.operator === "In" && (r.key === "kname" || r.key === "path" || r.key === "symlink"))
+        for (const value of r.values ?? [])
+          for (const device of resolveDeviceName(value, index, ownership.recordedNames))
+            named.add(device.kname);
+  return named;
 }
 
 function groupNamed<G extends { readonly vg: VolumeGroup }>(groups: readonly G[], name: string): G {

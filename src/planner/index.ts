@@ -16,3 +16,4 @@ export { KNAME_TAG_PREFIX } from "./ownership";
 export { renderLvmdYaml, DEFAULT_LVMD_CONFIG_PATH } from "./lvmd";
 export { formatPlanText, shellQuote } from "./render";
 export { canonicalJson } from "./hash";
+export { recordedPlanOptions } from "./recorded-plan-options";

@@ -150,35 +150,32 @@ function disksResource(w: PulumiWorkspace): StateResource | undefined {
 interface NodeState {
   state?: string;
   planHash: string;
+  pending?: string;
   volumeGroups?: Record<string, { state: string; members: string[]; message?: string }>;
 }
 const nodeOf = (r: StateResource | undefined) =>
   (r?.outputs?.nodes as Record<string, NodeState> | undefined)?.[NODE];
 
-const AGENT_HOST_URN = (w: PulumiWorkspace, name: string) => {
-  const project = "pulumi-lvm-bare-hosts";
-  const base = `urn:pulumi:${w.stack}::${project}::pulumi-lvm:index:AgentHost`;
-  return [
-    `${base}::${name}`,
-    `${base}$command:remote:CopyToRemote::${name}-bundle`,
-    `${base}$command:remote:Command::${name}-agent`,
-  ];
-};
-
 describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
-  it("the first preview: the agent's copy and install; no disk is touched", async () => {
+  it("the first preview: the agent's copy and install, the inventory's read; the plan not known yet, said in words; no disk is touched", async () => {
     const { output } = timed("preview (first)", () => ws!.ok(["preview", "--diff"], LONG));
     expect(output).toContain("+ pulumi-lvm:index:AgentHost: (create)");
+    expect(output).toContain("+ pulumi-lvm:index:HostInventory: (create)");
     expect(output).toContain("+ command:remote:CopyToRemote: (create)");
     expect(output).toContain("+ command:remote:Command: (create)");
+    expect(planList(output, "planOverview")).toEqual([
+      expect.stringMatching(
+        new RegExp(`^${NODE}: plan not known yet: the inventory of ${NODE} is collected over SSH`),
+      ),
+    ]);
     expect(await guestVgs()).toEqual([]);
     expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
   });
 
-  it("up --target the AgentHost: the agent is installed over SSH and runs under the supervisor (no systemd here), TLS with its own CA", async () => {
-    const targets = AGENT_HOST_URN(ws!, NODE).flatMap((u) => ["--target", u]);
-    const { output } = timed("up --target AgentHost", () => ws!.ok(["up", "--yes", ...targets], LONG));
-    expect(output).toMatch(/\+ 4 created/); // the stack, the AgentHost and its two children
+  it("up: the agent is installed over SSH and runs under the supervisor (no systemd here), TLS with its own CA; the inventory is read and recorded; no disk is touched", async () => {
+    const { output } = timed("up (agent, inventory)", () => ws!.ok(["up", "--yes"], LONG));
+    // the stack, the AgentHost and its two children, the HostInventory and its Command, the NodeSetDisks
+    expect(output).toMatch(/\+ 7 created/);
     // The install script said which way it started the agent (stderr is logged by the Command).
     expect(output).toContain("no systemd: starting the agent as a detached process under a supervisor");
     expect((await guest!.exec(["test", "-d", "/run/systemd/system"])).code).not.toBe(0);
@@ -206,12 +203,22 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
     await expect(request(url, "GET", "/healthz", { timeoutMs: 30_000 })).rejects.toThrow(
       /self[- ]signed|certificate/,
     );
+    // The inventory read in the guest is recorded (plain: no secret in it); the node is pending.
+    const disks = disksResource(ws!);
+    const inventory = JSON.parse((disks?.inputs?.inventories as Record<string, string>)[NODE]!);
+    expect(inventory.nodes[0].name).toBe(NODE);
+    expect(inventory.nodes[0].agentPlanOptions).toMatchObject({ adoptOrphanPvs: [] });
+    expect(nodeOf(disks)).toMatchObject({
+      planHash: "",
+      stepsDone: 0,
+      pending: expect.stringMatching(/^plan not shown yet/),
+    });
     expect(await guestVgs()).toEqual([]);
   });
 
-  it("preview --diff shows the node's plan: vdb and vdc claimed for the new volume group, not vdd, the thin pool; nothing written", async () => {
+  it("preview --diff shows the node's plan from its recorded inventory: vdb and vdc claimed for the new volume group, not vdd, the thin pool; nothing written", async () => {
     const { output } = timed("preview (plan)", () => ws!.ok(["preview", "--diff"], LONG));
-    expect(output).toContain(`+ ${DISKS_TYPE}: (create)`);
+    expect(output).toContain(`~ ${DISKS_TYPE}: (update)`);
     expect(output).toContain(`${NODE}: {`);
     expect(planList(output, "claimed").sort()).toEqual(
       ["/dev/vdb", "/dev/vdc"].map((d) => `${d} → ${VG} (new volume group)`),
@@ -232,7 +239,7 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
 
   it("up builds the volume group and its thin pool, as the guest's own vgs/lvs show", async () => {
     const { output } = timed("up (disks)", () => ws!.ok(["up", "--yes"], LONG));
-    expect(output).toMatch(/\+ 1 created/);
+    expect(output).toMatch(/~ 1 updated/);
     expect(await guestVgs()).toEqual([{ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" }]);
     expect(await guestLvs()).toEqual(
       expect.arrayContaining([
@@ -255,18 +262,37 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
     expect(output).not.toMatch(/to update|to create|to delete/);
   });
 
-  it("refresh sees a change made on the host (the thin pool removed by hand); up puts it back", async () => {
+  it("refresh sees a change made on the host (the thin pool removed by hand); the disks read again, preview shows the repair, up puts it back", async () => {
     await inGuest(["lvremove", "-y", `${VG}/${POOL}`]);
     expect((await guestLvs()).map((l) => l.lv_name)).not.toContain(POOL);
+    // The refresh records what the agent reports in the state (the engine may show the resource as
+    // unchanged: the provider's diff sees no work, the plan from the recorded inventory was applied).
     const refresh = timed("refresh (drift)", () => ws!.ok(["refresh", "--yes"], LONG));
-    expect(refresh.output).toMatch(/~ 1 updated/);
+    console.log(
+      `refresh after the pool was removed by hand:\n${linesWith(refresh.output, "edge-disks").join("\n")}`,
+    );
     const node = nodeOf(disksResource(ws!));
     expect(node?.state).not.toBe("Ready");
     expect(node?.volumeGroups?.[VG]).toMatchObject({
       state: "Degraded",
       message: expect.stringContaining(POOL),
     });
-    expect(ws!.run(["preview", "--expect-no-changes"], LONG).code).not.toBe(0);
+    // The plans come from the recorded inventory: read the disks again (a new revision), which
+    // records the new inventory and touches nothing; then the preview shows the repair.
+    ws!.ok(["config", "set", "inventoryRevision", "after-drift"]);
+    timed("up (inventory again)", () => ws!.ok(["up", "--yes"], LONG));
+    expect((await guestLvs()).map((l) => l.lv_name)).not.toContain(POOL);
+    expect(nodeOf(disksResource(ws!))).toMatchObject({
+      pending: expect.stringMatching(/^plan not shown yet/),
+    });
+    const preview = timed("preview (repair)", () => ws!.ok(["preview", "--diff"], LONG));
+    const repair = planList(preview.output, "actions");
+    expect(repair).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`^lvcreate-thinpool ${VG}: create thin pool ${VG}/${POOL} `)),
+      ]),
+    );
+    expect(repair.filter((a) => /^(pvcreate|vgcreate|vgextend|wipefs) /.test(a))).toEqual([]);
     timed("up (repair)", () => ws!.ok(["up", "--yes"], LONG));
     expect((await guestLvs()).find((l) => l.lv_name === POOL)).toMatchObject({ segtype: "thin-pool" });
   });
@@ -285,7 +311,9 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
       expect(ws!.transcript.flatMap((t) => linesWith(t, s))).toEqual([]);
     }
     // They are there, as secrets: the connection's key and the agent's answer (its token).
-    const command = exported.deployment.resources!.find((r) => r.type === "command:remote:Command")!;
+    const command = exported.deployment.resources!.find(
+      (r) => r.type === "command:remote:Command" && r.urn.endsWith("-agent"),
+    )!;
     expect(JSON.stringify(command.inputs!.connection)).toContain(SECRET_SIG_KEY);
     expect(JSON.stringify(command.outputs!.stdout)).toContain(SECRET_SIG_KEY);
     const shown = ws!.ok(["stack", "export", "--show-secrets"]).stdout;
@@ -295,7 +323,8 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
 
   it("destroy removes the agent and its files; the volume group and its thin pool stay (Retain), so does the journal", async () => {
     const { output } = timed("destroy", () => ws!.ok(["destroy", "--yes"], LONG));
-    expect(output).toMatch(/- 5 deleted/); // the stack, the NodeSetDisks, the AgentHost and its 2 children
+    // the stack, the NodeSetDisks, the AgentHost and its 2 children, the HostInventory and its Command
+    expect(output).toMatch(/- 7 deleted/);
     expect(await agentProcesses()).toEqual([]);
     expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
     expect((await guest!.exec(["test", "-d", "/var/lib/pulumi-lvm/agent"])).code).toBe(0);

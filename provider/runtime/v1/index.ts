@@ -3,6 +3,7 @@ import { deletionPolicyOf } from "../../../src/api";
 import { agentClient, AgentCallError, type AgentClient } from "../../../src/agent-client/agent-client";
 import { agentConcurrencyFrom, mapLimited } from "../../../src/agent-client/concurrency";
 import { httpTransport, type Transport } from "../../../src/kube/http";
+import { checkInventories, pendingReason } from "./inventory-plans";
 import { locateAgents, type Locate } from "./locate-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { planOverview } from "./plan-overview";
@@ -39,8 +40,14 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
   // Everything handed back to the engine carries the credentials as secrets (secrets.ts).
   const seal = <T extends Record<string, unknown>>(props: T) => sealSecrets(props, UNKNOWN);
   return {
-    check: async (_olds, news) => {
-      const result = await check(client, locate, bound, unseal(news) as Record<string, unknown>);
+    check: async (olds, news) => {
+      const result = await check(
+        client,
+        locate,
+        bound,
+        unseal(news) as Record<string, unknown>,
+        unseal(olds ?? {}) as Record<string, unknown>,
+      );
       return { ...result, inputs: seal(result.inputs) };
     },
     diff: async (_id, olds, news) =>
@@ -48,11 +55,13 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
     create: async (inputs) => {
       const checked = requireInputs(inputs, "create");
       const id = `${checked.namespace}/${checked.nodeSetName}`;
-      return { id, outs: applyOutputs(id, inputs, await apply(client, locate, checked, {}), seal) };
+      return { id, outs: applyOutputs(id, inputs, await apply(client, locate, checked, {}, {}), seal) };
     },
     update: async (id, olds, news) => {
-      const before = ((unseal(olds) as { nodes?: unknown }).nodes ?? {}) as Record<string, NodeOutcome>;
-      const result = await apply(client, locate, requireInputs(news, "update"), before);
+      const previous = unseal(olds) as { nodes?: unknown; inventories?: unknown };
+      const before = (previous.nodes ?? {}) as Record<string, NodeOutcome>;
+      const seen = (previous.inventories ?? {}) as Record<string, string>;
+      const result = await apply(client, locate, requireInputs(news, "update"), before, seen);
       return { outs: applyOutputs(id, news, result, seal) };
     },
     read: async (id, props) => ({
@@ -79,7 +88,9 @@ async function check(
   locate: Locate,
   bound: number,
   news: Record<string, unknown>,
+  olds: Record<string, unknown> = {},
 ): Promise<pulumi.dynamic.CheckResult> {
+  if (news.inventories !== undefined) return checkInventories(news, olds, UNKNOWN);
   if (JSON.stringify(news).includes(UNKNOWN)) return { inputs: news };
   const { plans: _stale, planOverview: _staleOverview, ...fresh } = news;
   const parsed = parseInputs(fresh);
@@ -125,24 +136,44 @@ export function diff(
   news: Record<string, unknown>,
 ): pulumi.dynamic.DiffResult {
   if (JSON.stringify(news).includes(UNKNOWN)) return { replaces: [] };
-  const changed = ["nodeSetName", "namespace", "spec", "agents", "cluster"].some(
+  // inventories: the state must hold the inventory each plan was made from (apply's `seen`).
+  const changed = ["nodeSetName", "namespace", "spec", "agents", "cluster", "inventories"].some(
     (key) => JSON.stringify(olds[key]) !== JSON.stringify(news[key]),
   );
   const plans = (news.plans ?? {}) as Record<string, PlanSummary>;
-  const work = Object.values(plans).some((p) => p.selected && p.steps > 0);
+  const before = (olds.nodes ?? {}) as Record<string, NodeOutcome>;
+  const inventories = (news.inventories ?? {}) as Record<string, string>;
+  const work = Object.entries(plans).some(
+    ([node, p]) =>
+      p.selected && p.steps > 0 && !(inventories[node] !== undefined && appliedAlready(p, before[node])),
+  );
   return { changes: changed || work, replaces: [], deleteBeforeReplace: false };
+}
+
+/**
+ * A plan made from a recorded inventory that was applied already: the inventory still describes the
+ * disks as they were before that apply, so its plan keeps its steps until the inventory is collected
+ * again; applying it again would only be refused (PlanChanged).
+ */
+function appliedAlready(plan: PlanSummary, outcome: NodeOutcome | undefined): boolean {
+  return outcome !== undefined && outcome.planHash === plan.hash && !outcome.error && !outcome.pending;
 }
 
 /**
  * Applies each selected node's plan with the hash seen at check, all nodes at once. A node whose
  * disks changed since (409 PlanChanged) is not touched. The nodes: the `agents` map (sandbox), or
  * those planned at check (cluster: exactly the reviewed set). Only nodes with steps are called.
+ * With recorded inventories, a node is applied only when its inventory is the one `seen` (the
+ * resource's state before this update): then this update's preview knew it and showed its plan. An
+ * inventory collected during this update was unknown to its preview, so that node is left alone
+ * and recorded as `pending` until a preview has shown its plan.
  */
 async function apply(
   client: AgentClient,
   locate: Locate,
   inputs: Inputs,
   before: Readonly<Record<string, NodeOutcome>>,
+  seen: Readonly<Record<string, string>>,
 ): Promise<ApplyResult> {
   const outcomes: Record<string, NodeOutcome> = {};
   const failures: Record<string, { message: string; outcome: NodeOutcome }> = {};
@@ -161,7 +192,15 @@ async function apply(
   const work: string[] = [];
   for (const node of Object.keys(inputs.agents ?? inputs.plans ?? {})) {
     const plan = inputs.plans?.[node];
-    if (!plan) fail(node, `node ${node}: no plan was made for it; run pulumi preview, then pulumi up`);
+    const inventory = inputs.inventories?.[node];
+    const pending = inputs.pending?.[node];
+    if (inventory !== undefined && (pending !== undefined || seen[node] !== inventory))
+      outcomes[node] = {
+        ...(before[node] ?? { selected: true, planHash: "", stepsDone: 0, stepsSkipped: 0, blocked: [] }),
+        pending: pending ?? pendingReason(node, true),
+      };
+    else if (!plan) fail(node, `node ${node}: no plan was made for it; run pulumi preview, then pulumi up`);
+    else if (inventory !== undefined && appliedAlready(plan, before[node])) outcomes[node] = before[node]!;
     else if (!plan.selected || plan.steps === 0)
       outcomes[node] = {
         selected: plan.selected,
@@ -192,7 +231,7 @@ async function apply(
           };
           changed.push(ep.node);
         } catch (e) {
-          fail(ep.node, describeApplyFailure(e, plan));
+          fail(ep.node, describeApplyFailure(e, plan, inputs.inventories?.[ep.node] !== undefined));
         }
       }),
     );
@@ -201,9 +240,11 @@ async function apply(
 }
 
 /** The error text for a node whose apply failed; a changed plan says how to continue. */
-export function describeApplyFailure(e: unknown, plan: PlanSummary): string {
+export function describeApplyFailure(e: unknown, plan: PlanSummary, fromInventory = false): string {
   if (e instanceof AgentCallError && e.code === "PlanChanged")
-    return `${e.message}\n  nothing was done on node ${e.node}: its disks changed after the plan (${plan.hash}) was reviewed; run pulumi preview to review the new plan, then pulumi up`;
+    return fromInventory
+      ? `${e.message}\n  nothing was done on node ${e.node}: its disks no longer give the plan (${plan.hash}) reviewed from its recorded inventory; collect the inventory again (change its HostInventory's \`revision\`, or pulumi up --replace its command), then pulumi preview to review the new plan, then pulumi up`
+      : `${e.message}\n  nothing was done on node ${e.node}: its disks changed after the plan (${plan.hash}) was reviewed; run pulumi preview to review the new plan, then pulumi up`;
   return e instanceof Error ? e.message : String(e);
 }
 

@@ -41,6 +41,8 @@ export const inputsSchema = z
     agents: z.record(z.string(), agentSchema).optional(),
     cluster: clusterSchema.optional(),
     plans: z.record(z.string(), planSummarySchema).optional(),
+    inventories: z.record(z.string(), z.string()).optional(),
+    pending: z.record(z.string(), z.string()).optional(),
   })
   .superRefine((inputs, ctx) => {
     if (inputs.agents && inputs.cluster)
@@ -48,6 +50,12 @@ export const inputsSchema = z
         code: "custom",
         path: ["cluster"],
         message: "cannot be set together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
+      });
+    if (inputs.inventories && !inputs.agents)
+      ctx.addIssue({
+        code: "custom",
+        path: ["inventories"],
+        message: "needs agents (sandbox mode): each inventory is planned for the agent of its node",
       });
     if (!inputs.agents && !inputs.cluster)
       ctx.addIssue({
@@ -70,6 +78,10 @@ export interface Inputs {
   readonly cluster?: ClusterSettings;
   /** Set by check: node → the plan reviewed at preview. */
   readonly plans?: Readonly<Record<string, PlanSummary>>;
+  /** Sandbox mode: node → `pulumi-lvm inventory`'s output on its host; plans are made from these (inventory-plans.ts). */
+  readonly inventories?: Readonly<Record<string, string>>;
+  /** Set by check: node → why its plan is not shown yet (its inventory is not in the state yet). */
+  readonly pending?: Readonly<Record<string, string>>;
 }
 
 /** What one node's agent planned and applied (the `nodes` output). */
@@ -92,6 +104,8 @@ export interface NodeOutcome {
   readonly lastOperation?: string;
   /** Why the last apply failed on this node while others applied (the resource then holds a partial result). */
   readonly error?: string;
+  /** Why nothing was applied on this node yet: its plan was not shown in a preview (inventory-plans.ts). */
+  readonly pending?: string;
 }
 
 /** One volume group of a node at the last refresh. */

@@ -17,15 +17,21 @@ let recorded: Recorded[];
 let stackOutputs: Record<string, unknown>;
 beforeAll(async () => {
   await installMocksWithOutputs((type, name) =>
-    type === "command:remote:Command"
+    type === "command:remote:Command" && name.endsWith("-read")
       ? {
           stdout: JSON.stringify({
-            url: `https://${name.replace(/-agent$/, "")}.example:9443`,
-            token: `token-${name}-0123456789abcdef`,
-            caCertificate: CA,
+            nodes: [{ name: name.replace(/-inventory-read$/, ""), lsblk: {}, lvm: null }],
           }),
         }
-      : undefined,
+      : type === "command:remote:Command"
+        ? {
+            stdout: JSON.stringify({
+              url: `https://${name.replace(/-agent$/, "")}.example:9443`,
+              token: `token-${name}-0123456789abcdef`,
+              caCertificate: CA,
+            }),
+          }
+        : undefined,
   );
   pulumi.runtime.setAllConfig(
     {
@@ -65,4 +71,18 @@ test("the disks of the three hosts through their agents, CA pinned, tokens secre
   expect(disks.inputs.spec.deviceClasses[0].thin.poolName).toBe("pool0");
   expect(recorded.filter((r) => r.type.startsWith("kubernetes:"))).toEqual([]);
   expect(stackOutputs.agentUrls).toBeDefined();
+});
+
+test("each host's inventory is read after its agent's install and planned from, keyed by node", () => {
+  const disks = find(recorded, "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks", "edge-disks");
+  expect(Object.keys(disks.inputs.inventories)).toEqual(["edge-1", "edge-2", "edge-3"]);
+  expect(JSON.parse(disks.inputs.inventories["edge-2"]).nodes[0].name).toBe("edge-2");
+  for (const h of ["edge-1", "edge-2", "edge-3"]) {
+    const read = find(recorded, "command:remote:Command", `${h}-inventory-read`);
+    expect(read.parent).toEqual({ type: "pulumi-lvm:index:HostInventory", name: `${h}-inventory` });
+    expect(read.opts.dependsOn).toEqual([find(recorded, "command:remote:Command", `${h}-agent`).resource]);
+    expect(read.inputs.create).toContain(
+      `'inventory' '--node' '${h}' '--device' '/dev/vdb' '--device' '/dev/vdc'`,
+    );
+  }
 });
