@@ -150,7 +150,6 @@ beforeAll(async () => {
   scratch = new Scratch("python-cluster", ROOT);
   devices = [scratch.loop(), scratch.loop(), scratch.loop()];
   execFileSync("mkfs.ext4", ["-q", "-F", devices[2]!], { stdio: "ignore" });
-  const chart = topolvmChart(scratch.path("chart"));
 
   network = await PodNetwork.start(scratch.dir);
   // Privileged pod templates (the agent, lvmd, topolvm-node) are refused without it, as in a real
@@ -188,7 +187,10 @@ beforeAll(async () => {
   await timed("virtualenv (pulumi from wheels)", async () => createVirtualenv(ws!.project, wheels));
   await pulumi(["login", `file://${ws.backend}`]);
   await pulumi(["stack", "init", ws.stack, "--secrets-provider", "passphrase"]);
-  await pulumi(["config", "set", "topolvmChartPath", chart]);
+  // The chart inside the program's directory, named by a relative path: relative to the program's
+  // directory, as the arg's docs say, though the component runs in the provider's process.
+  const chart = topolvmChart(path.join(ws.project, "charts"));
+  await pulumi(["config", "set", "topolvmChartPath", path.relative(ws.project, chart)]);
   await pulumi(["config", "set", "agentImage", IMAGE]);
   await pulumi(["config", "set", "volumeGroup", VG]);
   for (const [i, dev] of devices.entries()) await pulumi(["config", "set", "--path", `devices[${i}]`, dev]);
