@@ -11,6 +11,8 @@ default Kubernetes provider's (kubernetes:kubeconfig, a secret), which the NodeS
 import re
 
 import pulumi
+from pulumi.runtime import rpc
+
 # The SDK `pulumi package add` generates for the npm package "pulumi-lvm": pulumi_ + its name.
 import pulumi_pulumi_lvm as lvm
 
@@ -19,6 +21,30 @@ volume_group = config.require("volumeGroup")
 
 # Workloads the Kubernetes provider awaits until they roll out, and a Service until it has endpoints.
 AWAITED = re.compile(r"^kubernetes:(apps/v1:(DaemonSet|Deployment|StatefulSet)|core/v1:Service)$")
+
+
+def edited(value, edit):
+    """`edit` applied to a property value as a transform receives it: a value holding a secret comes
+    wrapped (the secretness pushed up to it, e.g. the webhooks with their CA bundle) and stays so."""
+    if rpc.is_rpc_secret(value):
+        return rpc.wrap_rpc_secret(edit(rpc.unwrap_rpc_secret(value)))
+    return edit(value)
+
+
+def fail_open(webhooks):
+    if not isinstance(webhooks, list):  # unknown in a preview
+        return webhooks
+    return [{**w, "failurePolicy": "Ignore"} if isinstance(w, dict) else w for w in webhooks]
+
+
+def with_skip_await(metadata):
+    if not isinstance(metadata, dict):
+        return metadata
+    annotations = metadata.get("annotations")
+    return {
+        **metadata,
+        "annotations": {**(annotations if isinstance(annotations, dict) else {}), "pulumi.com/skipAwait": "true"},
+    }
 
 
 def skip_await_without_kubelet(args: pulumi.ResourceTransformArgs):
@@ -31,20 +57,12 @@ def skip_await_without_kubelet(args: pulumi.ResourceTransformArgs):
     # No operator pod serves the admission webhook: with failurePolicy Fail no LVMNodeSet could be
     # created. The configuration is still created and read back; its calls fail open.
     if args.type_ == "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration":
-        webhooks = [
-            {**w, "failurePolicy": "Ignore"} if isinstance(w, dict) else w
-            for w in props.get("webhooks") or []
-        ]
+        webhooks = edited(props.get("webhooks"), fail_open)
         return pulumi.ResourceTransformResult({**props, "webhooks": webhooks}, args.opts)
     if args.type_ == "kubernetes:helm.sh/v4:Chart":
         return pulumi.ResourceTransformResult({**props, "skipAwait": True}, args.opts)
     if AWAITED.match(args.type_):
-        metadata = dict(props.get("metadata") or {})
-        annotations = metadata.get("annotations")
-        metadata["annotations"] = {
-            **(annotations if isinstance(annotations, dict) else {}),
-            "pulumi.com/skipAwait": "true",
-        }
+        metadata = edited(props.get("metadata"), with_skip_await)
         return pulumi.ResourceTransformResult({**props, "metadata": metadata}, args.opts)
     return None
 
