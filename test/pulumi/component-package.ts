@@ -61,6 +61,31 @@ export function installPackedPackage(repo: string, projectDir: string): void {
   }
 }
 
+/** Environment for pip that never reaches an index: the wheels install.sh downloaded only. */
+export const offlinePip = (wheels: string): Record<string, string> => ({
+  PIP_NO_INDEX: "1",
+  PIP_FIND_LINKS: wheels,
+  PIP_DISABLE_PIP_VERSION_CHECK: "1",
+});
+
+/** `<projectDir>/venv` with the project's requirements.txt (pulumi==<CLI version>) from `wheels`, offline. */
+export function createVirtualenv(projectDir: string, wheels: string): void {
+  execFileSync("python3", ["-m", "venv", path.join(projectDir, "venv")], { stdio: "inherit" });
+  execFileSync(
+    path.join(projectDir, "venv", "bin", "pip"),
+    [
+      "install",
+      "--quiet",
+      "--no-index",
+      "--find-links",
+      wheels,
+      "-r",
+      path.join(projectDir, "requirements.txt"),
+    ],
+    { stdio: "inherit" },
+  );
+}
+
 /** Throws unless dist/ was built from exactly the sources here (scripts/build-if-stale.js). */
 export function requireFreshBuild(repo: string): void {
   const reason = staleReason(repo);

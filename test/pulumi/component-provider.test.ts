@@ -36,7 +36,14 @@ import {
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 import { pulumiBinDir, PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
 import { requireCommandPlugin } from "./command-plugin";
-import { inferSchema, installPackedPackage, pythonWheelsDir, requireFreshBuild } from "./component-package";
+import {
+  createVirtualenv,
+  inferSchema,
+  installPackedPackage,
+  offlinePip,
+  pythonWheelsDir,
+  requireFreshBuild,
+} from "./component-package";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
 
 jest.setTimeout(900_000);
@@ -111,25 +118,10 @@ beforeAll(async () => {
     // not), and the engine needs it for the components' children. Here it is, nothing downloads.
     plugins: [kubernetesPlugin, commandPlugin],
     // pip (the venv, `pulumi package add` installing the generated SDK) never reaches an index.
-    env: { PIP_NO_INDEX: "1", PIP_FIND_LINKS: wheels, PIP_DISABLE_PIP_VERSION_CHECK: "1" },
+    env: offlinePip(wheels),
   });
   timed("npm pack + install into node_modules", () => installPackedPackage(REPO, ws!.project));
-  timed("virtualenv (pulumi from wheels)", () => {
-    execFileSync("python3", ["-m", "venv", path.join(ws!.project, "venv")], { stdio: "inherit" });
-    execFileSync(
-      path.join(ws!.project, "venv", "bin", "pip"),
-      [
-        "install",
-        "--quiet",
-        "--no-index",
-        "--find-links",
-        wheels,
-        "-r",
-        path.join(ws!.project, "requirements.txt"),
-      ],
-      { stdio: "inherit" },
-    );
-  });
+  timed("virtualenv (pulumi from wheels)", () => createVirtualenv(ws!.project, wheels));
   ws.init();
   ws.ok(["config", "set", "node", NODE]);
   ws.ok(["config", "set", "agentUrl", agent.url]);

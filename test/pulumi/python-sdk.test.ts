@@ -5,10 +5,10 @@
  * Python SDK generated from it by the real CLI and Python language host of this tier
  * (`pulumi package gen-sdk`, the code generator behind `pulumi package add`); installed into a fresh
  * virtualenv with pulumi==<CLI version> from the wheels test/pulumi/install.sh keeps (offline). Then
- * examples/python-quickstart and the Python program of component-provider.test.ts are checked
- * against that SDK: every class they name exists, every call binds to its parameters, every output
- * they read is one (check_sdk_calls.py). Running them needs the engine and the Kubernetes plugin:
- * component-provider.test.ts (`npm run test:kubernetes`).
+ * examples/python-quickstart and the Python programs of component-provider.test.ts and
+ * python-lvm-system.test.ts are checked against that SDK: every class they name exists, every call
+ * binds to its parameters, every output they read is one (check_sdk_calls.py). Running them needs
+ * the engine and the Kubernetes plugin: those two tests (`npm run test:kubernetes`).
  */
 import { execFileSync, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -27,6 +27,7 @@ const CHECKER = path.join(__dirname, "check_sdk_calls.py");
 const PROGRAMS = [
   path.join(REPO, "examples", "python-quickstart", "__main__.py"),
   path.join(__dirname, "python-program", "__main__.py"),
+  path.join(__dirname, "python-program-system", "__main__.py"),
 ];
 
 let ws: PulumiWorkspace | undefined;
