@@ -47,10 +47,11 @@ const agentHosts = hosts.map(
  */
 const inventories = agentHosts.map(
   (host, i) =>
-    new HostInventory(`${hosts[i]!.name}-inventory`, {
-      host,
-      revision: config.get("inventoryRevision") ?? "",
-    }),
+    new HostInventory(
+      `${hosts[i]!.name}-inventory`,
+      { revision: config.get("inventoryRevision") ?? "" },
+      { host },
+    ),
 );
 
 /** One volume group from every disk over 10 GiB among the devices, with a thin pool on 90% of it. */

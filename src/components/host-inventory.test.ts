@@ -77,7 +77,7 @@ describe("HostInventory of an AgentHost", () => {
   beforeAll(async () => {
     recorded = await runProgram(() => {
       const host = new AgentHost("edge-1", hostArgs());
-      inventory = new HostInventory("edge-1-inventory", { host, revision: "r2" });
+      inventory = new HostInventory("edge-1-inventory", { revision: "r2" }, { host });
     });
   });
 
@@ -119,7 +119,7 @@ test("NodeSetDisks takes inventoriesOf(...) beside agentsOf(...): the inventorie
     const hosts = ["edge-1", "edge-2"].map(
       (n, i) => new AgentHost(n, hostArgs({ nodeName: n, host: `10.0.0.${11 + i}` })),
     );
-    const inventories = hosts.map((host, i) => new HostInventory(`edge-${i + 1}-inventory`, { host }));
+    const inventories = hosts.map((host, i) => new HostInventory(`edge-${i + 1}-inventory`, {}, { host }));
     new NodeSetDisks("edge-disks", {
       nodeSetName: "edge",
       namespace: "lvm-system",
@@ -139,16 +139,16 @@ test("NodeSetDisks takes inventoriesOf(...) beside agentsOf(...): the inventorie
 test("inventoriesOf refuses two inventories of one node", async () => {
   await runProgram(() => {
     const host = new AgentHost("x", hostArgs());
-    const twice = [new HostInventory("a", { host }), new HostInventory("b", { host })];
+    const twice = [new HostInventory("a", {}, { host }), new HostInventory("b", {}, { host })];
     expect(() => inventoriesOf(twice)).toThrow('two HostInventories read the node "edge-1"');
   });
 });
 
-test("a host that is not an AgentHost: an error naming args.host, nothing registered", async () => {
+test("a host that is not an AgentHost: an error naming opts.host, nothing registered", async () => {
   const { error, registered } = await runFailingProgram(
-    () => new HostInventory("bad", { host: { nodeName: "edge-1" } as unknown as AgentHost }),
+    () => new HostInventory("bad", {}, { host: { nodeName: "edge-1" } as unknown as AgentHost }),
   );
   expect(registered).toBe(0);
   expect(error.message).toContain('HostInventory "bad"');
-  expect(error.message).toContain("args.host: must be an AgentHost made in this program");
+  expect(error.message).toContain("opts.host: must be an AgentHost made in this program");
 });

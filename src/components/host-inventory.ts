@@ -8,14 +8,21 @@ import { throwIfInvalid } from "./validate-args";
 
 /** Arguments of a HostInventory. */
 export interface HostInventoryArgs {
-  /** The AgentHost whose host is read (its node, SSH connection, devices and installed release). */
-  readonly host: AgentHost;
   /**
    * Any text; changing it collects the inventory again (the command is replaced). Do so when the
    * host's disks changed and the agent refused the recorded plan (PlanChanged). @default ""
    * @example "2026-11-26"
    */
   readonly revision?: string;
+}
+
+/**
+ * Options, not args, as Topolvm's `system` (docs/languages.md): Pulumi's schema inference takes no
+ * component class of this package as an arg, so HostInventory is TypeScript-only.
+ */
+export interface HostInventoryOptions extends pulumi.ComponentResourceOptions {
+  /** The AgentHost whose host is read (its node, SSH connection, devices and installed release). */
+  readonly host: AgentHost;
 }
 
 /**
@@ -32,9 +39,10 @@ export class HostInventory extends pulumi.ComponentResource {
   /** `pulumi-lvm inventory`'s output on the host: `{"nodes": [<raw inventory>]}` (JSON text). */
   public readonly inventory!: pulumi.Output<string>;
 
-  constructor(name: string, args: HostInventoryArgs, opts?: pulumi.ComponentResourceOptions) {
-    const facts = validate(name, args);
-    super(HOST_INVENTORY_TYPE, name, {}, opts);
+  constructor(name: string, args: HostInventoryArgs, opts: HostInventoryOptions) {
+    const { host, ...resourceOpts } = opts ?? ({} as Partial<HostInventoryOptions>);
+    const facts = validate(name, args, host);
+    super(HOST_INVENTORY_TYPE, name, {}, resourceOpts);
     const read = new command.remote.Command(
       `${name}-read`,
       {
@@ -68,13 +76,14 @@ export function inventoriesOf(inventories: readonly HostInventory[]): Record<str
   return out;
 }
 
-function validate(name: string, args: HostInventoryArgs) {
+function validate(name: string, args: HostInventoryArgs, host: AgentHost | undefined) {
   const problems: ValidationProblem[] = [];
-  const facts = agentHostFactsOf(args?.host);
+  const facts = agentHostFactsOf(host);
   if (!facts)
     problems.push({
-      path: "args.host",
-      message: "must be an AgentHost made in this program (new AgentHost(...))",
+      path: "opts.host",
+      message:
+        "must be an AgentHost made in this program (new AgentHost(...)); HostInventory is TypeScript-only (docs/languages.md)",
     });
   const revision = z.string().optional().safeParse(args?.revision);
   if (!revision.success) problems.push({ path: "args.revision", message: "must be a string" });

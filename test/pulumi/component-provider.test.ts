@@ -58,7 +58,15 @@ const NAMESPACE = "lvm-system";
 const ROOT = "/var/tmp/pulumi-python-tests";
 // Every ComponentResource the package exports is inferred: Topolvm too (its node sets are
 // TypeScript-only options; other languages get its clear error), and AgentHost (bare hosts).
-const COMPONENTS = ["LvmSystem", "NodeSet", "VolumeGroup", "DeviceClass", "Topolvm", "AgentHost"];
+const COMPONENTS = [
+  "LvmSystem",
+  "NodeSet",
+  "VolumeGroup",
+  "DeviceClass",
+  "Topolvm",
+  "AgentHost",
+  "HostInventory",
+];
 /** The Python module `pulumi package add` generates for the npm package "pulumi-lvm" (pulumi_ + name). */
 const SDK_MODULE = "pulumi_pulumi_lvm";
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
@@ -235,7 +243,7 @@ describe("pulumi package get-schema", () => {
     expect(schemaShape(schema)).toEqual(schemaShape(inProcess));
   });
 
-  it("has exactly the six components, as components", () => {
+  it("has exactly the seven components, as components", () => {
     expect(schema.name).toBe("pulumi-lvm");
     expect(Object.keys(schema.resources).sort()).toEqual(
       COMPONENTS.map((c) => `pulumi-lvm:index:${c}`).sort(),

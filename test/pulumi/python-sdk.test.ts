@@ -21,7 +21,15 @@ jest.setTimeout(300_000);
 
 const REPO = path.resolve(__dirname, "..", "..");
 const ROOT = "/var/tmp/pulumi-e2e-tests";
-const COMPONENTS = ["AgentHost", "DeviceClass", "LvmSystem", "NodeSet", "Topolvm", "VolumeGroup"];
+const COMPONENTS = [
+  "AgentHost",
+  "DeviceClass",
+  "HostInventory",
+  "LvmSystem",
+  "NodeSet",
+  "Topolvm",
+  "VolumeGroup",
+];
 const SDK_MODULE = "pulumi_pulumi_lvm";
 const CHECKER = path.join(__dirname, "check_sdk_calls.py");
 const PROGRAMS = [
@@ -90,13 +98,13 @@ afterAll(() => {
   );
 });
 
-it("the schema has exactly the six components and no type named …Args", () => {
+it("the schema has exactly the seven components and no type named …Args", () => {
   expect(Object.keys(schema.resources).sort()).toEqual(COMPONENTS.map((c) => `pulumi-lvm:index:${c}`));
   for (const r of Object.values(schema.resources)) expect(r.isComponent).toBe(true);
   expect(Object.keys(schema.types).filter((t) => t.endsWith("Args"))).toEqual([]);
 });
 
-it("the generated SDK has the six ComponentResources and the clean arg class names", () => {
+it("the generated SDK has the seven ComponentResources and the clean arg class names", () => {
   const printed = execFileSync(
     python,
     [
