@@ -251,9 +251,10 @@ describe("pulumi up", () => {
 });
 
 describe("pulumi destroy", () => {
-  it("removes every object it created except the lvm.topolvm.io CRDs, which it retains", async () => {
+  it("removes every object it created except the CRDs it retains: ours and TopoLVM's LogicalVolume", async () => {
     timed("destroy", () => ws!.ok(["destroy", "--yes"], LONG));
-    const retained = ["lvmnodesets.lvm.topolvm.io", "lvmnodes.lvm.topolvm.io"];
+    // Ours (retainCrdsOnDelete) and TopoLVM's (helm.sh/resource-policy: keep, which Topolvm sets).
+    const retained = ["lvmnodesets.lvm.topolvm.io", "lvmnodes.lvm.topolvm.io", "logicalvolumes.topolvm.io"];
     const left: string[] = [];
     for (const o of declared) {
       const got = await get(o.apiVersion, o.kind, o.name, o.namespace);

@@ -70,7 +70,8 @@ const VG = `pcl-${randomBytes(3).toString("hex")}`;
 const SYSTEM_TYPE = "pulumi-lvm:index:LvmSystem";
 const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
-const RETAINED_CRDS = ["lvmnodesets.lvm.topolvm.io", "lvmnodes.lvm.topolvm.io"];
+/** Kept on destroy: ours (retainCrdsOnDelete) and TopoLVM's (helm.sh/resource-policy: keep, set by Topolvm). */
+const RETAINED_CRDS = ["lvmnodesets.lvm.topolvm.io", "lvmnodes.lvm.topolvm.io", "logicalvolumes.topolvm.io"];
 /** Where the backing files of our loop devices go (volume groups pcl-*). */
 const ROOT = "/var/tmp/pulumi-python-tests";
 /** Under load (2 cores shared) a chart render plus ~40 objects takes minutes. */
