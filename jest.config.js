@@ -28,6 +28,7 @@ module.exports = {
         "<rootDir>/test/cluster/",
         "<rootDir>/test/pulumi/kubernetes-e2e.test.ts",
         "<rootDir>/test/pulumi/component-provider.test.ts",
+        "<rootDir>/test/pulumi/python-lvm-system.test.ts",
       ],
     },
     {
