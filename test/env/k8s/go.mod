@@ -1,7 +1,9 @@
 // The one wrapper module every Go-built test tool is built from (test/env/go-build.sh
 // `tools_module`; docs/testing-cluster.md, "One module graph for the Go-built tools"): the
 // control plane (test/env/install.sh), the real-cluster tier's tools (test/cluster/install.sh)
-// and the Kubernetes and Command provider plugins (test/pulumi/install-{kubernetes,command}.sh).
+// and the Kubernetes provider plugin (test/pulumi/install-kubernetes.sh). Not the Command plugin:
+// its pulumi-go-provider v1.3.0 does not compile against the Pulumi SDK v3.248.0 that
+// pulumi-kubernetes needs (test/pulumi/install-command.sh says why).
 // One module graph means one version of each shared library (k8s.io/*, grpc, protobuf, otel, ...,
 // chosen by MVS, so the highest any tool asks for), so each shared package is compiled once for
 // all tools instead of once per tool's own go.mod. The tools themselves stay at their pins:
@@ -48,7 +50,6 @@ require (
 	github.com/ProtonMail/go-crypto v1.4.1 // indirect
 	github.com/StackExchange/wmi v1.2.1 // indirect
 	github.com/agext/levenshtein v1.2.3 // indirect
-	github.com/anmitsu/go-shlex v0.0.0-20200514113438-38f4b401e2be // indirect
 	github.com/antlr4-go/antlr/v4 v4.13.1 // indirect
 	github.com/apparentlymart/go-textseg/v15 v15.0.0 // indirect
 	github.com/asaskevich/govalidator v0.0.0-20230301143203-a9d515a09cc2 // indirect
@@ -125,7 +126,6 @@ require (
 	github.com/fluxcd/pkg/ssa v0.76.2 // indirect
 	github.com/fsnotify/fsnotify v1.10.1 // indirect
 	github.com/fxamacker/cbor/v2 v2.9.4 // indirect
-	github.com/gliderlabs/ssh v0.3.8 // indirect
 	github.com/go-errors/errors v1.5.1 // indirect
 	github.com/go-git/gcfg/v2 v2.0.2 // indirect
 	github.com/go-git/go-billy/v6 v6.0.0-alpha.1 // indirect
@@ -190,7 +190,6 @@ require (
 	github.com/klauspost/compress v1.20.0 // indirect
 	github.com/klauspost/cpuid/v2 v2.3.0 // indirect
 	github.com/knqyf263/go-plugin v0.9.0 // indirect
-	github.com/kr/fs v0.1.0 // indirect
 	github.com/kubernetes-csi/csi-lib-utils v0.24.0 // indirect
 	github.com/kubernetes-csi/external-snapshotter/client/v8 v8.6.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
@@ -247,7 +246,6 @@ require (
 	github.com/pgavlin/goldmark v1.1.33-0.20200616210433-b5eb04559386 // indirect
 	github.com/pjbgf/sha1cd v0.6.0 // indirect
 	github.com/pkg/errors v0.9.1 // indirect
-	github.com/pkg/sftp v1.13.6 // indirect
 	github.com/pkg/term v1.1.0 // indirect
 	github.com/pmezard/go-difflib v1.0.1-0.20181226105442-5d4384ee4fb2 // indirect
 	github.com/pquerna/cachecontrol v0.1.0 // indirect
@@ -258,7 +256,6 @@ require (
 	github.com/pulumi/appdash v0.0.0-20231130102222-75f619a67231 // indirect
 	github.com/pulumi/esc v0.25.0 // indirect
 	github.com/pulumi/inflector v0.2.1 // indirect
-	github.com/pulumi/pulumi-go-provider v1.3.0 // indirect
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 v4.32.0 // indirect
 	github.com/pulumi/pulumi/pkg/v3 v3.248.0 // indirect
 	github.com/pulumi/pulumi/sdk/v3 v3.248.0 // indirect
@@ -286,7 +283,6 @@ require (
 	github.com/spf13/pflag v1.0.10 // indirect
 	github.com/spf13/viper v1.20.1 // indirect
 	github.com/stefanberger/go-pkcs11uri v0.0.0-20230803200340-78284954bff6 // indirect
-	github.com/stretchr/testify v1.12.1 // indirect
 	github.com/subosito/gotenv v1.6.0 // indirect
 	github.com/tchap/go-patricia/v2 v2.3.3 // indirect
 	github.com/tetratelabs/wazero v1.11.0 // indirect
@@ -454,7 +450,6 @@ require (
 	github.com/kubernetes-csi/external-snapshotter/v8 v8.6.0
 	github.com/kubernetes-csi/livenessprobe v0.0.0
 	github.com/kubernetes-csi/node-driver-registrar v0.0.0
-	github.com/pulumi/pulumi-command/provider v1.2.1
 	github.com/pulumi/pulumi-kubernetes/provider/v4 v4.32.0
 	github.com/topolvm/topolvm v0.41.0
 	helm.sh/helm/v3 v3.22.0
@@ -464,7 +459,6 @@ replace (
 	github.com/kubernetes-csi/external-resizer/v2 => ./src/external-resizer-v2.1.0
 	github.com/kubernetes-csi/livenessprobe => ./src/livenessprobe-v2.18.0
 	github.com/kubernetes-csi/node-driver-registrar => ./src/node-driver-registrar-v2.16.0
-	github.com/pulumi/pulumi-command/provider => ./src/pulumi-command-v1.2.1/provider
 	github.com/pulumi/pulumi-kubernetes/provider/v4 => ./src/pulumi-kubernetes-v4.32.0/provider
 	github.com/pulumi/pulumi-kubernetes/sdk/v4 => ./src/pulumi-kubernetes-v4.32.0/sdk
 	github.com/topolvm/topolvm => ./src/topolvm-v0.41.0

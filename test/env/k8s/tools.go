@@ -1,7 +1,7 @@
 //go:build tools
 
 // Package tools pins the commands built from this module (test/env/install.sh,
-// test/cluster/install.sh, test/pulumi/install-kubernetes.sh, test/pulumi/install-command.sh) with
+// test/cluster/install.sh, test/pulumi/install-kubernetes.sh) with
 // `go build -o <bin>/<name> <package path>`. The build tag keeps this file out of every build;
 // `go mod tidy` still sees the imports and keeps their requirements.
 package tools
@@ -17,7 +17,6 @@ import (
 	_ "github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller"
 	_ "github.com/kubernetes-csi/livenessprobe/cmd/livenessprobe"
 	_ "github.com/kubernetes-csi/node-driver-registrar/cmd/csi-node-driver-registrar"
-	_ "github.com/pulumi/pulumi-command/provider/cmd/pulumi-resource-command"
 	_ "github.com/pulumi/pulumi-kubernetes/provider/v4/cmd/pulumi-gen-kubernetes"
 	_ "github.com/pulumi/pulumi-kubernetes/provider/v4/cmd/pulumi-resource-kubernetes"
 	_ "github.com/topolvm/topolvm/cmd/hypertopolvm"
