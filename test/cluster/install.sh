@@ -114,16 +114,22 @@ all_present() {
   for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
 }
 
-# go_build <module dir | tools> <bin dir> <ldflags> <tags> <name=package>...
-# Builds each package in the module (`tools`: the shared tools module; or test/cluster/pause) into a
+# go_build <module dir | tools | tools:<variant>> <bin dir> <ldflags> <tags> <name=package>...
+# Builds each package in the module (`tools`: the shared tools module; `tools:<variant>`: the same
+# with its go.<variant>.mod, test/env/go-build.sh's tool_variants; or test/cluster/pause) into a
 # staging dir, then moves it into <bin dir>.
 go_build() {
-  local tree="$1" bindir="$2" ldflags="$3" tags="$4" spec name pkg staging t0
+  local tree="$1" bindir="$2" ldflags="$3" tags="$4" modfile="" spec name pkg staging t0
   shift 4
-  if [ "$tree" = tools ]; then
+  case "$tree" in
+  tools) use_tools && tree=$tools ;;
+  tools:*)
     use_tools
+    modfile="-modfile=go.${tree#tools:}.mod"
     tree=$tools
-  fi
+    [ -f "$tree/${modfile#-modfile=}" ] || fail "no ${modfile#-modfile=} in $tree (test/env/go-build.sh tool_variants)"
+    ;;
+  esac
   mkdir -p "$bindir"
   staging=$(mktemp -d "$bindir/.build.XXXXXX")
   for spec in "$@"; do
@@ -132,7 +138,8 @@ go_build() {
     [ -x "$bindir/$name" ] && continue
     t0=$(date +%s)
     say "go build $name ($pkg) in $tree"
-    (cd "$tree" && "$go_bin" build -trimpath -tags "$tags" -ldflags "-s -w $ldflags" \
+    # shellcheck disable=SC2086 # $modfile is empty or one flag
+    (cd "$tree" && "$go_bin" build $modfile -trimpath -tags "$tags" -ldflags "-s -w $ldflags" \
       -o "$staging/$name" "$pkg") || { rm -rf "$staging"; fail "go build of $pkg in $tree failed (compiler output above)"; }
     mv "$staging/$name" "$bindir/$name"
     say "built $name in $(($(date +%s) - t0)) s"
@@ -171,7 +178,9 @@ fi
 # --------------------------------------------------------------------------------- topolvm --
 bindir="$root/topolvm/$TOPOLVM_VERSION/bin"
 if ! all_present "$bindir" hypertopolvm; then
-  go_build tools "$bindir" "-X github.com/topolvm/topolvm.Version=${TOPOLVM_VERSION#v}" "" \
+  # The CSI spec of its sidecars (v1.12.0), not the graph's v1.13.0, which dropped csi.VolumeCondition
+  # (test/env/go-build.sh, tool_variants); every other package is the shared graph's.
+  go_build tools:topolvm "$bindir" "-X github.com/topolvm/topolvm.Version=${TOPOLVM_VERSION#v}" "" \
     hypertopolvm=github.com/topolvm/topolvm/cmd/hypertopolvm
 fi
 

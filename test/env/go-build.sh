@@ -15,7 +15,8 @@
 #                                     at <cache dir>/go/tools. One module graph: a library shared by
 #                                     several tools is compiled once, at one version, for all of them
 #                                     (docs/testing-cluster.md, "One module graph for the Go-built
-#                                     tools"). Needs go_toolchain first.
+#                                     tools"), and go.<tool>.mod for each tool_variants entry below.
+#                                     Needs go_toolchain first.
 #   require_module_version <tools dir> <module> <version>
 #                                     returns 1 (saying why) unless the module graph of <tools dir>
 #                                     selects exactly <version> of <module>: a tool's version is its
@@ -83,6 +84,17 @@ install_stamped() {
     mv "$staging/.install" "$dir"
 }
 
+# The one exception to the single graph, by tool: its go.mod is the graph's plus these replace
+# directives, written by tools_module as go.<tool>.mod (+ go.<tool>.sum, a copy of go.sum, which
+# pins the replacements too); build with -modfile=go.<tool>.mod. Every package that imports none of
+# the replaced modules is the shared graph's own, compiled once.
+#   topolvm: TopoLVM v0.41.0 uses csi.VolumeCondition, which the CSI spec v1.13.0 the graph selects
+#   (csi-test v5.6.0 requires it) no longer has ("unknown field VolumeCondition in struct literal of
+#   type csi.NodeGetVolumeStatsResponse", internal/driver/node.go:456); v1.12.0 is its sidecars'.
+declare -A tool_variants=(
+  [topolvm]="github.com/container-storage-interface/spec=github.com/container-storage-interface/spec@v1.12.0"
+)
+
 # The patch of each snapshot that needs one to resolve against today's Go module proxy, by the
 # snapshot's directory under src/ (relative to the repository).
 declare -A tool_patches=(
@@ -90,7 +102,7 @@ declare -A tool_patches=(
 )
 
 tools_module() {
-  local cache="$1" repo="$2" mod="$2/test/env/k8s" dir="$1/go/tools" staging snap patch stamp top
+  local cache="$1" repo="$2" mod="$2/test/env/k8s" dir="$1/go/tools" staging snap patch stamp top variant r
   local -a snaps
   # shellcheck source=sources.sh
   declare -F unpack_snapshot >/dev/null || source "$repo/test/env/sources.sh" || return 1
@@ -108,6 +120,7 @@ tools_module() {
       patch="${tool_patches[$snap]:-}"
       [ -z "$patch" ] || sha256sum "$repo/$patch" | awk '{ print $1 }' || exit 1
     done
+    for variant in "${!tool_variants[@]}"; do echo "$variant ${tool_variants[$variant]}"; done
   ) || return 1
   stamp=$(echo "$stamp" | sha256sum | awk '{ print $1 }')
   if [ -f "$dir/go.mod" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
@@ -121,6 +134,14 @@ tools_module() {
     rm -rf "$staging"
     return 1
   fi
+  for variant in "${!tool_variants[@]}"; do
+    if ! { cp "$mod/go.mod" "$staging/go.$variant.mod" && cp "$mod/go.sum" "$staging/go.$variant.sum" &&
+      (cd "$staging" && for r in ${tool_variants[$variant]}; do "$go_bin" mod edit -replace="$r" "go.$variant.mod" || exit 1; done); }; then
+      echo "go-build.sh: cannot write go.$variant.mod" >&2
+      rm -rf "$staging"
+      return 1
+    fi
+  done
   for snap in "${snaps[@]}"; do
     top=$(unpack_snapshot "$snap.tar.gz" "$staging/src") || { rm -rf "$staging"; return 1; }
     patch="${tool_patches[$snap]:-}"
