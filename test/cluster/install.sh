@@ -92,7 +92,6 @@ use_tools() {
   tools=$(tools_module "$cache" "$repo") || fail "cannot prepare the shared tools module (test/env/k8s) in $cache/go/tools"
   for pin in "github.com/containerd/containerd/v2 $CONTAINERD_VERSION" \
     "github.com/topolvm/topolvm $TOPOLVM_VERSION" \
-    "github.com/kubernetes-csi/external-provisioner/v6 $PROVISIONER_VERSION" \
     "github.com/kubernetes-csi/external-snapshotter/v8 $SNAPSHOTTER_VERSION" \
     "github.com/kubernetes-csi/external-snapshotter/client/v8 $SNAPSHOTTER_VERSION" \
     "github.com/kubernetes-csi/external-resizer/v2 $RESIZER_VERSION" \
@@ -199,8 +198,12 @@ done
 # ------------------------------------------------------- CSI sidecars (Go module proxy) ----
 bindir="$root/external-provisioner/$PROVISIONER_VERSION/bin"
 if ! all_present "$bindir" csi-provisioner; then
-  go_build tools "$bindir" "-X main.version=$PROVISIONER_VERSION" "" \
-    csi-provisioner=github.com/kubernetes-csi/external-provisioner/v6/cmd/csi-provisioner
+  # Its own module, as before the shared graph: v6.3.0 does not compile against client-go v0.37.1
+  # (cmd/csi-provisioner/csi-provisioner.go:547:16: capacity.NewV1beta1InformerBridge(...) is a
+  # CSIStorageCapacityInformer, not the TypedCSIStorageCapacityInformer v0.37 expects).
+  tree=$(module_tree github.com/kubernetes-csi/external-provisioner/v6 "$PROVISIONER_VERSION")
+  GOFLAGS="-mod=mod -buildvcs=false" go_build "$tree" "$bindir" "-X main.version=$PROVISIONER_VERSION" "" \
+    csi-provisioner=./cmd/csi-provisioner
 fi
 # The CRDs ship in the client module (a module of its own, required at the same tag by the shared
 # graph), the controller's manifests in the main module.
