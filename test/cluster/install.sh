@@ -2,8 +2,11 @@
 # Builds and caches what the real-cluster tier (test/cluster, docs/testing-cluster.md) needs beyond
 # the control plane of test/env/install.sh: containerd, TopoLVM, the CSI sidecars TopoLVM's chart
 # runs, the snapshot controller, csi-sanity, helm, and the Debian runc + CNI plugins.
-# kubelet and kube-scheduler come from test/env/install.sh (same wrapper module and Go build cache as
-# kube-apiserver), which this script runs first.
+# kubelet and kube-scheduler come from test/env/install.sh, which this script runs first. Every Go
+# tool here is built from the same wrapper module as kube-apiserver (test/env/k8s, made ready by
+# test/env/go-build.sh `tools_module`): one module graph, so k8s.io/*, grpc, protobuf and the other
+# libraries the tools share are compiled once, at one version (docs/testing-cluster.md, "One module
+# graph for the Go-built tools"); each tool's own version is checked against its pin below.
 # Idempotent: a binary that is already in its versioned bin directory is not rebuilt.
 #
 #   bash test/cluster/install.sh           # build what is missing, print timings
@@ -11,7 +14,8 @@
 # Layout ($cache = ${PULUMI_LVM_CACHE:-$HOME/.cache/pulumi-lvm}):
 #   $cache/cluster/<name>/<version>/bin/<binary>   each tool, by its own version
 #   $cache/cluster/external-snapshotter/<v>/{crd,deploy}  the snapshot CRDs and controller manifests
-#   $cache/cluster/src/                            unpacked snapshots and writable module copies
+#   $cache/cluster/src/                            module copies the manifests come from
+#   $cache/go/tools/                               the shared tools module (test/env/go-build.sh)
 #   $cache/cluster/pause/bin/pause                 the sandbox process (test/cluster/pause)
 #   $cache/cluster/kmod/<kernel>/lib/modules/...   the guest kernel's modules for `modprobe -d`
 #   $cache/cluster/images/                         OCI archives written by the tests (images.ts)
@@ -70,16 +74,37 @@ for p in bridge host-local loopback; do
 done
 
 # ------------------------------------------------------------------------------------ go ----
-go_bin=$(command -v go || true)
-[ -n "$go_bin" ] || { [ -x /usr/local/go/bin/go ] && go_bin=/usr/local/go/bin/go; } || true
-[ -n "$go_bin" ] || fail "no Go toolchain found (looked in PATH and /usr/local/go/bin/go)"
-export GOCACHE="$cache/go/build"
-export GOMODCACHE="$cache/go/mod"
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-unset GOFLAGS
-mkdir -p "$GOCACHE" "$GOMODCACHE" "$src"
-source "$here/../env/sources.sh"
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=../env/sources.sh
+source "$repo/test/env/sources.sh"
+# shellcheck source=../env/go-build.sh
+source "$repo/test/env/go-build.sh"
+go_toolchain "$cache" || fail "no Go toolchain to build with"
+mkdir -p "$src"
+
+# use_tools: makes the shared tools module ready in $tools (once, and only when something is to be
+# built) and checks that its graph builds each tool at its pin, whatever the other tools of the
+# graph require (the snapshots' versions are their pinned hashes, test/env/sources.sha256).
+tools=""
+use_tools() {
+  local pin snap
+  [ -z "$tools" ] || return 0
+  tools=$(tools_module "$cache" "$repo") || fail "cannot prepare the shared tools module (test/env/k8s) in $cache/go/tools"
+  for pin in "github.com/containerd/containerd/v2 $CONTAINERD_VERSION" \
+    "github.com/topolvm/topolvm $TOPOLVM_VERSION" \
+    "github.com/kubernetes-csi/external-snapshotter/v8 $SNAPSHOTTER_VERSION" \
+    "github.com/kubernetes-csi/external-snapshotter/client/v8 $SNAPSHOTTER_VERSION" \
+    "github.com/kubernetes-csi/external-resizer/v2 $RESIZER_VERSION" \
+    "github.com/kubernetes-csi/csi-test/v5 $CSI_TEST_VERSION" \
+    "helm.sh/helm/v3 $HELM_VERSION"; do
+    # shellcheck disable=SC2086 # two words: module and version
+    require_module_version "$tools" $pin || fail "a tool is not at its pin in $tools/go.mod"
+  done
+  for snap in "node-driver-registrar-$REGISTRAR_VERSION" "livenessprobe-$LIVENESSPROBE_VERSION" \
+    "external-resizer-$RESIZER_VERSION" "topolvm-$TOPOLVM_VERSION"; do
+    [ -d "$tools/src/$snap" ] || fail "test/env/k8s/go.mod does not build from the snapshot $snap (its replace directives name another)"
+  done
+}
 
 # all_present <bin dir> <binary...>
 all_present() {
@@ -88,11 +113,22 @@ all_present() {
   for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
 }
 
-# go_build <tree> <bin dir> <mod flag> <ldflags> <tags> <name=package>...
-# Builds each package of the module tree into a staging dir, then moves it into <bin dir>.
+# go_build <module dir | tools | tools:<variant>> <bin dir> <ldflags> <tags> <name=package>...
+# Builds each package in the module (`tools`: the shared tools module; `tools:<variant>`: the same
+# with its go.<variant>.mod, test/env/go-build.sh's tool_variants; or test/cluster/pause) into a
+# staging dir, then moves it into <bin dir>.
 go_build() {
-  local tree="$1" bindir="$2" modflag="$3" ldflags="$4" tags="$5" spec name pkg staging t0
-  shift 5
+  local tree="$1" bindir="$2" ldflags="$3" tags="$4" modfile="" spec name pkg staging t0
+  shift 4
+  case "$tree" in
+  tools) use_tools && tree=$tools ;;
+  tools:*)
+    use_tools
+    modfile="-modfile=go.${tree#tools:}.mod"
+    tree=$tools
+    [ -f "$tree/${modfile#-modfile=}" ] || fail "no ${modfile#-modfile=} in $tree (test/env/go-build.sh tool_variants)"
+    ;;
+  esac
   mkdir -p "$bindir"
   staging=$(mktemp -d "$bindir/.build.XXXXXX")
   for spec in "$@"; do
@@ -101,7 +137,8 @@ go_build() {
     [ -x "$bindir/$name" ] && continue
     t0=$(date +%s)
     say "go build $name ($pkg) in $tree"
-    (cd "$tree" && "$go_bin" build -mod="$modflag" -trimpath -tags "$tags" -ldflags "-s -w $ldflags" \
+    # shellcheck disable=SC2086 # $modfile is empty or one flag
+    (cd "$tree" && "$go_bin" build $modfile -trimpath -tags "$tags" -ldflags "-s -w $ldflags" \
       -o "$staging/$name" "$pkg") || { rm -rf "$staging"; fail "go build of $pkg in $tree failed (compiler output above)"; }
     mv "$staging/$name" "$bindir/$name"
     say "built $name in $(($(date +%s) - t0)) s"
@@ -109,9 +146,8 @@ go_build() {
   rm -rf "$staging"
 }
 
-# module_tree <module> <version>: a writable copy of the module's source (from the Go module
-# proxy through GOMODCACHE). A copy, because the module cache is read-only and some of these
-# go.mod files carry replace directives, which `go install m@v` refuses.
+# module_tree <module> <version>: a copy of the module's source (from the Go module proxy through
+# GOMODCACHE), for the manifests that ship in it.
 module_tree() {
   local mod="$1" ver="$2" dir tree
   dir=$("$go_bin" mod download -json "$mod@$ver" | awk -F'"' '$2 == "Dir" { print $4 }')
@@ -130,41 +166,47 @@ module_tree() {
 # ------------------------------------------------------------------------------ containerd --
 bindir="$root/containerd/$CONTAINERD_VERSION/bin"
 if ! all_present "$bindir" containerd containerd-shim-runc-v2 ctr; then
-  tree=$(module_tree github.com/containerd/containerd/v2 "$CONTAINERD_VERSION")
-  go_build "$tree" "$bindir" mod \
+  go_build tools "$bindir" \
     "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
     "no_btrfs no_devmapper no_zfs no_aufs" \
-    containerd=./cmd/containerd containerd-shim-runc-v2=./cmd/containerd-shim-runc-v2 ctr=./cmd/ctr
+    containerd=github.com/containerd/containerd/v2/cmd/containerd \
+    containerd-shim-runc-v2=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
+    ctr=github.com/containerd/containerd/v2/cmd/ctr
 fi
 
 # --------------------------------------------------------------------------------- topolvm --
 bindir="$root/topolvm/$TOPOLVM_VERSION/bin"
 if ! all_present "$bindir" hypertopolvm; then
-  tree=$(unpack_snapshot "topolvm-$TOPOLVM_VERSION.tar.gz" "$src")
-  go_build "$tree" "$bindir" mod "-X github.com/topolvm/topolvm.Version=${TOPOLVM_VERSION#v}" "" \
-    hypertopolvm=./cmd/hypertopolvm
+  # The CSI spec of its sidecars (v1.12.0), not the graph's v1.13.0, which dropped csi.VolumeCondition
+  # (test/env/go-build.sh, tool_variants); every other package is the shared graph's.
+  go_build tools:topolvm "$bindir" "-X github.com/topolvm/topolvm.Version=${TOPOLVM_VERSION#v}" "" \
+    hypertopolvm=github.com/topolvm/topolvm/cmd/hypertopolvm
 fi
 
 # ------------------------------------------------------------- CSI sidecars (snapshots) ----
-# These vendor their dependencies; built with -mod=vendor.
-for spec in "node-driver-registrar:$REGISTRAR_VERSION:csi-node-driver-registrar" \
-  "external-resizer:$RESIZER_VERSION:csi-resizer" \
-  "livenessprobe:$LIVENESSPROBE_VERSION:livenessprobe"; do
-  IFS=: read -r repo ver cmd <<<"$spec"
-  bindir="$root/$repo/$ver/bin"
+# Their vendor/ directories are not used: a dependency module's vendor/ is ignored, the shared
+# graph's versions are built instead.
+for spec in "node-driver-registrar:$REGISTRAR_VERSION:csi-node-driver-registrar:github.com/kubernetes-csi/node-driver-registrar" \
+  "external-resizer:$RESIZER_VERSION:csi-resizer:github.com/kubernetes-csi/external-resizer/v2" \
+  "livenessprobe:$LIVENESSPROBE_VERSION:livenessprobe:github.com/kubernetes-csi/livenessprobe"; do
+  IFS=: read -r name ver cmd module <<<"$spec"
+  bindir="$root/$name/$ver/bin"
   all_present "$bindir" "$cmd" && continue
-  tree=$(unpack_snapshot "$repo-$ver.tar.gz" "$src")
-  go_build "$tree" "$bindir" vendor "-X main.version=$ver" "" "$cmd=./cmd/$cmd"
+  go_build tools "$bindir" "-X main.version=$ver" "" "$cmd=$module/cmd/$cmd"
 done
 
 # ------------------------------------------------------- CSI sidecars (Go module proxy) ----
 bindir="$root/external-provisioner/$PROVISIONER_VERSION/bin"
 if ! all_present "$bindir" csi-provisioner; then
+  # Its own module, as before the shared graph: v6.3.0 does not compile against client-go v0.37.1
+  # (cmd/csi-provisioner/csi-provisioner.go:547:16: capacity.NewV1beta1InformerBridge(...) is a
+  # CSIStorageCapacityInformer, not the TypedCSIStorageCapacityInformer v0.37 expects).
   tree=$(module_tree github.com/kubernetes-csi/external-provisioner/v6 "$PROVISIONER_VERSION")
-  go_build "$tree" "$bindir" mod "-X main.version=$PROVISIONER_VERSION" "" csi-provisioner=./cmd/csi-provisioner
+  GOFLAGS="-mod=mod -buildvcs=false" go_build "$tree" "$bindir" "-X main.version=$PROVISIONER_VERSION" "" \
+    csi-provisioner=./cmd/csi-provisioner
 fi
-# Its go.mod replaces the client module with ./client, which is a module of its own and so not in
-# the main module's zip: the client module of the same tag goes there (also the CRDs' source).
+# The CRDs ship in the client module (a module of its own, required at the same tag by the shared
+# graph), the controller's manifests in the main module.
 bindir="$root/external-snapshotter/$SNAPSHOTTER_VERSION/bin"
 client=$(module_tree github.com/kubernetes-csi/external-snapshotter/client/v8 "$SNAPSHOTTER_VERSION")
 crds="$root/external-snapshotter/$SNAPSHOTTER_VERSION/crd"
@@ -174,23 +216,22 @@ if [ ! -f "$crds/snapshot.storage.k8s.io_volumesnapshots.yaml" ]; then
 fi
 if ! all_present "$bindir" snapshot-controller csi-snapshotter; then
   tree=$(module_tree github.com/kubernetes-csi/external-snapshotter/v8 "$SNAPSHOTTER_VERSION")
-  [ -d "$tree/client" ] || cp -r "$client" "$tree/client"
   mkdir -p "$root/external-snapshotter/$SNAPSHOTTER_VERSION/deploy"
   cp "$tree"/deploy/kubernetes/snapshot-controller/*.yaml "$root/external-snapshotter/$SNAPSHOTTER_VERSION/deploy/"
-  go_build "$tree" "$bindir" mod "-X main.version=$SNAPSHOTTER_VERSION" "" \
-    snapshot-controller=./cmd/snapshot-controller csi-snapshotter=./cmd/csi-snapshotter
+  go_build tools "$bindir" "-X main.version=$SNAPSHOTTER_VERSION" "" \
+    snapshot-controller=github.com/kubernetes-csi/external-snapshotter/v8/cmd/snapshot-controller \
+    csi-snapshotter=github.com/kubernetes-csi/external-snapshotter/v8/cmd/csi-snapshotter
 fi
 bindir="$root/csi-test/$CSI_TEST_VERSION/bin"
 if ! all_present "$bindir" csi-sanity; then
-  tree=$(module_tree github.com/kubernetes-csi/csi-test/v5 "$CSI_TEST_VERSION")
-  go_build "$tree" "$bindir" mod "-X main.VERSION=$CSI_TEST_VERSION" "" csi-sanity=./cmd/csi-sanity
+  go_build tools "$bindir" "-X main.VERSION=$CSI_TEST_VERSION" "" \
+    csi-sanity=github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity
 fi
 
 # ------------------------------------------------------------------------------------ helm --
 bindir="$root/helm/$HELM_VERSION/bin"
 if ! all_present "$bindir" helm; then
-  tree=$(module_tree helm.sh/helm/v3 "$HELM_VERSION")
-  go_build "$tree" "$bindir" mod "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "" helm=./cmd/helm
+  go_build tools "$bindir" "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION" "" helm=helm.sh/helm/v3/cmd/helm
 fi
 
 # ----------------------------------------------------------------------------------- pause --
@@ -198,7 +239,7 @@ bindir="$root/pause/bin"
 want=$(cat "$here/pause/go.mod" "$here/pause/main.go" | sha256sum | awk '{ print $1 }')
 if [ ! -x "$bindir/pause" ] || [ "$(cat "$root/pause/.source-sha256" 2>/dev/null)" != "$want" ]; then
   rm -f "$bindir/pause"
-  go_build "$here/pause" "$bindir" mod "" "" pause=.
+  go_build "$here/pause" "$bindir" "" "" pause=.
   echo "$want" >"$root/pause/.source-sha256"
 fi
 

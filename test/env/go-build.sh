@@ -1,10 +1,26 @@
 #!/usr/bin/env bash
-# Go builds of the source snapshots (test/env/sources.sh) into a stamped directory, as the provider
-# plugin scripts (test/pulumi/install-command.sh, test/pulumi/install-kubernetes.sh) do them: the
-# same toolchain lookup, caches and module pinning, and one stamp that names the build's inputs, so
-# a re-run with the same inputs returns at once and a changed input builds again.
+# Go builds of the test tools, as every install script does them: the same toolchain lookup, caches
+# and module pinning; one module graph for all tools (tools_module); and, for the provider plugins
+# (test/pulumi/install-command.sh, test/pulumi/install-kubernetes.sh), one stamp that names the
+# build's inputs, so a re-run with the same inputs returns at once and a changed input builds again.
 #
 # Source it, then:
+#   tools_module <cache dir> <repo dir>
+#                                     prints the directory every Go-built tool is built in: the
+#                                     wrapper module test/env/k8s (go.mod, go.sum, tools.go) beside
+#                                     src/ holding the verified source snapshots its replace
+#                                     directives name (test/env/sources.sh), each with its patch
+#                                     (tool_patches below) applied. Made once per inputs (a stamp
+#                                     names them), in a staging directory moved into place whole,
+#                                     at <cache dir>/go/tools. One module graph: a library shared by
+#                                     several tools is compiled once, at one version, for all of them
+#                                     (docs/testing-cluster.md, "One module graph for the Go-built
+#                                     tools"), and go.<tool>.mod for each tool_variants entry below.
+#                                     Needs go_toolchain first.
+#   require_module_version <tools dir> <module> <version>
+#                                     returns 1 (saying why) unless the module graph of <tools dir>
+#                                     selects exactly <version> of <module>: a tool's version is its
+#                                     pin, whatever another tool in the graph asks for
 #   go_toolchain <cache dir>          sets go_bin (go on PATH, else /usr/local/go/bin/go) and exports
 #                                     GOCACHE / GOMODCACHE (<cache dir>/go/{build,mod}, shared with
 #                                     the other Go builds), GOTOOLCHAIN=local, CGO_ENABLED=0, and the
@@ -66,4 +82,92 @@ install_stamped() {
     mv "$staging/$binary" "$staging/.install/" &&
     echo "$stamp" >"$staging/.install/.stamp" &&
     mv "$staging/.install" "$dir"
+}
+
+# The one exception to the single graph, by tool: its go.mod is the graph's plus these replace
+# directives, written by tools_module as go.<tool>.mod (+ go.<tool>.sum, a copy of go.sum, which
+# pins the replacements too); build with -modfile=go.<tool>.mod. Every package that imports none of
+# the replaced modules is the shared graph's own, compiled once.
+#   topolvm: TopoLVM v0.41.0 uses csi.VolumeCondition, which the CSI spec v1.13.0 the graph selects
+#   (csi-test v5.6.0 requires it) no longer has ("unknown field VolumeCondition in struct literal of
+#   type csi.NodeGetVolumeStatsResponse", internal/driver/node.go:456); v1.12.0 is its sidecars'.
+declare -A tool_variants=(
+  [topolvm]="github.com/container-storage-interface/spec=github.com/container-storage-interface/spec@v1.12.0"
+)
+
+# The patch of each snapshot that needs one to resolve against today's Go module proxy, by the
+# snapshot's directory under src/ (relative to the repository).
+declare -A tool_patches=(
+  [pulumi-kubernetes-v4.32.0]=test/pulumi/kubernetes/pulumi-kubernetes-v4.32.0.patch
+)
+
+tools_module() {
+  local cache="$1" repo="$2" mod="$2/test/env/k8s" dir="$1/go/tools" staging snap patch stamp top variant r
+  local -a snaps
+  # shellcheck source=sources.sh
+  declare -F unpack_snapshot >/dev/null || source "$repo/test/env/sources.sh" || return 1
+  # The snapshots: every `=> ./src/<name>-<tag>[/sub]` replace target of go.mod.
+  mapfile -t snaps < <(awk '$2 == "=>" && $3 ~ /^\.\/src\// { split($3, p, "/"); print p[3] }
+    $1 == "replace" && $3 == "=>" && $4 ~ /^\.\/src\// { split($4, p, "/"); print p[3] }' "$mod/go.mod" | sort -u)
+  if [ "${#snaps[@]}" -eq 0 ]; then
+    echo "go-build.sh: no ./src/ replace directives in $mod/go.mod" >&2
+    return 1
+  fi
+  stamp=$(
+    cd "$mod" && sha256sum go.mod go.sum tools.go || exit 1
+    for snap in "${snaps[@]}"; do
+      echo "$snap $(snapshot_sha256 "$snap.tar.gz")" || exit 1
+      patch="${tool_patches[$snap]:-}"
+      [ -z "$patch" ] || sha256sum "$repo/$patch" | awk '{ print $1 }' || exit 1
+    done
+    for variant in "${!tool_variants[@]}"; do echo "$variant ${tool_variants[$variant]}"; done
+  ) || return 1
+  stamp=$(echo "$stamp" | sha256sum | awk '{ print $1 }')
+  if [ -f "$dir/go.mod" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+    echo "$dir"
+    return 0
+  fi
+  mkdir -p "$cache/go" || return 1
+  staging=$(mktemp -d "$cache/go/.tools.XXXXXX") || return 1
+  # Every step is checked here: a caller's `|| fail` turns errexit off inside the function.
+  if ! cp "$mod/go.mod" "$mod/go.sum" "$mod/tools.go" "$staging/"; then
+    rm -rf "$staging"
+    return 1
+  fi
+  for variant in "${!tool_variants[@]}"; do
+    if ! { cp "$mod/go.mod" "$staging/go.$variant.mod" && cp "$mod/go.sum" "$staging/go.$variant.sum" &&
+      (cd "$staging" && for r in ${tool_variants[$variant]}; do "$go_bin" mod edit -replace="$r" "go.$variant.mod" || exit 1; done); }; then
+      echo "go-build.sh: cannot write go.$variant.mod" >&2
+      rm -rf "$staging"
+      return 1
+    fi
+  done
+  for snap in "${snaps[@]}"; do
+    top=$(unpack_snapshot "$snap.tar.gz" "$staging/src") || { rm -rf "$staging"; return 1; }
+    patch="${tool_patches[$snap]:-}"
+    [ -n "$patch" ] || continue
+    # GIT_CEILING_DIRECTORIES: plain-patch mode even if the cache lies inside some git work tree.
+    if ! (cd "$top" && GIT_CEILING_DIRECTORIES="$staging" git apply --whitespace=nowarn "$repo/$patch"); then
+      echo "go-build.sh: $repo/$patch does not apply to the snapshot $snap" >&2
+      rm -rf "$staging"
+      return 1
+    fi
+  done
+  if ! { echo "$stamp" >"$staging/.stamp" && rm -rf "$dir" && mv "$staging" "$dir"; }; then
+    rm -rf "$staging"
+    return 1
+  fi
+  echo "$dir"
+}
+
+require_module_version() {
+  local dir="$1" module="$2" want="$3" got
+  got=$(cd "$dir" && "$go_bin" list -m -f '{{.Version}}' "$module") || {
+    echo "go-build.sh: go list -m $module failed in $dir" >&2
+    return 1
+  }
+  if [ "$got" != "$want" ]; then
+    echo "go-build.sh: the module graph of $dir selects $module $got, but its pin is $want (another tool requires a higher version: update the pin or leave that tool out of test/env/k8s/go.mod)" >&2
+    return 1
+  fi
 }

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real Kubernetes control-plane binaries that the integration tests run
 # (test/env/cluster.ts), built from source through the Go module proxy by the wrapper
-# module in test/env/k8s. Idempotent: binaries that already exist are not rebuilt.
+# module in test/env/k8s: the one module graph all Go-built test tools share (test/env/go-build.sh
+# `tools_module`), so the libraries the control plane shares with the cluster tier's tools and the
+# provider plugins are compiled once. Idempotent: binaries that already exist are not rebuilt.
 #
 #   bash test/env/install.sh            # build what is missing, print the bin directory
 #   bash test/env/install.sh kubelet kube-scheduler   # build only the named binaries (the
@@ -17,6 +19,7 @@ set -euo pipefail
 
 start=$(date +%s.%N)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
 mod_dir="$here/k8s"
 
 fail() {
@@ -71,19 +74,17 @@ if [ "${#missing[@]}" -eq 0 ]; then
   exit 0
 fi
 
-go_bin=$(command -v go || true)
-[ -n "$go_bin" ] || { [ -x /usr/local/go/bin/go ] && go_bin=/usr/local/go/bin/go; } || true
-[ -n "$go_bin" ] || fail "no Go toolchain found (looked in PATH and /usr/local/go/bin/go)"
-
-export GOFLAGS=-mod=mod
-export GOCACHE="$cache/go/build"
-export GOMODCACHE="$cache/go/mod"
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-mkdir -p "$GOCACHE" "$GOMODCACHE"
+# shellcheck source=sources.sh
+source "$here/sources.sh"
+# shellcheck source=go-build.sh
+source "$here/go-build.sh"
+go_toolchain "$cache" || fail "no Go toolchain to build with"
+tools=$(tools_module "$cache" "$repo") || fail "cannot prepare the shared tools module (test/env/k8s) in $cache/go/tools"
+require_module_version "$tools" k8s.io/kubernetes "$k8s_version" || fail "k8s.io/kubernetes is not at its pin"
+require_module_version "$tools" go.etcd.io/etcd/server/v3 "$etcd_version" || fail "etcd is not at its pin"
 
 echo "install.sh: building ${missing[*]} (kubernetes $k8s_version, etcd $etcd_version) with $("$go_bin" version) into $bin"
-echo "install.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE"
+echo "install.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE module $tools load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 minor=${k8s_version#v1.}
 minor=${minor%%.*}
@@ -103,7 +104,7 @@ trap 'rm -rf "$staging"' EXIT
 for name in "${missing[@]}"; do
   t0=$(date +%s)
   echo "install.sh: go build -o $name ${pkgs[$name]}"
-  (cd "$mod_dir" && "$go_bin" build -trimpath -ldflags "$ldflags" -o "$staging/$name" "${pkgs[$name]}") \
+  (cd "$tools" && "$go_bin" build -trimpath -ldflags "$ldflags" -o "$staging/$name" "${pkgs[$name]}") \
     || fail "go build of ${pkgs[$name]} failed (see the compiler output above)"
   mv "$staging/$name" "$bin/$name"
   echo "install.sh: built $name in $(( $(date +%s) - t0 )) s"

@@ -6,6 +6,12 @@
 # from the verified source snapshot (test/env/sources.sh); its dependencies come from the proxy as
 # go.sum pins them. Idempotent: nothing is rebuilt when the stamp names the same snapshot.
 #
+# Not in the one module graph the other Go-built tools share (test/env/k8s; docs/testing-cluster.md,
+# "One module graph for the Go-built tools"): its github.com/pulumi/pulumi-go-provider v1.3.0 (the
+# only version the proxy here serves) does not compile against the Pulumi SDK v3.248.0 that graph
+# selects for pulumi-kubernetes (middleware/schema/schema.go:351: cannot use prov (schema.ResourceSpec)
+# as *schema.ResourceSpec); it builds with its own go.mod's v3.224.0.
+#
 #   bash test/pulumi/install-command.sh       # build what is missing, print the plugin directory
 #
 # Cold: ~7 min on 2 busy cores (load average 15), its dependencies fetched through the proxy.

@@ -5,13 +5,17 @@
 # (github.com/pulumi/pulumi-kubernetes/provider/v4) is refused by the Go module proxy here, so it is
 # built from the verified source snapshot (test/env/sources.sh) with this repository's patch
 # (test/pulumi/kubernetes/pulumi-kubernetes-v<version>.patch: go.mod/go.sum that resolve with
-# today's proxy, pinned; the .NET generator dropped; the generator never downloads). Idempotent:
-# nothing is rebuilt when the stamp names the same snapshot, patch and specs.
+# today's proxy, pinned; the .NET generator dropped; the generator never downloads), inside the one
+# module graph all Go-built test tools share (test/env/k8s, test/env/go-build.sh `tools_module`):
+# its k8s.io/*, helm, grpc, Pulumi SDK ... packages are the ones the control plane, the cluster
+# tier's tools and the Command plugin were compiled with, so a cold build compiles only what is
+# the provider's own (docs/testing-cluster.md, "One module graph for the Go-built tools").
+# Idempotent: nothing is rebuilt when the stamp names the same snapshot, patch, specs and module.
 #
 #   bash test/pulumi/install-kubernetes.sh       # build what is missing, print the plugin directory
 #
-# Steps (cold: ~25–40 min on 2 busy cores, most of it compiling the provider's dependencies):
-#   1. unpack the snapshot, copy it to a staging tree, apply the patch;
+# Steps:
+#   1. the shared tools module, with the snapshot unpacked and patched in its src/;
 #   2. the Kubernetes OpenAPI specs the schema is generated from: api/openapi-spec/swagger.json of
 #      the k8s.io/kubernetes module at the Makefile's KUBE_VERSION and at each legacy version the
 #      generator merges (fetched with `go mod download`, verified by the checksum database), placed
@@ -65,7 +69,9 @@ mkdir -p "$root/plugins"
 source "$repo/test/env/sources.sh"
 # shellcheck source=../env/go-build.sh
 source "$repo/test/env/go-build.sh"
-want_stamp="snapshot $(snapshot_sha256 "$snapshot") patch $(sha256sum "$patch_file" | awk '{ print $1 }') kube $kube_version legacy ${legacy_versions[*]}"
+[ "$repo/${tool_patches[pulumi-kubernetes-v$version]:-}" = "$patch_file" ] ||
+  fail "test/env/go-build.sh does not apply $patch_file to the snapshot (tool_patches)"
+want_stamp="snapshot $(snapshot_sha256 "$snapshot") patch $(sha256sum "$patch_file" | awk '{ print $1 }') kube $kube_version legacy ${legacy_versions[*]} module $(cat "$repo/test/env/k8s/go.mod" "$repo/test/env/k8s/go.sum" | sha256sum | awk '{ print $1 }')"
 exit_if_built install-kubernetes.sh "pulumi-resource-kubernetes $version" "$plugin_dir" pulumi-resource-kubernetes "$want_stamp"
 
 go_toolchain "$cache" || fail "no Go toolchain to build with"
@@ -80,15 +86,14 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "install-kubernetes.sh: building pulumi-resource-kubernetes $version with $("$go_bin" version) in $staging"
-echo "install-kubernetes.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE"
+echo "install-kubernetes.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# 1. The patched source tree.
-pristine=$(unpack_snapshot "$snapshot" "$root/snapshot")
-src="$staging/src"
-cp -a "$pristine" "$src"
-# GIT_CEILING_DIRECTORIES: plain-patch mode even if the cache lies inside some git work tree.
-(cd "$src" && GIT_CEILING_DIRECTORIES="$staging" git apply --whitespace=nowarn "$patch_file") ||
-  fail "$patch_file does not apply to $pristine"
+# 1. The patched source tree, inside the shared tools module (the generated schema is written there).
+tools=$(tools_module "$cache" "$repo") || fail "cannot prepare the shared tools module (test/env/k8s) in $cache/go/tools"
+src="$tools/src/pulumi-kubernetes-v$version"
+[ -d "$src/provider" ] || fail "test/env/k8s/go.mod does not build pulumi-kubernetes from the snapshot $snapshot ($src)"
+require_module_version "$tools" github.com/pulumi/pulumi-kubernetes/provider/v4 "v$version" ||
+  fail "pulumi-kubernetes is not at $version in test/env/k8s/go.mod"
 grep -q "^KUBE_VERSION *?= *$kube_version\$" "$src/Makefile" ||
   fail "the snapshot's Makefile does not name KUBE_VERSION $kube_version; update kube_version here"
 
@@ -116,16 +121,17 @@ mkdir -p "$src/provider/pkg/gen/openapi-specs"
 cp "$specs"/swagger-v*.json "$src/provider/pkg/gen/openapi-specs/"
 
 ldflags="-s -w -X github.com/pulumi/pulumi-kubernetes/provider/v4/pkg/version.Version=$version"
-build() { # <package> <output>
+build() { # <package, or a file of the snapshot> <output>
   local t0
   t0=$(date +%s)
-  (cd "$src/provider" && nice -n 10 "$go_bin" build -trimpath -ldflags "$ldflags" -o "$2" "$1") ||
+  (cd "$tools" && nice -n 10 "$go_bin" build -trimpath -ldflags "$ldflags" -o "$2" "$1") ||
     fail "go build of $1 failed (see the compiler output above)"
   echo "install-kubernetes.sh: built $(basename "$2") in $(($(date +%s) - t0)) s"
 }
 
 # 3. The schema, by the repository's own generator (downloads disabled: every spec is in place).
-build ./cmd/pulumi-gen-kubernetes "$staging/pulumi-gen-kubernetes"
+cmd=github.com/pulumi/pulumi-kubernetes/provider/v4/cmd
+build "$cmd/pulumi-gen-kubernetes" "$staging/pulumi-gen-kubernetes"
 PULUMI_LVM_NO_DOWNLOAD=1 "$staging/pulumi-gen-kubernetes" schema \
   "$src/provider/pkg/gen/openapi-specs/swagger-$kube_version.json" "$src" ||
   fail "pulumi-gen-kubernetes schema failed"
@@ -136,11 +142,14 @@ got_blob=$(git hash-object "$schema")
 [ "$got_blob" = "$schema_blob" ] ||
   fail "the generated schema.json (git blob $got_blob) differs from upstream's v$version schema.json ($schema_blob)"
 echo "install-kubernetes.sh: schema.json $(wc -c <"$schema") bytes, identical to upstream's (git blob $schema_blob)"
-(cd "$src/provider/cmd/pulumi-resource-kubernetes" && VERSION="$version" nice -n 10 "$go_bin" run ./generate.go) ||
+# The repository's `go run ./generate.go`, built in the shared module graph (its Pulumi SDK packages
+# are the provider's) and run where go run would run it.
+build "./src/pulumi-kubernetes-v$version/provider/cmd/pulumi-resource-kubernetes/generate.go" "$staging/embed-schema"
+(cd "$src/provider/cmd/pulumi-resource-kubernetes" && VERSION="$version" "$staging/embed-schema") ||
   fail "embedding the schema (provider/cmd/pulumi-resource-kubernetes/generate.go) failed"
 
 # 4. The provider.
-build ./cmd/pulumi-resource-kubernetes "$staging/pulumi-resource-kubernetes"
+build "$cmd/pulumi-resource-kubernetes" "$staging/pulumi-resource-kubernetes"
 
 install_stamped "$staging" pulumi-resource-kubernetes "$plugin_dir" "$want_stamp" ||
   fail "cannot move pulumi-resource-kubernetes into $plugin_dir"
