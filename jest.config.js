@@ -21,8 +21,8 @@ module.exports = {
       transform,
       roots: ["<rootDir>/test"],
       testMatch: ["**/*.test.ts"],
-      // The Kubernetes provider's tier (npm run test:kubernetes, jest.kubernetes.config.js) has its own
-      // command: its plugin's cold build does not fit CI's budget yet. The cluster tier is the next project.
+      // The Kubernetes provider's tier (jest.kubernetes.config.js) runs after the host lane's tests, once
+      // test/setup-late.sh has built its plugin (test/run.sh). The cluster tier is the next project.
       testPathIgnorePatterns: [
         "/node_modules/",
         "<rootDir>/test/cluster/",

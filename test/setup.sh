@@ -21,14 +21,20 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 
+# Debian's OpenSSH server, for the bare-hosts tier: the qemu guest runs the host's /usr/sbin/sshd and
+# sftp-server through its 9p root (test/pulumi/guest-sshd.ts). Its postinst starts no host sshd where
+# policy-rc.d forbids it (as in these containers); the tests never use the host's.
+if [ ! -x /usr/sbin/sshd ] || [ ! -x /usr/lib/openssh/sftp-server ] || ! command -v ssh-keygen >/dev/null; then
+  echo "test/setup.sh: installing openssh-server"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null
+fi
+
 # A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.
 bash test/env/install.sh
 
 # The Pulumi CLI and its Node.js language host built from their Go modules, for the engine tier (test/pulumi).
 bash test/pulumi/install.sh
-
-# Not here yet: the Kubernetes provider plugin (test/pulumi/install-kubernetes.sh, ~35 min cold on
-# two cores), for the journey tier (npm run test:kubernetes); see docs/testing-cluster.md, "CI budget".
 
 # qemu, a pinned Debian kernel with device-mapper and our initramfs, for the real-kernel tier.
 bash test/vm/install.sh
@@ -36,8 +42,5 @@ bash test/vm/install.sh
 # podman, runc, skopeo and the pulumi-lvm image (npm run image, layers cached by their inputs), for test/image.
 bash test/image/install.sh
 
-# The real-cluster tier (test/cluster): kubelet and kube-scheduler (test/env/install.sh's wrapper
-# module), containerd, TopoLVM and its CSI sidecars, the snapshot controller, helm, csi-sanity, the
-# guest kernel's modules; after the qemu guest (it needs its kernel package), in the same Go build
-# cache as everything above (cold: ~10 min on two cores, 2026-11-26).
-bash test/cluster/install.sh
+# The rest (the Command and Kubernetes provider plugins, the real cluster's binaries) is built by
+# test/setup-late.sh, which `npm test` (test/run.sh) starts beside the first tests: see there.

@@ -30,9 +30,8 @@ export function requireSshd(): void {
       "",
       "==================================================================================",
       `The bare-hosts engine test needs a real OpenSSH server; missing: ${missing.join(", ")}`,
-      "  run:       apt-get install -y --no-install-recommends openssh-server",
-      "  (Debian's openssh-server; the qemu guest runs the host's /usr/sbin/sshd through its 9p",
-      "   root; test/setup.sh does not install it)",
+      "  run:       bash test/setup.sh   (it runs apt-get install -y --no-install-recommends openssh-server)",
+      "  (Debian's openssh-server; the qemu guest runs the host's /usr/sbin/sshd through its 9p root)",
       "==================================================================================",
     ].join("\n"),
   );

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# `npm test` (after its pretest, test/setup.sh): every tier, in two lanes that run side by side on
+# the machine's two cores (docs/testing.md, "How npm test runs"):
+#
+#   host lane   unit + integration (jest.config.js's projects: loop devices, a real kube-apiserver,
+#               the real engine, the qemu guest's conformance and smoke tests), then the Kubernetes
+#               provider's tier (jest.kubernetes.config.js)
+#   guest lane  one qemu guest at a time: bare hosts over SSH (jest.bare-hosts.config.js), the real
+#               cluster (jest.config.js's cluster project), the user's journey (jest.journey.config.js)
+#
+# What only the later tiers need (openssh-server's binaries aside, which test/setup.sh installs) is
+# built by test/setup-late.sh, started here in the background while the host lane's tests run: the
+# Command provider plugin, then the cluster's binaries, then the Kubernetes provider plugin. Each
+# tier waits for exactly what it needs, so on a cold cache the Go builds overlap the tests that do
+# not need them; on a warm cache setup-late.sh finishes in seconds. A tier whose build failed fails
+# (its report is missing and the run says why): nothing is skipped.
+#
+# Each lane's output goes to the terminal with its lane's name in front of every line, and each
+# jest run writes a JSON report; test/summary.js reads them all at the end and fails the run when
+# any test failed, any report is missing, or no test ran.
+#
+# `npm test -- <jest args>` runs plain `jest <args>` instead (e.g. `npm test -- src/planner`).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ $# -gt 0 ]; then exec npx jest "$@"; fi
+
+reports="${PULUMI_LVM_TEST_REPORTS:-$(mktemp -d -t pulumi-lvm-reports-XXXXXX)}"
+mkdir -p "$reports"
+rm -f "$reports"/*.json "$reports"/*.ready "$reports"/setup-late.status
+t0=$(date +%s)
+export PULUMI_LVM_SETUP_LATE_MARKS="$reports"
+# Every line with its lane and the seconds since the run started. sed -u: a lane's lines appear as
+# they are written. Not `| head`-like: sed reads all of its input, so no lane dies of SIGPIPE.
+tag() { sed -u "s/^/[$1] /"; }
+say() { echo "[run $(($(date +%s) - t0))s] $*"; }
+
+# Waits until setup-late.sh has marked <what> ready; returns 1 (saying why) when it ended without
+# doing so (a failed build: its own output says which).
+await_ready() {
+  local what=$1
+  while [ ! -e "$reports/$what.ready" ]; do
+    if [ -e "$reports/setup-late.status" ]; then
+      [ -e "$reports/$what.ready" ] && return 0
+      say "test/setup-late.sh ended with status $(cat "$reports/setup-late.status") before $what was built: its tier cannot run"
+      return 1
+    fi
+    sleep 5
+  done
+}
+
+# One jest run of a lane: its JSON report is <name>.json; a failing run does not stop the lane (the
+# summary counts it), a missing report does.
+run_jest() {
+  local name=$1
+  shift
+  say "$name: jest $*"
+  npx jest "$@" --json --outputFile="$reports/$name.json" || true
+  say "$name: done"
+}
+
+(
+  status=0
+  bash test/setup-late.sh || status=$?
+  echo "$status" >"$reports/setup-late.status"
+  exit "$status"
+) 2>&1 | tag setup-late &
+late=$!
+
+(
+  run_jest host --selectProjects unit integration
+  if await_ready kubernetes; then
+    run_jest kubernetes -c jest.kubernetes.config.js --runInBand
+  fi
+) 2>&1 | tag host &
+host=$!
+
+(
+  if await_ready command; then
+    run_jest bare-hosts -c jest.bare-hosts.config.js --runInBand
+  fi
+  if await_ready cluster; then
+    run_jest cluster --selectProjects cluster --runInBand
+  fi
+  if await_ready kubernetes; then
+    run_jest journey -c jest.journey.config.js --runInBand
+  fi
+) 2>&1 | tag guest &
+guest=$!
+
+status=0
+wait "$late" || status=1
+wait "$host" || status=1
+wait "$guest" || status=1
+late_status=$(cat "$reports/setup-late.status" 2>/dev/null || echo none)
+say "lanes finished (test/setup-late.sh's status: $late_status)"
+[ "$late_status" = 0 ] || status=1
+node test/summary.js "$reports" host kubernetes bare-hosts cluster journey || status=1
+exit "$status"
