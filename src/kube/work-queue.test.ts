@@ -24,6 +24,29 @@ describe("WorkQueue", () => {
     expect(runs.sort()).toEqual(["ns/a", "ns/b"]);
   });
 
+  test("busyWithin: a waiting key, a key being processed, and a delayed add due within the horizon", async () => {
+    const clock = new ManualClock();
+    const q = new WorkQueue({ clock });
+    expect(q.busyWithin(2000)).toBe(false);
+    q.add("ns/a");
+    expect(q.busyWithin(2000)).toBe(true); // waiting
+    const gate = deferred();
+    const stop = new AbortController();
+    const running = q.run(1, async () => (await gate.promise, {}), stop.signal);
+    await flush();
+    expect(q.depth).toBe(0);
+    expect(q.busyWithin(2000)).toBe(true); // being processed: depth alone says idle
+    gate.resolve();
+    await flush();
+    expect(q.busyWithin(2000)).toBe(false);
+    q.addAfter("ns/b", 1000);
+    expect(q.depth).toBe(0);
+    expect(q.busyWithin(500)).toBe(false); // due after the horizon
+    expect(q.busyWithin(2000)).toBe(true); // a coalesced add due within it
+    stop.abort();
+    await running;
+  });
+
   test("a key added while it is processed runs again afterwards, never at the same time", async () => {
     const clock = new ManualClock();
     const q = new WorkQueue({ clock });

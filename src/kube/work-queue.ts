@@ -37,6 +37,17 @@ export class WorkQueue {
     return this.queue.length;
   }
 
+  /**
+   * True while a key waits, is being processed, or comes back (a delayed add: a coalesced status, a
+   * retry) within `withinMs`: what a caller that wants the queue at rest waits out.
+   */
+  busyWithin(withinMs: number): boolean {
+    if (this.queue.length > 0 || this.processing.size > 0) return true;
+    const horizon = this.options.clock.now() + withinMs;
+    for (const d of this.delayed.values()) if (d.at <= horizon) return true;
+    return false;
+  }
+
   add(key: string): void {
     if (this.shuttingDown || this.dirty.has(key)) return;
     this.dirty.add(key);

@@ -261,7 +261,15 @@ export async function settled(op: TestOperator, quietMs = 800): Promise<void> {
         last = now;
         since = Date.now();
       }
-      return Date.now() - since >= quietMs && op.operator.queue.depth === 0;
+      // Both queues at rest: nothing waiting, nothing being reconciled, nothing due soon (a set's
+      // status is coalesced for a second before it is written). Quiet time alone is not enough on a
+      // loaded machine: an LVMNode reconcile can take longer than quietMs before it writes.
+      const soon = Math.max(quietMs, 2000);
+      return (
+        Date.now() - since >= quietMs &&
+        !op.operator.queue.busyWithin(soon) &&
+        !(op.operator.nodeQueue?.busyWithin(soon) ?? false)
+      );
     },
     20_000,
   );
