@@ -57,3 +57,22 @@ export async function freePorts(count: number): Promise<number[]> {
     await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
   }
 }
+
+/**
+ * A loopback port that refuses connections, checked: for a test of "nothing listens there". Not a
+ * freePort(): its port is free only when picked, and another test process (npm test runs two lanes
+ * side by side) can be listening there by the time it is dialled — an SSH client dialling a port
+ * whose listener accepts and never speaks SSH waits forever. A privileged port below 1024 that no
+ * test binds cannot be taken that way; it throws when something does listen there.
+ */
+export async function refusingPort(): Promise<number> {
+  const port = 1; // tcpmux: nothing on these machines listens there, and only root could bind it
+  const refused = await new Promise<boolean>((resolve) => {
+    const socket = net.connect({ host: "127.0.0.1", port });
+    socket.once("connect", () => (socket.destroy(), resolve(false)));
+    socket.once("error", (e: NodeJS.ErrnoException) => resolve(e.code === "ECONNREFUSED"));
+  });
+  if (!refused)
+    throw new Error(`refusingPort: 127.0.0.1:${port} does not refuse connections on this machine`);
+  return port;
+}

@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { request } from "../support/agent/http";
-import { freePort } from "../net";
+import { refusingPort } from "../net";
 import { REPO_ROOT, startGuest, type Guest } from "../vm/guest";
 import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
 import { requireCommandPlugin } from "./command-plugin";
@@ -346,7 +346,7 @@ describe("hosts that cannot take the agent: each a clear error naming the host",
   });
 
   it("an unreachable host and a host without Node.js", async () => {
-    const closed = await freePort(); // nothing listens there
+    const closed = await refusingPort(); // nothing listens there, nor can while the test runs
     configureHosts(errWs!, [
       { name: "edge-unreachable", sshPort: closed },
       { name: "edge-no-node", sshPort: guest!.hostPort(NO_NODE_PORT) },

@@ -168,7 +168,11 @@ export class PulumiWorkspace {
       timeout: opts.timeoutMs ?? 180_000,
       maxBuffer: 64 * 1024 * 1024,
     });
-    if (r.error) throw new Error(`pulumi ${args.join(" ")}: ${r.error.message}`);
+    if (r.error) {
+      // A timeout kills pulumi: what it had printed by then says where it waited.
+      const partial = `${r.stdout ?? ""}${r.stderr ?? ""}`.slice(-8000);
+      throw new Error(`pulumi ${args.join(" ")}: ${r.error.message}; its output so far:\n${partial}`);
+    }
     const result = { code: r.status, stdout: r.stdout, stderr: r.stderr, output: r.stdout + r.stderr };
     this.transcript.push(`$ pulumi ${args.join(" ")}\n${result.output}`);
     return result;
