@@ -3,7 +3,7 @@
  * (docs/testing-pulumi.md): the real Kubernetes provider (kubernetes-e2e.test.ts) and our package as
  * a component provider used from Python (component-provider.test.ts, docs/languages.md; it needs
  * pulumi-resource-command too), and an LvmSystem and a cluster-mode NodeSet applied from Python
- * (python-lvm-system.test.ts). In `npm test`: the host lane's second tier (test/run.sh), once
+ * (python-lvm-system.test.ts). In `npm test`: the host lane's last tier (test/run.sh), once
  * test/setup-late.sh has built the plugin. Alone: `npm run test:kubernetes`.
  */
 module.exports = {

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # `npm test` (after its pretest, test/setup.sh): every tier, in two lanes that run side by side on
-# the machine's two cores (docs/testing.md, "How npm test runs"):
+# the machine's two cores (docs/testing-cluster.md, "CI budget"):
 #
 #   host lane   unit + integration (jest.config.js's projects: loop devices, a real kube-apiserver,
-#               the real engine, the qemu guest's conformance and smoke tests), then the Kubernetes
-#               provider's tier (jest.kubernetes.config.js)
-#   guest lane  one qemu guest at a time: bare hosts over SSH (jest.bare-hosts.config.js), the real
-#               cluster (jest.config.js's cluster project), the user's journey (jest.journey.config.js)
+#               the real engine, the qemu guest's conformance and smoke tests), then bare hosts over
+#               SSH into a qemu guest (jest.bare-hosts.config.js), then the Kubernetes provider's tier
+#               (jest.kubernetes.config.js)
+#   guest lane  the real cluster in a qemu guest (jest.config.js's cluster project), then the user's
+#               journey on a new one (jest.journey.config.js)
+#
+# The lanes are balanced by what they cost (docs/testing-cluster.md, "CI budget"): the guest
+# lane's two tiers are the longest, so bare hosts runs in the host lane, after its own tests.
 #
 # What only the later tiers need (openssh-server's binaries aside, which test/setup.sh installs) is
 # built by test/setup-late.sh, started here in the background while the host lane's tests run: the
@@ -68,6 +72,9 @@ late=$!
 
 (
   run_jest host --selectProjects unit integration
+  if await_ready command; then
+    run_jest bare-hosts -c jest.bare-hosts.config.js --runInBand
+  fi
   if await_ready kubernetes; then
     run_jest kubernetes -c jest.kubernetes.config.js --runInBand
   fi
@@ -75,9 +82,6 @@ late=$!
 host=$!
 
 (
-  if await_ready command; then
-    run_jest bare-hosts -c jest.bare-hosts.config.js --runInBand
-  fi
   if await_ready cluster; then
     run_jest cluster --selectProjects cluster --runInBand
   fi

@@ -2,8 +2,8 @@
 # What only the later tiers of `npm test` need, built after test/setup.sh and while the host lane's
 # tests run (test/run.sh starts it in the background), in this order, each in the same Go build
 # cache and module graph as test/setup.sh's builds (test/env/go-build.sh):
-#   1. pulumi-resource-command (test/pulumi/install-command.sh): the bare-hosts tier, which needs
-#      nothing else, so the guest lane starts with it while 2 and 3 build;
+#   1. pulumi-resource-command (test/pulumi/install-command.sh): the bare-hosts tier (the smallest
+#      build, 88 s cold on top of test/setup.sh's);
 #   2. the real cluster's binaries (test/cluster/install.sh): kubelet, kube-scheduler, containerd,
 #      TopoLVM and its CSI sidecars, the snapshot controller, helm, csi-sanity, the guest's modules;
 #   3. pulumi-resource-kubernetes (test/pulumi/install-kubernetes.sh): the user's journey and the
