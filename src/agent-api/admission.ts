@@ -18,6 +18,9 @@ export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls
 /** The webhook server's paths (src/operator/admission/server.ts). */
 export const WEBHOOK_PATHS = { nodeSets: "/validate/lvmnodesets", lvmNodes: "/validate/lvmnodes" } as const;
 
+/** The webhook on deleting LVMNodeSets: `lvmnodeset-deletions.lvm.topolvm.io` (path WEBHOOK_PATHS.nodeSets). */
+export const NODE_SET_DELETIONS = "lvmnodeset-deletions";
+
 /** The ValidatingAdmissionPolicy's message for an LVMNode nobody's LVMNodeSet controls. */
 export const NOT_CONTROLLED_MESSAGE =
   "metadata.ownerReferences: an LVMNode must be controlled by an LVMNodeSet (an ownerReference with kind LVMNodeSet and controller: true); the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead";
@@ -140,7 +143,9 @@ export interface WebhookOptions {
  * by anyone but the operator (matchConditions: a finalizer, label or status change by a person,
  * or the operator's own writes, never wait for the webhook). failurePolicy Fail: while no operator
  * answers, sets cannot be created or their spec changed (nothing would reconcile them anyway), but
- * deletions and finalizer removals still pass (docs/operator.md).
+ * deletions and finalizer removals still pass (docs/operator.md). A third, failurePolicy Ignore:
+ * deleting a set whose deletionPolicy is Delete (the API server checks that, matchConditions; a
+ * Retain set never reaches the webhook), refused while its volume groups hold TopoLVM volumes.
  */
 export function webhookConfiguration(o: WebhookOptions) {
   const webhook = (plural: "lvmnodesets" | "lvmnodes", path: string) => ({
@@ -179,10 +184,31 @@ export function webhookConfiguration(o: WebhookOptions) {
       },
     ],
   });
+  const nodeSets = webhook("lvmnodesets", WEBHOOK_PATHS.nodeSets);
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
     metadata: { name: o.name, ...(o.annotations ? { annotations: { ...o.annotations } } : {}) },
-    webhooks: [webhook("lvmnodesets", WEBHOOK_PATHS.nodeSets), webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes)],
+    webhooks: [
+      nodeSets,
+      webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes),
+      // Deleting a set with deletionPolicy Delete while its volume groups hold volumes (docs/operator.md,
+      // Admission): Ignore, so a set stays deletable with no operator answering; the finalizer and
+      // the agents' refusal to remove a volume group that holds volumes are the safety net then.
+      {
+        ...nodeSets,
+        name: `${NODE_SET_DELETIONS}.${API_GROUP}`,
+        failurePolicy: "Ignore",
+        rules: [{ ...nodeSets.rules[0]!, operations: ["DELETE"] }],
+        matchConditions: [
+          {
+            name: "deletion-policy-delete",
+            expression:
+              "has(oldObject.spec) && has(oldObject.spec.template) && has(oldObject.spec.template.deletionPolicy) && oldObject.spec.template.deletionPolicy == 'Delete'",
+          },
+          nodeSets.matchConditions[1]!,
+        ],
+      },
+    ],
   };
 }
