@@ -21,6 +21,34 @@ export const WEBHOOK_PATHS = { nodeSets: "/validate/lvmnodesets", lvmNodes: "/va
 /** The webhook on deleting LVMNodeSets: `lvmnodeset-deletions.lvm.topolvm.io` (path WEBHOOK_PATHS.nodeSets). */
 export const NODE_SET_DELETIONS = "lvmnodeset-deletions";
 
+/** The webhook on deleting deletion guards: `deletion-guards.lvm.topolvm.io` (path WEBHOOK_PATHS.nodeSets). */
+export const DELETION_GUARDS = "deletion-guards";
+
+/** The label that makes a ConfigMap a deletion guard (deletionGuard). */
+export const DELETION_GUARD_LABEL = "lvm.topolvm.io/deletion-guard";
+
+/**
+ * A deletion guard: a ConfigMap listing LVMNodeSets of its namespace (data.nodeSets, one name a
+ * line) whose deletion would be refused (volumes in their volume groups, deletionPolicy Delete).
+ * Deleting it is refused for the same reason, by the same webhook (failurePolicy Ignore). The
+ * Topolvm component makes one that depends on TopoLVM's chart, so `pulumi destroy` deletes it first
+ * and stops there, before TopoLVM is gone: TopoLVM is what removes a volume once its PVC is deleted.
+ */
+export function deletionGuard(o: { name: string; namespace: string; nodeSets: readonly string[] }) {
+  return {
+    apiVersion: "v1" as const,
+    kind: "ConfigMap" as const,
+    metadata: { name: o.name, namespace: o.namespace, labels: { [DELETION_GUARD_LABEL]: "true" } },
+    data: { nodeSets: o.nodeSets.join("\n") },
+  };
+}
+
+/** The LVMNodeSet names a deletion guard lists. */
+export function guardedNodeSets(guard: unknown): string[] {
+  const text = (guard as { data?: { nodeSets?: unknown } } | undefined)?.data?.nodeSets;
+  return typeof text === "string" ? text.split(/\s+/).filter(Boolean) : [];
+}
+
 /** The ValidatingAdmissionPolicy's message for an LVMNode nobody's LVMNodeSet controls. */
 export const NOT_CONTROLLED_MESSAGE =
   "metadata.ownerReferences: an LVMNode must be controlled by an LVMNodeSet (an ownerReference with kind LVMNodeSet and controller: true); the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead";
@@ -208,6 +236,23 @@ export function webhookConfiguration(o: WebhookOptions) {
           },
           nodeSets.matchConditions[1]!,
         ],
+      },
+      // Deleting a deletion guard (deletionGuard): the same check for the sets it lists.
+      {
+        ...nodeSets,
+        name: `${DELETION_GUARDS}.${API_GROUP}`,
+        failurePolicy: "Ignore",
+        rules: [
+          {
+            apiGroups: [""],
+            apiVersions: ["v1"],
+            operations: ["DELETE"],
+            resources: ["configmaps"],
+            scope: "Namespaced",
+          },
+        ],
+        objectSelector: { matchLabels: { [DELETION_GUARD_LABEL]: "true" } },
+        matchConditions: [nodeSets.matchConditions[1]!],
       },
     ],
   };

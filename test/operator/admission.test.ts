@@ -19,6 +19,7 @@ import { issueAgentCertificates } from "../../src/components/agent-certificates"
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient } from "../../src/kube/client";
 import {
+  deletionGuard,
   lvmNodeOwnerPolicy,
   NOT_CONTROLLED_MESSAGE,
   webhookConfiguration,
@@ -349,7 +350,7 @@ describe("deleting a set with deletionPolicy Delete (issue 16, 6b)", () => {
 
     const refused = await cp.request("DELETE", setsPath(DELETE_NS, "vault"));
     expect(denied(refused)).toBe(
-      `422 admission webhook "lvmnodeset-deletions.lvm.topolvm.io" denied the request: LVMNodeSet/vault: spec.template.deletionPolicy: is Delete, but volume group vg1 on node n5 still holds logical volume lv-pvc-vault-1 (TopoLVM LogicalVolume pvc-vault-1, PersistentVolume pvc-vault-1 of claim default/data-vault-0): delete the PVC default/data-vault-0, then delete LVMNodeSet ${DELETE_NS}/vault again (pulumi destroy again)`,
+      `422 admission webhook "lvmnodeset-deletions.lvm.topolvm.io" denied the request: LVMNodeSet/vault: spec.template.deletionPolicy: is Delete, but volume group vg1 on node n5 still holds logical volume lv-pvc-vault-1 (TopoLVM LogicalVolume pvc-vault-1, PersistentVolume pvc-vault-1 of claim default/data-vault-0): delete the PVC default/data-vault-0, then destroy again (pulumi destroy, or delete LVMNodeSet ${DELETE_NS}/vault)`,
     );
     // A refusal changes nothing: the same object, not Terminating, its LVMNode there.
     const after = await must(cp, "GET", setsPath(DELETE_NS, "vault"));
@@ -357,9 +358,24 @@ describe("deleting a set with deletionPolicy Delete (issue 16, 6b)", () => {
     expect(after.metadata.deletionTimestamp).toBeUndefined();
     expect((await lvmNodes(cp, DELETE_NS)).has("n5")).toBe(true);
 
+    // The Topolvm component's deletion guard (deleted first by pulumi destroy): the same refusal.
+    const guard = deletionGuard({
+      name: "topolvm-deletion-guard",
+      namespace: DELETE_NS,
+      nodeSets: ["vault"],
+    });
+    await must(cp, "POST", `/api/v1/namespaces/${DELETE_NS}/configmaps`, guard);
+    const guardPath = `/api/v1/namespaces/${DELETE_NS}/configmaps/topolvm-deletion-guard`;
+    const guardRefused = await cp.request("DELETE", guardPath);
+    expect(denied(guardRefused)).toBe(
+      `422 admission webhook "deletion-guards.lvm.topolvm.io" denied the request: ${refused.body.message.split("denied the request: ")[1]}`,
+    );
+    expect((await cp.request("GET", guardPath)).status).toBe(200);
+
     // The claim deleted: TopoLVM deletes the PV's LogicalVolume, then the PV goes.
     await must(cp, "DELETE", `${LVS}/pvc-vault-1`);
     await must(cp, "DELETE", `${PVS}/pvc-vault-1`);
+    expect((await cp.request("DELETE", guardPath)).status).toBe(200);
     expect((await cp.request("DELETE", setsPath(DELETE_NS, "vault"))).status).toBe(200);
     await gone("vault");
   });

@@ -104,7 +104,7 @@ describe("volumesOnSet: the TopoLVM volumes a deletion of the set would tear dow
 
 describe("deletionProblems: one line per volume, naming node, volume group, LV, PV, claim and what to do", () => {
   const s = set("Delete");
-  const again = "then delete LVMNodeSet storage/fast again (pulumi destroy again)";
+  const again = "then destroy again (pulumi destroy, or delete LVMNodeSet storage/fast)";
   test("a bound claim: delete the PVC", () => {
     const on = volumesOnSet(s, nodes, [lv("pvc-a", "n1", "thin")]);
     expect(deletionProblems(s, on, new Map([["pvc-a", pv("pvc-a", "Bound", "default/data-web-0")]]))).toEqual(

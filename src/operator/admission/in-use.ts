@@ -69,7 +69,7 @@ export function deletionProblems(
   volumes: readonly VolumeOnSet[],
   pvs: ReadonlyMap<string, PersistentVolumeObject>,
 ): ValidationProblem[] {
-  const again = `then delete LVMNodeSet ${set.metadata.namespace}/${set.metadata.name} again (pulumi destroy again)`;
+  const again = `then destroy again (pulumi destroy, or delete LVMNodeSet ${set.metadata.namespace}/${set.metadata.name})`;
   return volumes.map(({ node, volumeGroup, volume }) => {
     const name = volume.metadata.name;
     const lv = volume.status?.volumeID ? `logical volume ${volume.status.volumeID}` : "a logical volume";

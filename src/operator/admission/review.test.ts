@@ -164,9 +164,54 @@ describe("review of a deletion", () => {
       allowed: false,
       code: 422,
       message:
-        "LVMNodeSet/fast: spec.template.deletionPolicy: is Delete, but volume group vg1 on node n1 still holds logical volume v-1 (TopoLVM LogicalVolume pvc-1, PersistentVolume pvc-1 of claim default/data): delete the PVC default/data, then delete LVMNodeSet storage/fast again (pulumi destroy again)",
+        "LVMNodeSet/fast: spec.template.deletionPolicy: is Delete, but volume group vg1 on node n1 still holds logical volume v-1 (TopoLVM LogicalVolume pvc-1, PersistentVolume pvc-1 of claim default/data): delete the PVC default/data, then destroy again (pulumi destroy, or delete LVMNodeSet storage/fast)",
     });
     expect(asked).toEqual(["lvmnodes storage", "pv pvc-1"]);
+  });
+
+  test("a deletion guard: the same refusal for each set it lists that exists and is not being deleted", async () => {
+    const sets: Record<string, unknown> = {
+      fast: stored("Delete"),
+      kept: { ...stored("Retain"), metadata: { name: "kept", namespace: "storage", uid: "u-kept" } },
+      going: {
+        ...stored("Delete"),
+        metadata: {
+          name: "going",
+          namespace: "storage",
+          uid: "u-fast",
+          deletionTimestamp: "2026-01-01T00:00:00Z",
+        },
+      },
+    };
+    const guard = {
+      ...deletion({
+        metadata: { name: "topolvm-deletion-guard" },
+        data: { nodeSets: "fast\nkept\ngoing\nmissing" },
+      }),
+      kind: { group: "", version: "v1", kind: "ConfigMap" },
+    };
+    const asked: string[] = [];
+    const verdict = await review(guard, {
+      ...reads([volume], asked),
+      nodeSet: async (ns, name) => (asked.push(`set ${ns}/${name}`), sets[name] as never),
+    });
+    expect(verdict).toMatchObject({ allowed: false, code: 422 });
+    expect((verdict as { message: string }).message.split("\n")).toEqual([
+      expect.stringMatching(
+        /^LVMNodeSet\/fast: spec\.template\.deletionPolicy: is Delete, but volume group vg1 on node n1 /,
+      ),
+    ]);
+    expect(asked).toEqual([
+      "set storage/fast",
+      "set storage/kept",
+      "set storage/going",
+      "set storage/missing",
+      "lvmnodes storage",
+      "pv pvc-1",
+    ]);
+    expect(await review(guard, { ...reads([]), nodeSet: async (_, name) => sets[name] as never })).toEqual({
+      allowed: true,
+    });
   });
 
   test("Delete with no volume, or TopoLVM's API absent: allowed; a cluster that cannot be read rejects", async () => {

@@ -1,4 +1,5 @@
 import { checkManifest, deletionPolicyOf, problemLine, type ValidationProblem } from "../../api";
+import { guardedNodeSets } from "../../agent-api/admission";
 import type { KubeClient, KubePaths } from "../../kube/client";
 import { isNotFound } from "../../kube/errors";
 import { LVM_NODE_SETS, LVM_NODES, NODES, resourcePath } from "../../kube/resources";
@@ -117,25 +118,42 @@ export async function review(request: AdmissionRequest, reads: AdmissionReads): 
 }
 
 /**
- * The verdict on deleting an LVMNodeSet: with deletionPolicy Delete, refused while its volume groups
- * hold TopoLVM volumes (in-use.ts), naming each with its PersistentVolume and claim; its finalizer
- * would otherwise keep it Terminating until they are gone, the agents refusing the teardown
- * (docs/operator.md, Deletion). Retain, anything else, and no TopoLVM API: allowed.
+ * The verdict on deleting an LVMNodeSet, or a deletion guard listing sets (deletionGuard): refused
+ * while a set with deletionPolicy Delete has TopoLVM volumes in its volume groups (in-use.ts),
+ * naming each with its PersistentVolume and claim; its finalizer would otherwise keep it Terminating
+ * until they are gone, the agents refusing the teardown (docs/operator.md, Deletion). Retain,
+ * anything else, and no TopoLVM API: allowed. A deletion is never refused for what the spec says.
  */
 async function reviewDeletion(request: AdmissionRequest, reads: AdmissionReads): Promise<AdmissionVerdict> {
-  const set = withNamespace(request.oldObject, request.namespace) as LVMNodeSetObject | undefined;
-  if (request.kind.kind !== "LVMNodeSet" || !set?.metadata?.name) return { allowed: true };
-  if (deletionPolicyOf(set.spec?.template ?? {}) !== "Delete") return { allowed: true };
+  let sets: LVMNodeSetObject[];
+  if (request.kind.kind === "ConfigMap") {
+    const names = guardedNodeSets(request.oldObject);
+    const found = await Promise.all(names.map((n) => reads.nodeSet(request.namespace ?? "", n)));
+    sets = found.filter((s): s is LVMNodeSetObject => !!s && !s.metadata.deletionTimestamp);
+  } else {
+    const set = withNamespace(request.oldObject, request.namespace) as LVMNodeSetObject | undefined;
+    sets = request.kind.kind === "LVMNodeSet" && set?.metadata?.name ? [set] : [];
+  }
+  const lines: string[] = [];
+  for (const set of sets)
+    for (const p of await inUseProblems(set, reads))
+      lines.push(problemLine("LVMNodeSet", set.metadata.name, p));
+  return lines.length ? { allowed: false, code: 422, message: lines.join("\n") } : { allowed: true };
+}
+
+/** The volumes a deletion of `set` would have to destroy, as problems; none with Retain (no read). */
+async function inUseProblems(set: LVMNodeSetObject, reads: AdmissionReads): Promise<ValidationProblem[]> {
+  if (deletionPolicyOf(set.spec?.template ?? {}) !== "Delete") return [];
   const [lvmNodes, volumes] = await Promise.all([
     reads.lvmNodes(set.metadata.namespace ?? ""),
     reads.logicalVolumes(),
   ]);
   const onSet = volumesOnSet(set, lvmNodes, volumes ?? []);
-  if (onSet.length === 0) return { allowed: true };
+  if (onSet.length === 0) return [];
   const names = [...new Set(onSet.map((v) => v.volume.spec?.name ?? v.volume.metadata.name))];
   const found = await Promise.all(names.map((n) => reads.persistentVolume(n)));
   const pvs = new Map(found.flatMap((pv) => (pv ? [[pv.metadata.name, pv] as const] : [])));
-  return refuse("LVMNodeSet", set.metadata.name, deletionProblems(set, onSet, pvs));
+  return deletionProblems(set, onSet, pvs);
 }
 
 function refuse(kind: string, name: string, problems: readonly ValidationProblem[]): AdmissionVerdict {
