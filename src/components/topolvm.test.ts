@@ -210,8 +210,11 @@ describe("Topolvm: each node set declared once", () => {
       },
       data: { nodeSets: "north" },
     });
-    // It depends on the chart: pulumi destroy deletes it first, and stops there while it is refused.
-    expect(guard.opts.dependsOn).toEqual([find(recorded, CHART, "lvm-topolvm").resource]);
+    // It depends on the chart (and its objects, none under the mocks): pulumi destroy deletes it first, and stops there while it is refused.
+    const dependsOn = await new Promise((resolve) =>
+      (guard.opts.dependsOn as pulumi.Output<unknown[]>).apply(resolve),
+    );
+    expect(dependsOn).toEqual([find(recorded, CHART, "lvm-topolvm").resource]);
     expect(guard.parent).toEqual({ type: TOPOLVM_TYPE, name: "lvm-topolvm" });
     const retained = await runProgram(program("Retain"));
     expect(ofType(retained, "kubernetes:core/v1:ConfigMap")).toEqual([]);

@@ -117,7 +117,9 @@ export class Topolvm extends pulumi.ComponentResource {
       new k8s.core.v1.ConfigMap(
         `${name}-deletion-guard`,
         deletionGuard({ name: `${release}-deletion-guard`, namespace: facts.namespace, nodeSets: guarded }),
-        { parent: this, dependsOn: [chart] },
+        // The chart's every object, not just the chart: a v4 Chart is a component of the provider's,
+        // whose children a dependency on it might not reach on destroy.
+        { parent: this, dependsOn: chart.resources.apply((objects) => [chart, ...(objects ?? [])]) },
       );
     this.releaseName = pulumi.output(release);
     this.registerOutputs({ releaseName: this.releaseName });
