@@ -18,11 +18,19 @@ const nodeSelector: NodeSelectorSpec = {
   ],
 };
 
-/** One volume group from two disks picked by serial, and one thin device class on it. */
+/**
+ * One volume group from two disks picked by serial, and one thin device class on it. Config
+ * `volumeGroup`, `deviceClass` (its StorageClass is lvms-<deviceClass>) and `deletionPolicy` (Retain,
+ * the default: the volume group stays on destroy; Delete: removed, once no PVC uses it).
+ */
+const volumeGroup = config.get("volumeGroup") ?? "vg-data";
+const deviceClass = config.get("deviceClass") ?? "thin";
+const deletionPolicy = config.get("deletionPolicy") as "Retain" | "Delete" | undefined;
 const template: NodeSetTemplate = {
+  ...(deletionPolicy ? { deletionPolicy } : {}),
   volumeGroups: [
     {
-      name: "vg-data",
+      name: volumeGroup,
       deviceSelector: {
         deviceSelectorTerms: [
           {
@@ -40,9 +48,9 @@ const template: NodeSetTemplate = {
   ],
   deviceClasses: [
     {
-      name: "thin",
+      name: deviceClass,
       strategy: "Thin",
-      volumeGroup: "vg-data",
+      volumeGroup,
       default: true,
       thin: { poolName: "pool0", sizePercent: 90, overprovisionRatio: 10 },
       // StorageClass and VolumeSnapshotClass "lvms-thin" (the API's default naming).
@@ -111,6 +119,6 @@ new Topolvm(
 );
 
 export const namespace = system.namespace;
-export const storageClass = nodeSet.storageClassNames.apply((names) => names["thin"]);
-export const snapshotClass = nodeSet.snapshotClassNames.apply((names) => names["thin"]);
+export const storageClass = nodeSet.storageClassNames.apply((names) => names[deviceClass]);
+export const snapshotClass = nodeSet.snapshotClassNames.apply((names) => names[deviceClass]);
 export const nodes = nodeSet.nodes;

@@ -18,6 +18,37 @@ export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls
 /** The webhook server's paths (src/operator/admission/server.ts). */
 export const WEBHOOK_PATHS = { nodeSets: "/validate/lvmnodesets", lvmNodes: "/validate/lvmnodes" } as const;
 
+/** The webhook on deleting LVMNodeSets: `lvmnodeset-deletions.lvm.topolvm.io` (path WEBHOOK_PATHS.nodeSets). */
+export const NODE_SET_DELETIONS = "lvmnodeset-deletions";
+
+/** The webhook on deleting deletion guards: `deletion-guards.lvm.topolvm.io` (path WEBHOOK_PATHS.nodeSets). */
+export const DELETION_GUARDS = "deletion-guards";
+
+/** The label that makes a ConfigMap a deletion guard (deletionGuard). */
+export const DELETION_GUARD_LABEL = "lvm.topolvm.io/deletion-guard";
+
+/**
+ * A deletion guard: a ConfigMap listing LVMNodeSets of its namespace (data.nodeSets, one name a
+ * line) whose deletion would be refused (volumes in their volume groups, deletionPolicy Delete).
+ * Deleting it is refused for the same reason, by the same webhook (failurePolicy Ignore). The
+ * Topolvm component makes one that depends on TopoLVM's chart, so `pulumi destroy` deletes it first
+ * and stops there, before TopoLVM is gone: TopoLVM is what removes a volume once its PVC is deleted.
+ */
+export function deletionGuard(o: { name: string; namespace: string; nodeSets: readonly string[] }) {
+  return {
+    apiVersion: "v1" as const,
+    kind: "ConfigMap" as const,
+    metadata: { name: o.name, namespace: o.namespace, labels: { [DELETION_GUARD_LABEL]: "true" } },
+    data: { nodeSets: o.nodeSets.join("\n") },
+  };
+}
+
+/** The LVMNodeSet names a deletion guard lists. */
+export function guardedNodeSets(guard: unknown): string[] {
+  const text = (guard as { data?: { nodeSets?: unknown } } | undefined)?.data?.nodeSets;
+  return typeof text === "string" ? text.split(/\s+/).filter(Boolean) : [];
+}
+
 /** The ValidatingAdmissionPolicy's message for an LVMNode nobody's LVMNodeSet controls. */
 export const NOT_CONTROLLED_MESSAGE =
   "metadata.ownerReferences: an LVMNode must be controlled by an LVMNodeSet (an ownerReference with kind LVMNodeSet and controller: true); the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead";
@@ -140,7 +171,9 @@ export interface WebhookOptions {
  * by anyone but the operator (matchConditions: a finalizer, label or status change by a person,
  * or the operator's own writes, never wait for the webhook). failurePolicy Fail: while no operator
  * answers, sets cannot be created or their spec changed (nothing would reconcile them anyway), but
- * deletions and finalizer removals still pass (docs/operator.md).
+ * deletions and finalizer removals still pass (docs/operator.md). A third, failurePolicy Ignore:
+ * deleting a set whose deletionPolicy is Delete (the API server checks that, matchConditions; a
+ * Retain set never reaches the webhook), refused while its volume groups hold TopoLVM volumes.
  */
 export function webhookConfiguration(o: WebhookOptions) {
   const webhook = (plural: "lvmnodesets" | "lvmnodes", path: string) => ({
@@ -179,10 +212,48 @@ export function webhookConfiguration(o: WebhookOptions) {
       },
     ],
   });
+  const nodeSets = webhook("lvmnodesets", WEBHOOK_PATHS.nodeSets);
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
     metadata: { name: o.name, ...(o.annotations ? { annotations: { ...o.annotations } } : {}) },
-    webhooks: [webhook("lvmnodesets", WEBHOOK_PATHS.nodeSets), webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes)],
+    webhooks: [
+      nodeSets,
+      webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes),
+      // Deleting a set with deletionPolicy Delete while its volume groups hold volumes (docs/operator.md,
+      // Admission): Ignore, so a set stays deletable with no operator answering; the finalizer and
+      // the agents' refusal to remove a volume group that holds volumes are the safety net then.
+      {
+        ...nodeSets,
+        name: `${NODE_SET_DELETIONS}.${API_GROUP}`,
+        failurePolicy: "Ignore",
+        rules: [{ ...nodeSets.rules[0]!, operations: ["DELETE"] }],
+        matchConditions: [
+          {
+            name: "deletion-policy-delete",
+            expression:
+              "has(oldObject.spec) && has(oldObject.spec.template) && has(oldObject.spec.template.deletionPolicy) && oldObject.spec.template.deletionPolicy == 'Delete'",
+          },
+          nodeSets.matchConditions[1]!,
+        ],
+      },
+      // Deleting a deletion guard (deletionGuard): the same check for the sets it lists.
+      {
+        ...nodeSets,
+        name: `${DELETION_GUARDS}.${API_GROUP}`,
+        failurePolicy: "Ignore",
+        rules: [
+          {
+            apiGroups: [""],
+            apiVersions: ["v1"],
+            operations: ["DELETE"],
+            resources: ["configmaps"],
+            scope: "Namespaced",
+          },
+        ],
+        objectSelector: { matchLabels: { [DELETION_GUARD_LABEL]: "true" } },
+        matchConditions: [nodeSets.matchConditions[1]!],
+      },
+    ],
   };
 }

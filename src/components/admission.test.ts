@@ -38,10 +38,32 @@ describe("LvmSystem admission", () => {
     expect(vwc.webhooks.map((w: { name: string }) => w.name)).toEqual([
       "lvmnodesets.lvm.topolvm.io",
       "lvmnodes.lvm.topolvm.io",
+      "lvmnodeset-deletions.lvm.topolvm.io",
+      "deletion-guards.lvm.topolvm.io",
     ]);
+    // Create and spec changes: Fail (no unchecked set); deletions: Ignore (no operator, no refusal).
+    expect(vwc.webhooks.map((w: { failurePolicy: string }) => w.failurePolicy)).toEqual([
+      "Fail",
+      "Fail",
+      "Ignore",
+      "Ignore",
+    ]);
+    expect(
+      vwc.webhooks.map((w: { rules: Array<{ operations: string[] }> }) => w.rules[0]!.operations),
+    ).toEqual([["CREATE", "UPDATE"], ["CREATE", "UPDATE"], ["DELETE"], ["DELETE"]]);
+    // The Topolvm component's deletion guard: ConfigMaps with the label, in the system's namespace.
+    expect(vwc.webhooks[3].rules[0].resources).toEqual(["configmaps"]);
+    expect(vwc.webhooks[3].objectSelector).toEqual({
+      matchLabels: { "lvm.topolvm.io/deletion-guard": "true" },
+    });
+    expect(vwc.webhooks[2].rules[0].resources).toEqual(["lvmnodesets"]);
+    expect(vwc.webhooks[2].clientConfig.service.path).toBe("/validate/lvmnodesets");
+    // Only a set with deletionPolicy Delete reaches the webhook: Retain is never refused.
+    expect(vwc.webhooks[2].matchConditions[0].expression).toContain(
+      "oldObject.spec.template.deletionPolicy == 'Delete'",
+    );
     for (const w of vwc.webhooks) {
       expect(w).toMatchObject({
-        failurePolicy: "Fail",
         sideEffects: "None",
         timeoutSeconds: 10,
         namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } },
@@ -79,7 +101,7 @@ describe("LvmSystem admission", () => {
       () => new LvmSystem("lvm", args({ operator: { admission: { timeoutSeconds: 30 } } })),
     );
     const vwc = find(recorded, VWC, "lvm-operator-webhook").inputs;
-    expect(vwc.webhooks.map((w: { timeoutSeconds: number }) => w.timeoutSeconds)).toEqual([30, 30]);
+    expect(vwc.webhooks.map((w: { timeoutSeconds: number }) => w.timeoutSeconds)).toEqual([30, 30, 30, 30]);
     for (const bad of [0, 31, 2.5]) {
       const { error } = await runFailingProgram(
         () => new LvmSystem("bad", args({ operator: { admission: { timeoutSeconds: bad } } })),

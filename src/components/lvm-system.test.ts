@@ -205,6 +205,9 @@ describe("LvmSystem", () => {
         },
         { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
         { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
+        // issue 16: deleting a set with deletionPolicy Delete is refused while TopoLVM's volumes are in it
+        { apiGroups: ["topolvm.io"], resources: ["logicalvolumes"], verbs: ["list"] },
+        { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get"] },
       ],
     });
     for (const type of ["RoleBinding", "ClusterRoleBinding"])

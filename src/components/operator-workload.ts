@@ -108,7 +108,8 @@ export const operatorLabels = (instance: string) => ({
  *   (src/agent/auth/authorizer.ts REQUIRED_ACCESS).
  * - `agentPods`: find each node's agent pod, in the agents' namespace.
  * - `clusterWide`: Nodes, to evaluate node selectors; the classes of sets applied without Pulumi;
- *   TopoLVM's CSIDriver and CSINodes (ProviderReady, which LvmSystem's operator reports).
+ *   TopoLVM's CSIDriver and CSINodes (ProviderReady, which LvmSystem's operator reports); TopoLVM's
+ *   LogicalVolumes and PersistentVolumes, read by the admission webhook on a set's deletion.
  * - `leaderElection`: the Lease the replicas elect a leader on (src/operator/leader), in the
  *   operator's own namespace (`create` cannot be limited to one name).
  * - `events`: Events (events.k8s.io/v1) about the LVMNodeSets and LVMNodes.
@@ -142,6 +143,10 @@ export function operatorRules() {
       // ProviderReady (--provider-ready): TopoLVM's CSIDriver and the nodes' CSINodes, read only
       { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
       { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
+      // admission: deleting a set with deletionPolicy Delete is refused while TopoLVM's volumes are
+      // in its volume groups (src/operator/admission/in-use.ts), naming their PersistentVolumes
+      { apiGroups: ["topolvm.io"], resources: ["logicalvolumes"], verbs: ["list"] },
+      { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get"] },
     ],
     leaderElection: [
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },

@@ -184,6 +184,42 @@ describe("Topolvm: each node set declared once", () => {
     });
   });
 
+  test("a deletion guard for the node sets with deletionPolicy Delete, deleted before the chart on destroy; none without one", async () => {
+    const [{ name: _n, ...north }, { name: _s, ...south }] = scenarios[0]![1] as [NamedSet, NamedSet];
+    const program = (policy: "Delete" | "Retain") => () => {
+      const lvm = new LvmSystem("lvm", systemArgs({}));
+      const nodeSets = [
+        new NodeSet(
+          "north",
+          { ...north, template: { ...north.template, deletionPolicy: policy } },
+          { system: lvm },
+        ),
+        new NodeSet("south", south, { system: lvm }),
+      ];
+      new Topolvm("lvm-topolvm", { chartVersion: "15.7.1", releaseName: "tl" }, { system: lvm, nodeSets });
+    };
+    const recorded = await runProgram(program("Delete"));
+    const guard = find(recorded, "kubernetes:core/v1:ConfigMap", "lvm-topolvm-deletion-guard");
+    expect(guard.inputs).toEqual({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name: "tl-deletion-guard",
+        namespace: "lvm-system",
+        labels: { "lvm.topolvm.io/deletion-guard": "true" },
+      },
+      data: { nodeSets: "north" },
+    });
+    // It depends on the chart (and its objects, none under the mocks): pulumi destroy deletes it first, and stops there while it is refused.
+    const dependsOn = await new Promise((resolve) =>
+      (guard.opts.dependsOn as pulumi.Output<unknown[]>).apply(resolve),
+    );
+    expect(dependsOn).toEqual([find(recorded, CHART, "lvm-topolvm").resource]);
+    expect(guard.parent).toEqual({ type: TOPOLVM_TYPE, name: "lvm-topolvm" });
+    const retained = await runProgram(program("Retain"));
+    expect(ofType(retained, "kubernetes:core/v1:ConfigMap")).toEqual([]);
+  });
+
   test("refused before anything registers: a NodeSet of another namespace, a system that installs TopoLVM itself, duplicate names", async () => {
     const [{ name: _n, ...north }, { name: _s, ...south }] = scenarios[0]![1] as [NamedSet, NamedSet];
     const { error } = await runFailingProgram(() => {

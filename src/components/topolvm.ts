@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { ValidationProblem } from "../api";
 import type { LvmSystem } from "./lvm-system";
 import type { NodeSet } from "./node-set";
+import { deletionGuard } from "../agent-api/admission";
 import { withDependencies } from "./depends-on";
 import { nodeSetFacts, systemFacts, type NodeSetFacts, type SystemFacts } from "./peer-facts";
 import { topolvmReleaseArgsSchema } from "./topolvm-args";
@@ -94,7 +95,7 @@ export class Topolvm extends pulumi.ComponentResource {
       { parent: this },
     );
     const release = args.releaseName ?? "topolvm";
-    new k8s.helm.v4.Chart(
+    const chart = new k8s.helm.v4.Chart(
       name,
       { ...topolvmChartSource(args), name: release, namespace: facts.namespace, values: plan.values },
       {
@@ -104,6 +105,22 @@ export class Topolvm extends pulumi.ComponentResource {
         aliases: [{ name: `${facts.name}-topolvm`, parent: system }],
       },
     );
+    // `pulumi destroy` would remove TopoLVM before the node sets (this depends on them): a set with
+    // deletionPolicy Delete whose volume groups still hold volumes would then be refused with
+    // nobody left to remove a volume once its PVC is deleted. The guard depends on the chart, so it
+    // is deleted first, and the operator's webhook refuses that while those volumes exist.
+    const guarded = nodeSets
+      .flatMap((n) => nodeSetFacts(n) ?? [])
+      .filter((set) => set.spec.template.deletionPolicy === "Delete")
+      .map((set) => set.nodeSetName);
+    if (guarded.length)
+      new k8s.core.v1.ConfigMap(
+        `${name}-deletion-guard`,
+        deletionGuard({ name: `${release}-deletion-guard`, namespace: facts.namespace, nodeSets: guarded }),
+        // The chart's every object, not just the chart: a v4 Chart is a component of the provider's,
+        // whose children a dependency on it might not reach on destroy.
+        { parent: this, dependsOn: chart.resources.apply((objects) => [chart, ...(objects ?? [])]) },
+      );
     this.releaseName = pulumi.output(release);
     this.registerOutputs({ releaseName: this.releaseName });
   }

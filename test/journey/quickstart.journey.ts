@@ -3,9 +3,9 @@
  * (journey.ts: the node has four disks). 1 preview, 2 up, 2b the NodeSet in cluster mode
  * (cluster-mode.ts), 3 a StatefulSet's PVC on the thin pool, 3b a snapshot restored, 4 disks added by
  * config (the plan previewed through the agent, then applied exactly), 5 drift shown by refresh and
- * repaired by the operator, 7 no plain secret in state, 6 destroy with Retain. Not written: 6b (a
- * second stack with deletionPolicy Delete): a node belongs to one node set (the operator's admission
- * refuses a second), so it needs a second node. Checked with the cluster's API and the node's own
+ * repaired by the operator, 7 no plain secret in state, 6 destroy with Retain, 6b a second stack of
+ * the quickstart with deletionPolicy Delete on the disk left free (the node's set is gone after 6):
+ * its destroy refused while a PVC uses the volume group, done once it is deleted. Checked with the cluster's API and the node's own
  * tools (node.ts), never through our code. `npm run test:journey`; not in `npm test`
  * (jest.journey.config.js: *.journey.ts, not *.test.ts).
  */
@@ -14,8 +14,8 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { DEFAULT_IMAGE } from "../../src/version";
 import type { Cluster } from "../cluster/cluster";
-import { apply, eventsOf, get, waitFor } from "../cluster/objects";
-import { checksumIn, claimObject, LVM_ENV } from "../cluster/workloads";
+import { apply, eventsOf, get, remove, waitFor } from "../cluster/objects";
+import { boundVolume, checksumIn, claimObject, LVM_ENV, runWithClaims } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
 import type { PulumiWorkspace } from "../pulumi/cli";
 import { planList } from "../pulumi/preview-plan";
@@ -56,6 +56,7 @@ jest.setTimeout(1_800_000);
 let cluster: Cluster | undefined;
 let ws: PulumiWorkspace | undefined;
 let scratch: string | undefined;
+let kubernetesPlugin = "";
 /** Step → its wall time and the 1-minute load average when it ended. */
 const timings: Record<string, string> = {};
 /** What web-0 wrote in step 3: every later step checks the data against it. */
@@ -91,6 +92,7 @@ beforeAll(async () => {
   const images = await timed("images", () => journeyImages(bins.cluster, () => undefined));
   cluster = await timed("cluster → Node Ready", () => startJourneyCluster(images));
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-journey-"));
+  kubernetesPlugin = bins.kubernetesPlugin;
   ws = quickstartStack(scratch, cluster, bins.kubernetesPlugin);
 }, 1_800_000);
 
@@ -359,5 +361,90 @@ describe("6. pulumi destroy (deletionPolicy Retain, the default)", () => {
     );
     expect(crd?.metadata?.deletionTimestamp).toBeUndefined();
     expect(crd?.metadata?.annotations?.["helm.sh/resource-policy"]).toBe("keep");
+  });
+});
+
+describe("6b. a second stack with deletionPolicy Delete: destroy refused while a PVC uses it", () => {
+  const serial = "SN-OTHER333";
+  const vg = "vg-scratch";
+  const claim = "scratch-data";
+  let ws2: PulumiWorkspace | undefined;
+  let root2: string | undefined;
+  let volumeHandle = "";
+  afterAll(() => {
+    ws2?.cleanup();
+    if (root2) fs.rmSync(root2, { recursive: true, force: true });
+  });
+
+  it("up on the disk vg-data does not use: vg-scratch built, a PVC on it holds data", async () => {
+    const disk = (await disksBySerial())[serial]!;
+    // Step 4 left a swap signature on it: the user frees the disk before giving it to a set.
+    await c().guest.run(["wipefs", "-a", disk]);
+    root2 = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-journey-6b-"));
+    ws2 = quickstartStack(root2, c(), kubernetesPlugin);
+    setStackConfig(ws2, "diskSerials", [serial]);
+    setStackConfig(ws2, "volumeGroup", vg);
+    setStackConfig(ws2, "deviceClass", "scratch");
+    setStackConfig(ws2, "deletionPolicy", "Delete");
+    await timed("up (stack 2, deletionPolicy Delete)", () =>
+      runPulumi(ws2!, c(), ["up", "--yes", "--skip-preview"]),
+    );
+    const sum = await timed("PVC on vg-scratch, data written", async () => {
+      await apply(c().cp, claimObject("default", claim, "lvms-scratch", "1Gi"));
+      const log = await runWithClaims(
+        c(),
+        "default",
+        `${claim}-writer`,
+        { data: claim },
+        "dd if=/dev/urandom of=/data/blob bs=1M count=16 2>/dev/null && sync && sha256sum /data/blob",
+        { timeoutMs: 900_000 },
+      );
+      return checksumIn(log, "/data/blob");
+    });
+    expect(sum).toMatch(/^[0-9a-f]{64}$/);
+    const { pv } = await boundVolume(c(), "default", claim, 60_000);
+    volumeHandle = pv.spec.csi.volumeHandle;
+    expect(await lvmReport("lvs", "vg_name,lv_name")).toEqual(expect.arrayContaining([[vg, volumeHandle]]));
+    expect((await lvmReport("pvs", "pv_name,vg_name")).filter(([, g]) => g === vg)).toEqual([[disk, vg]]);
+  });
+
+  it("pulumi destroy fails promptly naming the PVC, the node and vg-scratch; the volume and TopoLVM stay", async () => {
+    const r = await timed("destroy refused (PVC in use)", () =>
+      ws2!.runAsync(["destroy", "--yes", "--skip-preview"], { timeoutMs: 900_000 }),
+    );
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain(
+      `volume group ${vg} on node ${c().nodeName} still holds logical volume ${volumeHandle}`,
+    );
+    expect(r.output).toContain(`delete the PVC default/${claim}, then destroy again`);
+    // Nothing was removed: the LV, the set, and TopoLVM (which deletes the volume once its PVC goes).
+    expect(await lvmReport("lvs", "vg_name,lv_name")).toEqual(expect.arrayContaining([[vg, volumeHandle]]));
+    const set = await get(
+      c().cp,
+      `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`,
+    );
+    expect(set?.metadata?.deletionTimestamp).toBeUndefined();
+    const csi = await get(c().cp, "/apis/storage.k8s.io/v1/csidrivers/topolvm.io");
+    expect(csi?.metadata?.deletionTimestamp).toBeUndefined();
+  });
+
+  it("after the PVC is deleted, pulumi destroy removes vg-scratch and its PV label; vg-data stays", async () => {
+    const disk = (await disksBySerial())[serial]!;
+    await timed("PVC deleted, its LV removed by TopoLVM", async () => {
+      await remove(c().cp, `/api/v1/namespaces/default/persistentvolumeclaims/${claim}`);
+      await waitFor(
+        `LV ${vg}/${volumeHandle} removed`,
+        () => lvmReport("lvs", "vg_name,lv_name"),
+        (lvs) => !lvs.some(([g, l]) => g === vg && l === volumeHandle),
+        300_000,
+      );
+    });
+    await timed("destroy (stack 2, deletionPolicy Delete)", () =>
+      runPulumi(ws2!, c(), ["destroy", "--yes", "--skip-preview"]),
+    );
+    expect(ws2!.exportState().deployment.resources ?? []).toEqual([]);
+    expect(await lvmReport("vgs", "vg_name")).toEqual([["vg-data"]]);
+    expect((await lvmReport("pvs", "pv_name")).some(([pv]) => pv === disk)).toBe(false);
+    expect(await signatures(disk)).toBe("");
   });
 });

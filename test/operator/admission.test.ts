@@ -19,6 +19,7 @@ import { issueAgentCertificates } from "../../src/components/agent-certificates"
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient } from "../../src/kube/client";
 import {
+  deletionGuard,
   lvmNodeOwnerPolicy,
   NOT_CONTROLLED_MESSAGE,
   webhookConfiguration,
@@ -237,6 +238,170 @@ describe("the webhook, called by the API server over TLS", () => {
     });
     expect(labelled.status).toBe(200);
     expect(labelled.body.metadata.ownerReferences).toEqual(n1.metadata.ownerReferences);
+  });
+});
+
+/**
+ * A stand-in for TopoLVM's LogicalVolume CRD (topolvm.io/v1, cluster-scoped, a status subresource;
+ * the schema left open): the API server serves the objects as with the real one.
+ */
+const LOGICAL_VOLUME_CRD = {
+  apiVersion: "apiextensions.k8s.io/v1",
+  kind: "CustomResourceDefinition",
+  metadata: { name: "logicalvolumes.topolvm.io" },
+  spec: {
+    group: "topolvm.io",
+    scope: "Cluster",
+    names: {
+      kind: "LogicalVolume",
+      listKind: "LogicalVolumeList",
+      plural: "logicalvolumes",
+      singular: "logicalvolume",
+    },
+    versions: [
+      {
+        name: "v1",
+        served: true,
+        storage: true,
+        subresources: { status: {} },
+        schema: { openAPIV3Schema: { type: "object", "x-kubernetes-preserve-unknown-fields": true } },
+      },
+    ],
+  },
+};
+const LVS = "/apis/topolvm.io/v1/logicalvolumes";
+const PVS = "/api/v1/persistentvolumes";
+
+/** A LogicalVolume as TopoLVM makes one for PV `name` on `node` (status.volumeID: the LV's name). */
+async function logicalVolume(name: string, node: string, deviceClass: string): Promise<void> {
+  await must(cp, "POST", LVS, {
+    apiVersion: "topolvm.io/v1",
+    kind: "LogicalVolume",
+    metadata: { name },
+    spec: { name, nodeName: node, deviceClass, size: "1Gi" },
+  });
+  await must(cp, "PATCH", `${LVS}/${name}/status`, {
+    status: { volumeID: `lv-${name}`, currentSize: "1Gi" },
+  });
+}
+
+/** Its PersistentVolume, Bound to the claim `namespace/claim` (the phase as the PV controller sets it). */
+async function boundPersistentVolume(name: string, namespace: string, claim: string): Promise<void> {
+  await must(cp, "POST", PVS, {
+    apiVersion: "v1",
+    kind: "PersistentVolume",
+    metadata: { name },
+    spec: {
+      capacity: { storage: "1Gi" },
+      accessModes: ["ReadWriteOnce"],
+      persistentVolumeReclaimPolicy: "Delete",
+      storageClassName: "lvms-thin",
+      csi: { driver: "topolvm.io", volumeHandle: `lv-${name}`, fsType: "xfs" },
+      claimRef: { apiVersion: "v1", kind: "PersistentVolumeClaim", namespace, name: claim },
+    },
+  });
+  await must(cp, "PATCH", `${PVS}/${name}/status`, { status: { phase: "Bound" } });
+}
+
+describe("deleting a set with deletionPolicy Delete (issue 16, 6b)", () => {
+  const DELETE_NS = "vaults";
+  const deleting = (name: string, role: string) => {
+    const set = nodeSet(DELETE_NS, name, [role]);
+    set.spec.template.deletionPolicy = "Delete";
+    return set;
+  };
+  const gone = (name: string) =>
+    eventually(
+      `${DELETE_NS}/${name} gone`,
+      async () => (await cp.request("GET", setsPath(DELETE_NS, name))).status === 404,
+    );
+  const withLvmNode = async (name: string, role: string, node: string) => {
+    await cp.createNode(node, { role });
+    expect((await cp.request("POST", setsPath(DELETE_NS), deleting(name, role))).status).toBe(201);
+    await eventually(`the operator created LVMNode ${DELETE_NS}/${node}`, async () =>
+      (await lvmNodes(cp, DELETE_NS)).has(node),
+    );
+  };
+
+  beforeAll(async () => {
+    await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: DELETE_NS } });
+  });
+
+  test("TopoLVM's API not installed (no LogicalVolume CRD): the deletion passes the webhook", async () => {
+    expect((await cp.request("GET", LVS)).status).toBe(404);
+    await withLvmNode("scratch", "scratch", "n6");
+    const before = reviews.length;
+    expect((await cp.request("DELETE", setsPath(DELETE_NS, "scratch"))).status).toBe(200);
+    expect(reviews.slice(before)).toEqual([expect.objectContaining({ kind: "LVMNodeSet", allowed: true })]);
+    await gone("scratch");
+  });
+
+  test("refused while a LogicalVolume with a bound PV is in its volume group, naming it all; the set stays; passes once they are gone", async () => {
+    await must(cp, "POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", LOGICAL_VOLUME_CRD);
+    await eventually("LogicalVolumes served", async () => (await cp.request("GET", LVS)).status === 200);
+    await withLvmNode("vault", "vault", "n5");
+    // One on this set's node in its volume group (TopoLVM's "" is the default class), one on a
+    // node of another set: only the first is named.
+    await logicalVolume("pvc-vault-1", "n5", "");
+    await boundPersistentVolume("pvc-vault-1", "default", "data-vault-0");
+    await logicalVolume("pvc-fast-1", "n1", "thin");
+    await boundPersistentVolume("pvc-fast-1", "default", "data-fast-0");
+    const before = await must(cp, "GET", setsPath(DELETE_NS, "vault"));
+
+    const refused = await cp.request("DELETE", setsPath(DELETE_NS, "vault"));
+    expect(denied(refused)).toBe(
+      `422 admission webhook "lvmnodeset-deletions.lvm.topolvm.io" denied the request: LVMNodeSet/vault: spec.template.deletionPolicy: is Delete, but volume group vg1 on node n5 still holds logical volume lv-pvc-vault-1 (TopoLVM LogicalVolume pvc-vault-1, PersistentVolume pvc-vault-1 of claim default/data-vault-0): delete the PVC default/data-vault-0, then destroy again (pulumi destroy, or delete LVMNodeSet ${DELETE_NS}/vault)`,
+    );
+    // A refusal changes nothing: the same object, not Terminating, its LVMNode there.
+    const after = await must(cp, "GET", setsPath(DELETE_NS, "vault"));
+    expect(after.metadata.resourceVersion).toBe(before.metadata.resourceVersion);
+    expect(after.metadata.deletionTimestamp).toBeUndefined();
+    expect((await lvmNodes(cp, DELETE_NS)).has("n5")).toBe(true);
+
+    // The Topolvm component's deletion guard (deleted first by pulumi destroy): the same refusal.
+    const guard = deletionGuard({
+      name: "topolvm-deletion-guard",
+      namespace: DELETE_NS,
+      nodeSets: ["vault"],
+    });
+    await must(cp, "POST", `/api/v1/namespaces/${DELETE_NS}/configmaps`, guard);
+    const guardPath = `/api/v1/namespaces/${DELETE_NS}/configmaps/topolvm-deletion-guard`;
+    const guardRefused = await cp.request("DELETE", guardPath);
+    expect(denied(guardRefused)).toBe(
+      `422 admission webhook "deletion-guards.lvm.topolvm.io" denied the request: ${refused.body.message.split("denied the request: ")[1]}`,
+    );
+    expect((await cp.request("GET", guardPath)).status).toBe(200);
+
+    // The claim deleted: TopoLVM deletes the PV's LogicalVolume, then the PV goes.
+    await must(cp, "DELETE", `${LVS}/pvc-vault-1`);
+    await must(cp, "DELETE", `${PVS}/pvc-vault-1`);
+    expect((await cp.request("DELETE", guardPath)).status).toBe(200);
+    expect((await cp.request("DELETE", setsPath(DELETE_NS, "vault"))).status).toBe(200);
+    await gone("vault");
+  });
+
+  test("a Retain set's deletion never reaches the webhook, whatever volumes it holds", async () => {
+    await cp.createNode("n7", { role: "kept" });
+    expect((await cp.request("POST", setsPath(DELETE_NS), nodeSet(DELETE_NS, "kept", ["kept"]))).status).toBe(
+      201,
+    );
+    await logicalVolume("pvc-kept-1", "n7", "thin");
+    const before = reviews.length;
+    expect((await cp.request("DELETE", setsPath(DELETE_NS, "kept"))).status).toBe(200);
+    expect(reviews.slice(before)).toEqual([]);
+    await gone("kept");
+  });
+
+  test("with no operator answering (failurePolicy Ignore), the deletion passes: the set never becomes undeletable", async () => {
+    await withLvmNode("orphaned", "orphaned", "n8");
+    await logicalVolume("pvc-orphaned-1", "n8", "thin");
+    await stopWebhook();
+    try {
+      expect((await cp.request("DELETE", setsPath(DELETE_NS, "orphaned"))).status).toBe(200);
+    } finally {
+      await startWebhook();
+    }
+    await gone("orphaned");
   });
 });
 

@@ -1,4 +1,4 @@
-import type { LVMNodeSetObject } from "../types";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 import { review, type AdmissionReads } from "./review";
 
 const template = {
@@ -26,6 +26,9 @@ const unreadable: AdmissionReads = {
   nodeSets: () => Promise.reject(new Error("no sets")),
   nodes: () => Promise.reject(new Error("no nodes")),
   nodeSet: () => Promise.reject(new Error("no set")),
+  lvmNodes: () => Promise.reject(new Error("no lvmnodes")),
+  logicalVolumes: () => Promise.reject(new Error("no logicalvolumes")),
+  persistentVolume: () => Promise.reject(new Error("no pv")),
 };
 
 describe("review", () => {
@@ -91,5 +94,131 @@ describe("review", () => {
       spec: { template: { ...template, deviceClasses: [template.deviceClasses[0]] } },
     };
     await expect(review(request("LVMNodeSet", set), unreadable)).rejects.toThrow(/no (sets|nodes)/);
+  });
+});
+
+describe("review of a deletion", () => {
+  const thin = { name: "thin", strategy: "Thick", volumeGroup: "vg1", default: true };
+  const stored = (deletionPolicy?: string) => ({
+    apiVersion: "lvm.topolvm.io/v2alpha1",
+    kind: "LVMNodeSet",
+    metadata: { name: "fast", namespace: "storage", uid: "u-fast" },
+    // an invalid spec: a deletion is never refused for what the spec says, only for the volumes
+    spec: {
+      template: { ...template, deviceClasses: [thin, thin], ...(deletionPolicy ? { deletionPolicy } : {}) },
+    },
+  });
+  const deletion = (oldObject: unknown) => ({
+    uid: "u2",
+    kind: { group: "lvm.topolvm.io", version: "v2alpha1", kind: "LVMNodeSet" },
+    operation: "DELETE",
+    namespace: "storage",
+    name: "fast",
+    oldObject,
+  });
+  const n1 = {
+    metadata: {
+      name: "n1",
+      namespace: "storage",
+      ownerReferences: [
+        {
+          apiVersion: "lvm.topolvm.io/v2alpha1",
+          kind: "LVMNodeSet",
+          name: "fast",
+          uid: "u-fast",
+          controller: true,
+        },
+      ],
+    },
+    spec: { ...template, deviceClasses: [thin] },
+  } as unknown as LVMNodeObject;
+  const reads = (volumes: unknown[] | undefined, asked: string[] = []): AdmissionReads => ({
+    ...unreadable,
+    lvmNodes: async (ns) => (asked.push(`lvmnodes ${ns}`), [n1]),
+    logicalVolumes: async () => volumes as never,
+    persistentVolume: async (name) => {
+      asked.push(`pv ${name}`);
+      return name === "pvc-1"
+        ? ({
+            metadata: { name },
+            spec: { claimRef: { namespace: "default", name: "data" } },
+            status: { phase: "Bound" },
+          } as never)
+        : undefined;
+    },
+  });
+  const volume = {
+    metadata: { name: "pvc-1" },
+    spec: { name: "pvc-1", nodeName: "n1", deviceClass: "" },
+    status: { volumeID: "v-1" },
+  };
+
+  test("Retain (explicit or the default): allowed without reading the cluster", async () => {
+    expect(await review(deletion(stored("Retain")), unreadable)).toEqual({ allowed: true });
+    expect(await review(deletion(stored()), unreadable)).toEqual({ allowed: true });
+  });
+
+  test("Delete with a volume in its volume group: refused, naming set, node, VG, LV, PV and claim; the PV read by name", async () => {
+    const asked: string[] = [];
+    expect(await review(deletion(stored("Delete")), reads([volume], asked))).toEqual({
+      allowed: false,
+      code: 422,
+      message:
+        "LVMNodeSet/fast: spec.template.deletionPolicy: is Delete, but volume group vg1 on node n1 still holds logical volume v-1 (TopoLVM LogicalVolume pvc-1, PersistentVolume pvc-1 of claim default/data): delete the PVC default/data, then destroy again (pulumi destroy, or delete LVMNodeSet storage/fast)",
+    });
+    expect(asked).toEqual(["lvmnodes storage", "pv pvc-1"]);
+  });
+
+  test("a deletion guard: the same refusal for each set it lists that exists and is not being deleted", async () => {
+    const sets: Record<string, unknown> = {
+      fast: stored("Delete"),
+      kept: { ...stored("Retain"), metadata: { name: "kept", namespace: "storage", uid: "u-kept" } },
+      going: {
+        ...stored("Delete"),
+        metadata: {
+          name: "going",
+          namespace: "storage",
+          uid: "u-fast",
+          deletionTimestamp: "2026-01-01T00:00:00Z",
+        },
+      },
+    };
+    const guard = {
+      ...deletion({
+        metadata: { name: "topolvm-deletion-guard" },
+        data: { nodeSets: "fast\nkept\ngoing\nmissing" },
+      }),
+      kind: { group: "", version: "v1", kind: "ConfigMap" },
+    };
+    const asked: string[] = [];
+    const verdict = await review(guard, {
+      ...reads([volume], asked),
+      nodeSet: async (ns, name) => (asked.push(`set ${ns}/${name}`), sets[name] as never),
+    });
+    expect(verdict).toMatchObject({ allowed: false, code: 422 });
+    expect((verdict as { message: string }).message.split("\n")).toEqual([
+      expect.stringMatching(
+        /^LVMNodeSet\/fast: spec\.template\.deletionPolicy: is Delete, but volume group vg1 on node n1 /,
+      ),
+    ]);
+    expect(asked).toEqual([
+      "set storage/fast",
+      "set storage/kept",
+      "set storage/going",
+      "set storage/missing",
+      "lvmnodes storage",
+      "pv pvc-1",
+    ]);
+    expect(await review(guard, { ...reads([]), nodeSet: async (_, name) => sets[name] as never })).toEqual({
+      allowed: true,
+    });
+  });
+
+  test("Delete with no volume, or TopoLVM's API absent: allowed; a cluster that cannot be read rejects", async () => {
+    expect(await review(deletion(stored("Delete")), reads([]))).toEqual({ allowed: true });
+    expect(await review(deletion(stored("Delete")), reads(undefined))).toEqual({ allowed: true });
+    await expect(review(deletion(stored("Delete")), unreadable)).rejects.toThrow(
+      /no (lvmnodes|logicalvolumes)/,
+    );
   });
 });

@@ -1,8 +1,16 @@
-import { checkManifest, problemLine, type ValidationProblem } from "../../api";
+import { checkManifest, deletionPolicyOf, problemLine, type ValidationProblem } from "../../api";
+import { guardedNodeSets } from "../../agent-api/admission";
 import type { KubeClient, KubePaths } from "../../kube/client";
-import { LVM_NODE_SETS, NODES, resourcePath } from "../../kube/resources";
+import { isNotFound } from "../../kube/errors";
+import { LVM_NODE_SETS, LVM_NODES, NODES, resourcePath } from "../../kube/resources";
 import { controllerOf, controllingSet } from "../ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
+import {
+  deletionProblems,
+  volumesOnSet,
+  type LogicalVolumeObject,
+  type PersistentVolumeObject,
+} from "./in-use";
 import { overlapProblems } from "./overlap";
 
 /** The part of an admission.k8s.io/v1 AdmissionRequest the webhook reads. */
@@ -13,6 +21,8 @@ export interface AdmissionRequest {
   readonly namespace?: string;
   readonly name?: string;
   readonly object?: unknown;
+  /** The stored object, on an update or a delete. */
+  readonly oldObject?: unknown;
   readonly userInfo?: { readonly username?: string };
 }
 
@@ -26,6 +36,11 @@ export interface AdmissionReads {
   nodeSets(): Promise<LVMNodeSetObject[]>;
   nodes(): Promise<NodeObject[]>;
   nodeSet(namespace: string, name: string): Promise<LVMNodeSetObject | undefined>;
+  /** The LVMNodes in `namespace`. */
+  lvmNodes(namespace: string): Promise<LVMNodeObject[]>;
+  /** TopoLVM's LogicalVolumes; undefined when its API is not installed (no volume can exist). */
+  logicalVolumes(): Promise<LogicalVolumeObject[] | undefined>;
+  persistentVolume(name: string): Promise<PersistentVolumeObject | undefined>;
 }
 
 /**
@@ -42,8 +57,30 @@ export function apiReads(kube: KubeClient & KubePaths, namespace?: string): Admi
       ((await kube.getPath(`${resourcePath(NODES)}?resourceVersion=0`)) as { items?: NodeObject[] }).items ??
       [],
     nodeSet: (ns, name) => kube.get<LVMNodeSetObject>(LVM_NODE_SETS, ns, name),
+    lvmNodes: async (ns) => (await kube.list<LVMNodeObject>(LVM_NODES, ns)).items,
+    logicalVolumes: async () => {
+      try {
+        return ((await kube.getPath(LOGICAL_VOLUMES_PATH)) as { items?: LogicalVolumeObject[] }).items ?? [];
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
+    persistentVolume: async (name) => {
+      try {
+        return (await kube.getPath(
+          `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
+        )) as PersistentVolumeObject;
+      } catch (e) {
+        if (isNotFound(e)) return undefined;
+        throw e;
+      }
+    },
   };
 }
+
+/** TopoLVM's LogicalVolumes (cluster-scoped; its CRD stays when TopoLVM is uninstalled). */
+const LOGICAL_VOLUMES_PATH = "/apis/topolvm.io/v1/logicalvolumes";
 
 /**
  * The verdict on a create or spec change of an LVMNodeSet or LVMNode (the operator's own writes do
@@ -55,6 +92,7 @@ export function apiReads(kube: KubeClient & KubePaths, namespace?: string): Admi
  *   ValidatingAdmissionPolicy already refuses one without any controller; CEL cannot look the set up).
  */
 export async function review(request: AdmissionRequest, reads: AdmissionReads): Promise<AdmissionVerdict> {
+  if (request.operation === "DELETE") return reviewDeletion(request, reads);
   const object = withNamespace(request.object, request.namespace);
   const { kind, name, problems } = checkManifest(object);
   if (problems.length) return refuse(kind, name, problems);
@@ -77,6 +115,45 @@ export async function review(request: AdmissionRequest, reads: AdmissionReads): 
         : `names LVMNodeSet ${node.metadata.namespace}/${ref.name} as its controller, which does not exist; the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead`,
     },
   ]);
+}
+
+/**
+ * The verdict on deleting an LVMNodeSet, or a deletion guard listing sets (deletionGuard): refused
+ * while a set with deletionPolicy Delete has TopoLVM volumes in its volume groups (in-use.ts),
+ * naming each with its PersistentVolume and claim; its finalizer would otherwise keep it Terminating
+ * until they are gone, the agents refusing the teardown (docs/operator.md, Deletion). Retain,
+ * anything else, and no TopoLVM API: allowed. A deletion is never refused for what the spec says.
+ */
+async function reviewDeletion(request: AdmissionRequest, reads: AdmissionReads): Promise<AdmissionVerdict> {
+  let sets: LVMNodeSetObject[];
+  if (request.kind.kind === "ConfigMap") {
+    const names = guardedNodeSets(request.oldObject);
+    const found = await Promise.all(names.map((n) => reads.nodeSet(request.namespace ?? "", n)));
+    sets = found.filter((s): s is LVMNodeSetObject => !!s && !s.metadata.deletionTimestamp);
+  } else {
+    const set = withNamespace(request.oldObject, request.namespace) as LVMNodeSetObject | undefined;
+    sets = request.kind.kind === "LVMNodeSet" && set?.metadata?.name ? [set] : [];
+  }
+  const lines: string[] = [];
+  for (const set of sets)
+    for (const p of await inUseProblems(set, reads))
+      lines.push(problemLine("LVMNodeSet", set.metadata.name, p));
+  return lines.length ? { allowed: false, code: 422, message: lines.join("\n") } : { allowed: true };
+}
+
+/** The volumes a deletion of `set` would have to destroy, as problems; none with Retain (no read). */
+async function inUseProblems(set: LVMNodeSetObject, reads: AdmissionReads): Promise<ValidationProblem[]> {
+  if (deletionPolicyOf(set.spec?.template ?? {}) !== "Delete") return [];
+  const [lvmNodes, volumes] = await Promise.all([
+    reads.lvmNodes(set.metadata.namespace ?? ""),
+    reads.logicalVolumes(),
+  ]);
+  const onSet = volumesOnSet(set, lvmNodes, volumes ?? []);
+  if (onSet.length === 0) return [];
+  const names = [...new Set(onSet.map((v) => v.volume.spec?.name ?? v.volume.metadata.name))];
+  const found = await Promise.all(names.map((n) => reads.persistentVolume(n)));
+  const pvs = new Map(found.flatMap((pv) => (pv ? [[pv.metadata.name, pv] as const] : [])));
+  return deletionProblems(set, onSet, pvs);
 }
 
 function refuse(kind: string, name: string, problems: readonly ValidationProblem[]): AdmissionVerdict {
