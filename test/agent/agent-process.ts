@@ -13,6 +13,13 @@ const AGENT = path.join(REPO, "src", "agent", "main.ts");
 /** The agent with its test hook (pause after a step), used when a test sets PAUSE_ENV. */
 const PAUSING_AGENT = path.join(REPO, "test", "support", "agent", "pausing-agent.ts");
 const PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
+/**
+ * Set (to 1) when running the agent's integration tests: every agent they start gets --lvm-sync-io,
+ * so its reading reports run in its lvm shell (issue 18), e.g.
+ * `PULUMI_LVM_TEST_LVM_SHELL=1 npx jest test/agent/crash.test.ts`. Not for tests that pass
+ * --command-prefix (--lvm-sync-io then needs --host-root).
+ */
+export const LVM_SHELL_ENV = "PULUMI_LVM_TEST_LVM_SHELL";
 
 export interface AgentOptions {
   readonly node: string;
@@ -87,6 +94,11 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
     o.commandLog,
     ...("tokenFile" in o.auth ? ["--token-file", o.auth.tokenFile] : ["--kubeconfig", o.auth.kubeconfig]),
     ...(o.extraArgs ?? []),
+    ...(process.env[LVM_SHELL_ENV] === "1" &&
+    !o.extraArgs?.includes("--lvm-sync-io") &&
+    !o.extraArgs?.includes("--command-prefix")
+      ? ["--lvm-sync-io"]
+      : []),
   ];
   const agentArgv = [
     process.execPath,
