@@ -16,8 +16,7 @@ const PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
 /**
  * Set (to 1) when running the agent's integration tests: every agent they start gets --lvm-sync-io,
  * so its reading reports run in its lvm shell (issue 18), e.g.
- * `PULUMI_LVM_TEST_LVM_SHELL=1 npx jest test/agent/crash.test.ts`. Not for tests that pass
- * --command-prefix (--lvm-sync-io then needs --host-root).
+ * `PULUMI_LVM_TEST_LVM_SHELL=1 npx jest test/agent/crash.test.ts`.
  */
 export const LVM_SHELL_ENV = "PULUMI_LVM_TEST_LVM_SHELL";
 
@@ -75,6 +74,16 @@ process.on("exit", () => {
 });
 
 /**
+ * With LVM_SHELL_ENV set, --lvm-sync-io for an agent not given it; with a --command-prefix (the tests'
+ * wrappers run commands in this mount namespace) also --host-root /, which --lvm-sync-io then needs.
+ */
+function lvmShellArgs(extraArgs: readonly string[]): string[] {
+  if (process.env[LVM_SHELL_ENV] !== "1" || extraArgs.includes("--lvm-sync-io")) return [];
+  const prefixed = extraArgs.includes("--command-prefix") && !extraArgs.includes("--host-root");
+  return ["--lvm-sync-io", ...(prefixed ? ["--host-root", "/"] : [])];
+}
+
+/**
  * Starts `node --import tsx src/agent/main.ts` (one process, so kill -9 hits the agent itself; under
  * setpriv --pdeathsig, so it dies with the test) and waits for it to listen.
  */
@@ -94,11 +103,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
     o.commandLog,
     ...("tokenFile" in o.auth ? ["--token-file", o.auth.tokenFile] : ["--kubeconfig", o.auth.kubeconfig]),
     ...(o.extraArgs ?? []),
-    ...(process.env[LVM_SHELL_ENV] === "1" &&
-    !o.extraArgs?.includes("--lvm-sync-io") &&
-    !o.extraArgs?.includes("--command-prefix")
-      ? ["--lvm-sync-io"]
-      : []),
+    ...lvmShellArgs(o.extraArgs ?? []),
   ];
   const agentArgv = [
     process.execPath,
