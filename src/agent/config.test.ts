@@ -89,6 +89,15 @@ describe("parseAgentConfig", () => {
     });
   });
 
+  it("the lvm shell: on with --lvm-sync-io, off with --no-lvm-shell, which means nothing without --lvm-sync-io", () => {
+    expect(parseAgentConfig(base, {}).lvmShell ?? false).toBe(false);
+    expect(parseAgentConfig([...base, "--lvm-sync-io"], {}).lvmShell).toBe(true);
+    expect(parseAgentConfig([...base, "--lvm-sync-io", "--no-lvm-shell"], {}).lvmShell ?? false).toBe(false);
+    expect(() => parseAgentConfig([...base, "--no-lvm-shell"], {})).toThrow(
+      "--no-lvm-shell: is only used with --lvm-sync-io",
+    );
+  });
+
   it("--lvm-sync-io: off by default, on when given; with a command prefix only with --host-root (lvm reads the copy in another mount namespace)", () => {
     expect(parseAgentConfig(base, {}).lvmSyncIo ?? false).toBe(false);
     expect(parseAgentConfig([...base, "--lvm-sync-io"], {}).lvmSyncIo).toBe(true);

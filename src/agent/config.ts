@@ -43,6 +43,12 @@ export interface AgentConfig {
    */
   readonly lvmSyncIo?: boolean;
   /**
+   * Run the reading lvm reports (discovery's `lvm fullreport`) in one long-lived lvm shell
+   * (src/agent/lvm-shell.ts): on with lvmSyncIo (the shell needs its own copy of the configuration),
+   * off with --no-lvm-shell. Every writing command stays one process per command. @default lvmSyncIo
+   */
+  readonly lvmShell?: boolean;
+  /**
    * Where the filesystem that commands run through commandPrefix see is visible to this process (e.g.
    * /proc/1/root for nsenter --target 1 --mount, with hostPID): --lvm-sync-io reads the host's lvm
    * configuration and writes its copy there. Only with lvmSyncIo and a commandPrefix.
@@ -75,7 +81,9 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
                              with --command-prefix; else /proc/self/mountinfo)
   --lvm-system-dir DIR       LVM_SYSTEM_DIR for lvm commands
   --lvm-sync-io              lvm with synchronous I/O: a copy of the lvm configuration (--lvm-system-dir,
-                             else /etc/lvm) with use_aio = 0, written to <state-dir>/lvm-sync-io at start
+                             else /etc/lvm) with use_aio = 0, written to <state-dir>/lvm-sync-io at start;
+                             the reading reports then run in one lvm shell (<state-dir>/lvm-shell)
+  --no-lvm-shell             with --lvm-sync-io: run every lvm command as a process of its own
   --host-root DIR            with --lvm-sync-io and --command-prefix: where the prefix's filesystem is
                              visible to the agent (e.g. /proc/1/root for "nsenter --target 1 --mount")
   --lvm-config STRING        extra lvm --config settings
@@ -132,6 +140,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     mountinfo: c.mountinfo ?? (commandPrefix.length ? HOST_MOUNTINFO : OWN_MOUNTINFO),
     ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
     ...(c["lvm-sync-io"] ? { lvmSyncIo: true } : {}),
+    ...(c["lvm-sync-io"] && !c["no-lvm-shell"] ? { lvmShell: true } : {}),
     ...(c["host-root"] ? { hostRoot: c["host-root"] } : {}),
     ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
     bodyLimitBytes: limit.ok ? limit.bytes : 0,
@@ -160,6 +169,7 @@ const FLAGS = {
   mountinfo: { type: "string" },
   "lvm-system-dir": { type: "string" },
   "lvm-sync-io": { type: "boolean" },
+  "no-lvm-shell": { type: "boolean" },
   "host-root": { type: "string" },
   "lvm-config": { type: "string" },
   "body-limit": { type: "string" },
@@ -225,6 +235,7 @@ const fieldsSchema = z.object({
   mountinfo: absolutePath.optional(),
   "lvm-system-dir": absolutePath.optional(),
   "lvm-sync-io": z.boolean().default(false),
+  "no-lvm-shell": z.boolean().default(false),
   "host-root": absolutePath.optional(),
   "lvm-config": z.string().optional(),
   "body-limit": z.string().default("1Mi"),
@@ -288,6 +299,8 @@ function crossFlagProblems(
       "lvm-sync-io",
       "with --command-prefix lvm runs in another mount namespace: give --host-root, where that namespace's filesystem is visible to the agent (e.g. /proc/1/root for nsenter --target 1 --mount), or write the copy on the host and pass --lvm-system-dir",
     );
+  if (v["no-lvm-shell"] && !v["lvm-sync-io"])
+    add("no-lvm-shell", "is only used with --lvm-sync-io (without it every lvm command is one-shot already)");
   if (v["host-root"] !== undefined && !(v["lvm-sync-io"] && prefixed))
     add("host-root", "is only used by --lvm-sync-io with --command-prefix");
   if (typeof v.audience === "string" && v.audience.split(",").some((a) => !a.trim()))

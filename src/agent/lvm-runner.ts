@@ -1,27 +1,17 @@
 import { devicePathProblem } from "../agent-api/device-names";
-import { spawn } from "node:child_process";
+import { execute, type Outcome } from "./command-process";
+import {
+  CommandRefusedError,
+  checkWord,
+  LVM_TOOLS,
+  lvmConfigString,
+  validateArgv,
+  withLvmConfig,
+} from "./lvm-command";
+import type { LvmShell } from "./lvm-shell";
+import { shellLine, shellRefusal } from "./lvm-shell-protocol";
 
-/** The tools the agent may run, and nothing else. argv[0] must be one of these bare names. */
-export const LVM_TOOLS = [
-  "lvm",
-  "pvs",
-  "vgs",
-  "lvs",
-  "pvcreate",
-  "pvremove",
-  "pvmove",
-  "vgcreate",
-  "vgextend",
-  "vgreduce",
-  "vgremove",
-  "lvcreate",
-  "lvextend",
-  "lvremove",
-  "lvchange",
-  "pvchange",
-] as const;
-export const PROBE_TOOLS = ["wipefs", "lsblk", "blkid"] as const;
-export const ALLOWED_TOOLS: readonly string[] = [...LVM_TOOLS, ...PROBE_TOOLS];
+export { ALLOWED_TOOLS, CommandRefusedError, LVM_TOOLS, lvmConfigString, PROBE_TOOLS } from "./lvm-command";
 
 /** One command the runner executed, as it was executed (prefix and --config included). */
 export interface CommandLogEntry {
@@ -37,10 +27,25 @@ export interface CommandLogEntry {
   readonly signal?: string;
   readonly timedOut?: boolean;
   readonly aborted?: boolean;
+  /** "shell" when it ran in the agent's lvm shell (pid `shellPid`), not as a process of its own. */
+  readonly via?: "shell";
+  readonly shellPid?: number;
+  /** A shell command whose answer was not used: why; the runner ran it again by itself (the next entry). */
+  readonly rerun?: string;
 }
 
 /** A command about to start: logged before it runs, so a log cut short by kill -9 still names it. */
-export type CommandStartEntry = Pick<CommandLogEntry, "tool" | "argv" | "requested" | "startedAt">;
+export type CommandStartEntry = Pick<
+  CommandLogEntry,
+  "tool" | "argv" | "requested" | "startedAt" | "via" | "shellPid"
+>;
+
+/**
+ * How an lvm command was answered: in the shell, or by a process of its own and why (`stays-one-shot`: shellRefusal,
+ * `no-shell`, `unconfined`, `not-quotable`, `shell-busy`, `shell-down`, `exact-error`: the shell's
+ * answer was a failure or had messages, `shell-died`: the shell died under it).
+ */
+export type LvmRoute = { readonly via: "shell" } | { readonly via: "one-shot"; readonly reason: string };
 
 export interface LvmRunnerOptions {
   /**
@@ -80,6 +85,14 @@ export interface LvmRunnerOptions {
    * the command can change anything). A start without an end is the command that ran at a crash.
    */
   readonly logStart?: (entry: CommandStartEntry) => void;
+  /**
+   * The agent's lvm shell (./lvm-shell.ts), for the reading reports shellRefusal lets through; every
+   * other command, and every report the shell cannot answer cleanly, runs one process per command.
+   * @default undefined (every command one-shot)
+   */
+  readonly shell?: Pick<LvmShell, "run">;
+  /** Told how each lvm command was answered (for /metrics). */
+  readonly routed?: (tool: string, route: LvmRoute) => void;
 }
 
 export interface RunOptions {
@@ -125,19 +138,7 @@ export class LvmCommandError extends Error {
   }
 }
 
-/** A command the runner refused to start: not allowed, malformed, or naming a device outside the allow-list. */
-export class CommandRefusedError extends Error {
-  constructor(
-    readonly argv: readonly unknown[],
-    readonly reason: string,
-  ) {
-    super(`refused to run ${JSON.stringify(argv)}: ${reason}`);
-    this.name = "CommandRefusedError";
-  }
-}
-
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-const MAX_ARG_LENGTH = 64 * 1024;
 
 /**
  * The one function that runs lvm, wipefs, lsblk and blkid. argv arrays only (never a shell), a
@@ -154,12 +155,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
   });
   const configString = lvmConfigString(devices, options.lvmConfig ?? "");
   const unconfinedConfig = lvmConfigString(undefined, options.lvmConfig ?? "");
-  const env: NodeJS.ProcessEnv = {
-    PATH: options.path ?? DEFAULT_PATH,
-    LC_ALL: "C",
-    LVM_SUPPRESS_FD_WARNINGS: "1",
-    ...(options.lvmSystemDir ? { LVM_SYSTEM_DIR: options.lvmSystemDir } : {}),
-  };
+  const env = commandEnv(options);
   const timeoutMs = options.timeoutMs ?? 120_000;
   const killGraceMs = options.killGraceMs ?? 5000;
   const maxOutput = options.maxOutputBytes ?? 64 * 1024 * 1024;
@@ -171,238 +167,173 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
         argv,
         `only ${ALL_VG_NAMES_ARGV.join(" ")} may run without the device filter`,
       );
-    const full = [...prefix, ...withLvmConfig(argv, runOptions.unconfined ? unconfinedConfig : configString)];
+    const words = withLvmConfig(argv, runOptions.unconfined ? unconfinedConfig : configString);
+    const full = [...prefix, ...words];
     if (runOptions.signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
+    const tool = argv[0]!;
+    const lvm = (LVM_TOOLS as readonly string[]).includes(tool);
+    const commandTimeout = runOptions.timeoutMs ?? timeoutMs;
+    let reason = "no-shell";
+    if (lvm && options.shell) {
+      const line = shellLine(words);
+      reason = runOptions.unconfined
+        ? "unconfined"
+        : shellRefusal(argv, devices !== undefined) !== undefined
+          ? "stays-one-shot"
+          : line === undefined
+            ? "not-quotable"
+            : "";
+      if (!reason) {
+        const answered = await inShell(
+          options,
+          options.shell,
+          argv,
+          full,
+          line!,
+          commandTimeout,
+          runOptions.signal,
+        );
+        if ("stdout" in answered) {
+          options.routed?.(tool, { via: "shell" });
+          return answered;
+        }
+        reason = answered.reason;
+      }
+    }
+    if (lvm) options.routed?.(tool, { via: "one-shot", reason });
     const started = Date.now();
     const startedAt = new Date(started).toISOString();
-    options.logStart?.({ tool: argv[0]!, argv: full, requested: [...argv], startedAt });
-    const outcome = await execute(
-      full,
-      env,
-      runOptions.signal,
-      runOptions.timeoutMs ?? timeoutMs,
-      killGraceMs,
-      maxOutput,
-    );
+    options.logStart?.({ tool, argv: full, requested: [...argv], startedAt });
+    const outcome = await execute(full, env, runOptions.signal, commandTimeout, killGraceMs, maxOutput);
     const durationMs = Date.now() - started;
-    options.log?.({
-      tool: argv[0]!,
-      argv: full,
-      requested: [...argv],
-      startedAt,
-      durationMs,
-      exitCode: outcome.exitCode,
-      ...(outcome.signal ? { signal: outcome.signal } : {}),
-      ...(outcome.timedOut ? { timedOut: true } : {}),
-      ...(outcome.aborted ? { aborted: true } : {}),
-    });
-    if (outcome.exitCode !== 0 || outcome.cause) {
-      throw new LvmCommandError(argv, outcome.exitCode, outcome.stderr, {
-        ...(outcome.signal ? { signal: outcome.signal } : {}),
-        ...(outcome.timedOut ? { timedOut: true } : {}),
-        ...(outcome.aborted ? { aborted: true } : {}),
-        ...(outcome.cause ? { cause: outcome.cause } : {}),
-      });
-    }
+    options.log?.({ ...endEntry(tool, full, argv, startedAt, durationMs, outcome) });
+    if (outcome.exitCode !== 0 || outcome.cause) throw commandError(argv, outcome);
     return { argv, stdout: outcome.stdout, stderr: outcome.stderr, durationMs };
   };
 }
 
-/* ------------------------------------------------------------------------------ helpers ---- */
-
-interface Outcome {
-  exitCode: number | null;
-  signal?: string;
-  stdout: string;
-  stderr: string;
-  timedOut?: boolean;
-  aborted?: boolean;
-  cause?: string;
+/**
+ * One report in the shell. Its answer when clean; a timeout or abort throws as a one-shot command's
+ * would (the shell's process group was killed); otherwise why the runner must run it by itself
+ * (busy or down: not run here; a failure or messages: for lvm's own exit status and stderr; the
+ * shell died: retried once, a reading report being safe to run twice).
+ */
+async function inShell(
+  options: LvmRunnerOptions,
+  shell: Pick<LvmShell, "run">,
+  argv: readonly string[],
+  full: readonly string[],
+  line: string,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<CommandResult | { reason: string }> {
+  const tool = argv[0]!;
+  const started = Date.now();
+  const startedAt = new Date(started).toISOString();
+  let shellPid: number | undefined;
+  const outcome = await shell.run(line, {
+    timeoutMs,
+    ...(signal ? { signal } : {}),
+    onStart: (pid) => {
+      shellPid = pid;
+      options.logStart?.({
+        tool,
+        argv: full,
+        requested: [...argv],
+        startedAt,
+        via: "shell",
+        ...(pid ? { shellPid: pid } : {}),
+      });
+    },
+  });
+  if (outcome.kind === "unavailable") return { reason: `shell-${outcome.why}` };
+  const durationMs = Date.now() - started;
+  const entry = (e: Partial<CommandLogEntry> & Pick<CommandLogEntry, "exitCode">): CommandLogEntry => ({
+    tool,
+    argv: full,
+    requested: [...argv],
+    startedAt,
+    durationMs,
+    via: "shell",
+    ...(shellPid ? { shellPid } : {}),
+    ...e,
+  });
+  switch (outcome.kind) {
+    case "ok":
+      options.log?.(entry({ exitCode: 0 }));
+      return { argv, stdout: outcome.stdout, stderr: "", durationMs };
+    case "timed-out":
+    case "aborted": {
+      const stopped: Outcome = {
+        exitCode: null,
+        stdout: "",
+        stderr: outcome.stderr,
+        ...(outcome.signal ? { signal: outcome.signal } : {}),
+        ...(outcome.kind === "timed-out"
+          ? {
+              timedOut: true,
+              cause: `timed out after ${timeoutMs} ms in the lvm shell (its process group was killed)`,
+            }
+          : { aborted: true, cause: "aborted (the lvm shell's process group was killed)" }),
+      };
+      options.log?.(endEntry(tool, full, argv, startedAt, durationMs, stopped, { via: "shell", shellPid }));
+      throw commandError(argv, stopped);
+    }
+    case "answered":
+      options.log?.(entry({ exitCode: outcome.exitCode, rerun: outcome.why }));
+      return { reason: "exact-error" };
+    case "died":
+      options.log?.(
+        entry({ exitCode: null, ...(outcome.signal ? { signal: outcome.signal } : {}), rerun: outcome.why }),
+      );
+      if (signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
+      return { reason: "shell-died" };
+  }
 }
 
-function execute(
+function endEntry(
+  tool: string,
+  full: readonly string[],
   argv: readonly string[],
-  env: NodeJS.ProcessEnv,
-  signal: AbortSignal | undefined,
-  timeoutMs: number,
-  killGraceMs: number,
-  maxOutput: number,
-): Promise<Outcome> {
-  return new Promise((resolve) => {
-    // Its own process group: a timeout or abort kills the command and everything it started
-    // (`nsenter -p` forks; a wrapper's children), not only the direct child.
-    const child = spawn(argv[0]!, argv.slice(1), {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-      shell: false,
-      detached: true,
-    });
-    const killGroup = (sig: NodeJS.Signals) => {
-      try {
-        if (child.pid) process.kill(-child.pid, sig);
-      } catch {
-        /* the group is gone */
-      }
-    };
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    let outBytes = 0;
-    let errBytes = 0;
-    let timedOut = false;
-    let aborted = false;
-    let cause: string | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
-    let stopping = false;
-    const stop = () => {
-      stopping = true;
-      killGroup("SIGTERM");
-      killTimer ??= setTimeout(() => killGroup("SIGKILL"), killGraceMs);
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      stop();
-    }, timeoutMs);
-    const onAbort = () => {
-      aborted = true;
-      stop();
-    };
-    signal?.addEventListener("abort", onAbort, { once: true });
-    const collect = (chunks: Buffer[], which: "stdout" | "stderr") => (chunk: Buffer) => {
-      const total = which === "stdout" ? (outBytes += chunk.length) : (errBytes += chunk.length);
-      if (total > maxOutput) {
-        cause ??= `${which} exceeded ${maxOutput} bytes`;
-        stop();
-        return;
-      }
-      chunks.push(chunk);
-    };
-    child.stdout.on("data", collect(out, "stdout"));
-    child.stderr.on("data", collect(err, "stderr"));
-    let spawnFailed = false;
-    child.on("error", (e) => {
-      spawnFailed = true;
-      cause ??= e.message;
-    });
-    // After the command exits, its output pipes may still be held by processes it started. Once it
-    // was stopped (timeout, abort), those are killed with the group and the pipes are not waited for;
-    // otherwise they get a moment to close.
-    let exited: { code: number | null; sig: NodeJS.Signals | null } | undefined;
-    let settled = false;
-    child.on("exit", (code, sig) => {
-      exited = { code, sig };
-      if (stopping) killGroup("SIGKILL");
-      setTimeout(
-        () => {
-          child.stdout.destroy();
-          child.stderr.destroy();
-          finish(code, sig);
-        },
-        stopping ? 100 : 2000,
-      ).unref();
-    });
-    const finish = (code: number | null, sig: NodeJS.Signals | null) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      if (killTimer) clearTimeout(killTimer);
-      signal?.removeEventListener("abort", onAbort);
-      resolve({
-        exitCode: spawnFailed ? null : code,
-        ...(sig ? { signal: sig } : {}),
-        stdout: Buffer.concat(out).toString("utf8"),
-        stderr: Buffer.concat(err).toString("utf8"),
-        ...(timedOut ? { timedOut, cause: cause ?? `timed out after ${timeoutMs} ms` } : {}),
-        ...(aborted ? { aborted, cause: cause ?? "aborted" } : {}),
-        ...(cause && !timedOut && !aborted ? { cause } : {}),
-      });
-    };
-    child.on("close", (code, sig) => finish(exited?.code ?? code, exited?.sig ?? sig));
+  startedAt: string,
+  durationMs: number,
+  outcome: Outcome,
+  shell?: { via: "shell"; shellPid: number | undefined },
+): CommandLogEntry {
+  return {
+    tool,
+    argv: full,
+    requested: [...argv],
+    startedAt,
+    durationMs,
+    exitCode: outcome.exitCode,
+    ...(outcome.signal ? { signal: outcome.signal } : {}),
+    ...(outcome.timedOut ? { timedOut: true } : {}),
+    ...(outcome.aborted ? { aborted: true } : {}),
+    ...(shell ? { via: "shell" as const, ...(shell.shellPid ? { shellPid: shell.shellPid } : {}) } : {}),
+  };
+}
+
+function commandError(argv: readonly string[], outcome: Outcome): LvmCommandError {
+  return new LvmCommandError(argv, outcome.exitCode, outcome.stderr, {
+    ...(outcome.signal ? { signal: outcome.signal } : {}),
+    ...(outcome.timedOut ? { timedOut: true } : {}),
+    ...(outcome.aborted ? { aborted: true } : {}),
+    ...(outcome.cause ? { cause: outcome.cause } : {}),
   });
 }
 
-function validateArgv(
-  argv: readonly unknown[],
-  devices: readonly string[] | undefined,
-): asserts argv is string[] {
-  if (!Array.isArray(argv) || argv.length === 0)
-    throw new CommandRefusedError(argv ?? [], "argv must be a non-empty array");
-  argv.forEach((word, i) => checkWord(argv, word, `argument ${i}`));
-  const tool = argv[0] as string;
-  if (!ALLOWED_TOOLS.includes(tool))
-    throw new CommandRefusedError(
-      argv,
-      `argv[0] ${JSON.stringify(tool)} is not one of ${ALLOWED_TOOLS.join(", ")}`,
-    );
-  for (const word of argv.slice(1) as string[]) {
-    // getopt accepts unambiguous prefixes of long options: refuse every spelling of --config.
-    if (word.startsWith("--conf"))
-      throw new CommandRefusedError(argv, `${word}: lvm configuration is set by the runner only`);
-    if (!word.startsWith("/dev/")) continue;
-    // A list such as lvm's `--devices /dev/a,/dev/b` is checked device by device.
-    for (const device of word.split(",")) {
-      const problem = devicePathProblem(device);
-      if (problem) throw new CommandRefusedError(argv, `device ${JSON.stringify(device)} ${problem}`);
-      if (devices && !devices.some((d) => device === d || isPartitionOf(device, d)))
-        throw new CommandRefusedError(
-          argv,
-          `device ${device} is not one of this agent's devices (${devices.join(", ")})`,
-        );
-    }
-  }
-  if (
-    devices &&
-    (PROBE_TOOLS as readonly string[]).includes(tool) &&
-    !argv.slice(1).some((w) => (w as string).startsWith("/dev/"))
-  )
-    throw new CommandRefusedError(
-      argv,
-      `${tool} must name its devices when the agent is restricted to ${devices.join(", ")}`,
-    );
+/** The environment of every command (and of the lvm shell, with its own LVM_SYSTEM_DIR). */
+export function commandEnv(options: Pick<LvmRunnerOptions, "path" | "lvmSystemDir">): NodeJS.ProcessEnv {
+  return {
+    PATH: options.path ?? DEFAULT_PATH,
+    LC_ALL: "C",
+    LVM_SUPPRESS_FD_WARNINGS: "1",
+    ...(options.lvmSystemDir ? { LVM_SYSTEM_DIR: options.lvmSystemDir } : {}),
+  };
 }
 
-function checkWord(argv: readonly unknown[], word: unknown, what: string): void {
-  if (typeof word !== "string") throw new CommandRefusedError(argv, `${what} is not a string`);
-  if (word.includes("\0")) throw new CommandRefusedError(argv, `${what} contains a NUL byte`);
-  if (word.length > MAX_ARG_LENGTH)
-    throw new CommandRefusedError(argv, `${what} is longer than ${MAX_ARG_LENGTH} characters`);
-}
-
-/** "/dev/sdb1" of "/dev/sdb", "/dev/loop3p1" of "/dev/loop3", "/dev/nvme0n1p2" of "/dev/nvme0n1". */
-function isPartitionOf(device: string, disk: string): boolean {
-  return (
-    device.startsWith(disk) &&
-    /^p?\d+$/.test(device.slice(disk.length)) &&
-    (/\d$/.test(disk) ? device[disk.length] === "p" : true)
-  );
-}
-
-/** lvm commands take the config after the command name (`lvm fullreport --config ...` after the subcommand). */
-function withLvmConfig(argv: readonly string[], configString: string): string[] {
-  const tool = argv[0]!;
-  if (!(LVM_TOOLS as readonly string[]).includes(tool)) return [...argv];
-  const at = tool === "lvm" ? Math.min(2, argv.length) : 1;
-  return [...argv.slice(0, at), "--config", configString, ...argv.slice(at)];
-}
-
-/**
- * The `--config` string: a filter and global_filter accepting exactly `devices` (rejecting
- * everything else), the devices file off (so the host's /etc/lvm/devices/system.devices does not
- * decide), and any extra settings.
- */
-export function lvmConfigString(devices: readonly string[] | undefined, extra: string): string {
-  const parts = ["use_devicesfile=0"];
-  if (devices) {
-    const accept = devices.map((d) => `"a|^${regexLiteral(d)}$|"`);
-    const list = `[${[...accept, '"r|.*|"'].join(",")}]`;
-    parts.push(`filter=${list}`, `global_filter=${list}`);
-  }
-  return [`devices { ${parts.join(" ")} }`, extra.trim()].filter(Boolean).join(" ");
-}
-
-/** A device path as an lvm filter regex that matches only itself: metacharacters as one-character classes. */
-function regexLiteral(devicePath: string): string {
-  return devicePath.replace(/[.+]/g, (c) => `[${c}]`);
-}
+/* ------------------------------------------------------------------------------ helpers ---- */
 
 function describeFailure(
   argv: readonly string[],

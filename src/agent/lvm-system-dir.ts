@@ -42,6 +42,11 @@ export interface SyncIoSystemDirArgs {
    * @example "/proc/1/root"
    */
   readonly hostRoot?: string;
+  /**
+   * More settings for this copy, as `section/key` → value as `lvm config` prints it (the lvm shell's
+   * copy: LVM_SHELL_SETTINGS); appended with the others and checked like them. @default none
+   */
+  readonly extraSettings?: ReadonlyMap<string, string>;
 }
 
 /** The settings the copy pins to their effective value on the host, as `section/key`. */
@@ -75,6 +80,7 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
     "config {",
     `\tprofile_dir = ${value("config/profile_dir")}`,
     "}",
+    ...sectionsOf(args.extraSettings ?? new Map()),
     "",
   ].join("\n");
   const to = here(args.to);
@@ -83,8 +89,19 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
   writeFileAtomic(path.join(to, "lvmlocal.conf"), overrides);
   if (args.runWithCopy) {
     const pinned = new Map(PINNED_SETTINGS.map((s) => [s, value(s)]));
-    await checkCopy(args.run, args.runWithCopy, args.to, new Map([["global/use_aio", "0"], ...pinned]));
+    const changed = new Map([["global/use_aio", "0"], ...pinned, ...(args.extraSettings ?? [])]);
+    await checkCopy(args.run, args.runWithCopy, args.to, changed);
   }
+}
+
+/** "section/key" → value as lvm.conf lines, one block per section. */
+function sectionsOf(settings: ReadonlyMap<string, string>): string[] {
+  const bySection = new Map<string, string[]>();
+  for (const [setting, v] of settings) {
+    const [section, key] = setting.split("/");
+    bySection.set(section!, [...(bySection.get(section!) ?? []), `\t${key} = ${v}`]);
+  }
+  return [...bySection].flatMap(([section, lines]) => [`${section} {`, ...lines, "}"]);
 }
 
 /** `lvm config` of the whole configuration lvm runs with (its files and the runner's --config, merged). */

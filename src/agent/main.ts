@@ -10,7 +10,9 @@ import { createTokenFileClient } from "./auth/token-file";
 import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "./config";
 import { createDiscovery } from "./discovery";
 import { Journal } from "./journal";
-import { createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "./lvm-runner";
+import { commandEnv, createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "./lvm-runner";
+import { LvmShell, spawnLvmShellProcess } from "./lvm-shell";
+import { LVM_SHELL_SETTINGS } from "./lvm-shell-protocol";
 import { writeSyncIoSystemDir } from "./lvm-system-dir";
 import { AgentMetrics } from "./metrics";
 import { buildOpenApiDocument, openApiRoute } from "./openapi";
@@ -65,12 +67,23 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
     const writeCommandLog = (line: Record<string, unknown>) =>
       writeAllSync(commandLog!, Buffer.from(`${JSON.stringify(line)}\n`), config.commandLog!);
     const lvmSystemDir = config.lvmSyncIo ? await syncIoSystemDir(config) : config.lvmSystemDir;
+    const shellDir = config.lvmShell ? await lvmShellSystemDir(config, log) : undefined;
+    const shell: LvmShell | undefined = shellDir
+      ? new LvmShell({
+          spawn: spawnLvmShellProcess,
+          argv: [...config.commandPrefix, "lvm"],
+          env: commandEnv({ lvmSystemDir: shellDir }),
+          observer: metrics.lvmShellObserver((): boolean => shell?.available ?? false),
+        })
+      : undefined;
     const run = createLvmRunner({
       commandPrefix: config.commandPrefix,
       ...(config.devices ? { devices: config.devices } : {}),
       ...(config.lvmConfig ? { lvmConfig: config.lvmConfig } : {}),
       ...(lvmSystemDir ? { lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
+      ...(shell ? { shell } : {}),
+      routed: (_tool, route) => metrics.recordLvmRoute(route),
       // Each command gets a "start" line before it runs and an "end" line after: after kill -9 the
       // log still shows the command that was running.
       logStart: (entry: CommandStartEntry) => {
@@ -177,6 +190,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         server.closeAllConnections();
         await closed;
         journal.close();
+        await shell?.close();
         commandLogClosed = true;
         if (commandLog !== undefined) fs.closeSync(commandLog);
         releaseLock();
@@ -221,6 +235,47 @@ async function syncIoSystemDir(config: AgentConfig): Promise<string> {
     );
   }
   return to;
+}
+
+/** The lvm shell's own copy of the configuration: the synchronous-I/O copy's settings and its own. */
+export const SHELL_DIR_NAME = "lvm-shell";
+
+/**
+ * The lvm shell's configuration (<state-dir>/lvm-shell: the host's, with use_aio = 0 and the command
+ * log on LVM_REPORT_FD, checked as --lvm-sync-io's copy is), or undefined when it cannot be written or
+ * lvm does not read it as written: then every command runs one-shot, the log says why and /metrics
+ * shows the shell unavailable. A copy of its own: in one-shot commands these settings would add the
+ * command log to every report's output.
+ */
+async function lvmShellSystemDir(
+  config: AgentConfig,
+  log: (entry: Record<string, unknown>) => void,
+): Promise<string | undefined> {
+  const to = path.join(config.stateDir, SHELL_DIR_NAME);
+  const from = config.lvmSystemDir ?? "/etc/lvm";
+  const runner = (lvmSystemDir: string | undefined) =>
+    createLvmRunner({
+      commandPrefix: config.commandPrefix,
+      timeoutMs: config.commandTimeoutMs,
+      ...(lvmSystemDir ? { lvmSystemDir } : {}),
+    });
+  try {
+    await writeSyncIoSystemDir({
+      from,
+      to,
+      run: runner(config.lvmSystemDir),
+      runWithCopy: runner(to),
+      extraSettings: LVM_SHELL_SETTINGS,
+      ...(config.hostRoot ? { hostRoot: config.hostRoot } : {}),
+    });
+    return to;
+  } catch (e) {
+    log({
+      msg: "no lvm shell: every lvm command runs as a process of its own",
+      reason: `cannot write ${to} from the lvm configuration in ${from}: ${(e as Error).message}`,
+    });
+    return undefined;
+  }
 }
 
 function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthClient {

@@ -1,7 +1,8 @@
 import { BLKID_NOTHING_FOUND } from "../inventory/blkid";
 import type { Counter, Histogram, Registry } from "../metrics/prometheus";
 import { RegistryMetrics } from "../metrics/registry-metrics";
-import type { CommandLogEntry } from "./lvm-runner";
+import type { CommandLogEntry, LvmRoute } from "./lvm-runner";
+import type { LvmShellObserver, ShellEnd } from "./lvm-shell";
 import type { NodeInventory } from "../inventory/types";
 
 /**
@@ -15,6 +16,11 @@ export class AgentMetrics extends RegistryMetrics {
   readonly commandSeconds: Histogram<"tool">;
   readonly requests: Counter<"route" | "method" | "code">;
   readonly errors: Counter<"kind">;
+  readonly lvmCommands: Counter<"via" | "reason">;
+  readonly lvmShellStarts: Counter<never>;
+  readonly lvmShellEnds: Counter<"reason">;
+  /** Whether the agent's reports can go through an lvm shell now (read at scrape time). */
+  private lvmShellAvailable: () => boolean = () => false;
   /** What the scrape-time gauges read: the inventory render() was given, and the spec's volume groups. */
   private scrape: { inventory: NodeInventory; own: ReadonlySet<string> } | undefined;
 
@@ -51,6 +57,41 @@ export class AgentMetrics extends RegistryMetrics {
       "Errors by kind (command, auth, discovery, internal).",
       ["kind"],
     );
+    this.lvmCommands = this.counter(
+      "pulumi_lvm_agent_lvm_commands_total",
+      'lvm commands by how they ran: via="shell" (answered by the agent\'s lvm shell) or "one-shot" (a process of their own), and why one-shot (stays-one-shot, no-shell, unconfined, not-quotable, shell-busy, shell-down, exact-error, shell-died).',
+      ["via", "reason"],
+    );
+    this.lvmShellStarts = this.counter(
+      "pulumi_lvm_agent_lvm_shell_starts_total",
+      "lvm shells started (the first, and each restart after one ended).",
+      [],
+    );
+    this.lvmShellEnds = this.counter(
+      "pulumi_lvm_agent_lvm_shell_ends_total",
+      "lvm shells that ended, by reason (timeout, aborted, died, protocol, start-failed, closed).",
+      ["reason"],
+    );
+    this.scrapeGauge(
+      "pulumi_lvm_agent_lvm_shell_available",
+      "1 when the agent's reading lvm reports go through an lvm shell; 0 when every lvm command runs one process per command (no --lvm-sync-io, --no-lvm-shell, or the shell failed to start or answer recently).",
+      [],
+      () => [[{}, this.lvmShellAvailable() ? 1 : 0] as const],
+    );
+  }
+
+  /** How the runner answered one lvm command (LvmRunnerOptions.routed). */
+  recordLvmRoute(route: LvmRoute): void {
+    this.lvmCommands.inc({ via: route.via, reason: route.via === "shell" ? "report" : route.reason });
+  }
+
+  /** The lvm shell's starts and ends (LvmShellOptions.observer), and its availability for the gauge. */
+  lvmShellObserver(available: () => boolean): LvmShellObserver {
+    this.lvmShellAvailable = available;
+    return {
+      started: () => this.lvmShellStarts.inc(),
+      ended: (why: ShellEnd) => this.lvmShellEnds.inc({ reason: why }),
+    };
   }
 
   /**
@@ -59,6 +100,8 @@ export class AgentMetrics extends RegistryMetrics {
    * errors_total grow with each inventory of a healthy node.
    */
   recordCommand(entry: CommandLogEntry): void {
+    // A shell answer the runner did not use is counted once, by the command that re-ran it.
+    if (entry.rerun !== undefined) return;
     const ok = entry.exitCode === 0 || (entry.tool === "blkid" && entry.exitCode === BLKID_NOTHING_FOUND);
     this.commands.inc({ tool: entry.tool, result: ok ? "ok" : "error" });
     this.commandSeconds.observe({ tool: entry.tool }, entry.durationMs / 1000);

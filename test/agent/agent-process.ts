@@ -13,6 +13,12 @@ const AGENT = path.join(REPO, "src", "agent", "main.ts");
 /** The agent with its test hook (pause after a step), used when a test sets PAUSE_ENV. */
 const PAUSING_AGENT = path.join(REPO, "test", "support", "agent", "pausing-agent.ts");
 const PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
+/**
+ * Set (to 1) when running the agent's integration tests: every agent they start gets --lvm-sync-io,
+ * so its reading reports run in its lvm shell (issue 18), e.g.
+ * `PULUMI_LVM_TEST_LVM_SHELL=1 npx jest test/agent/crash.test.ts`.
+ */
+export const LVM_SHELL_ENV = "PULUMI_LVM_TEST_LVM_SHELL";
 
 export interface AgentOptions {
   readonly node: string;
@@ -68,6 +74,16 @@ process.on("exit", () => {
 });
 
 /**
+ * With LVM_SHELL_ENV set, --lvm-sync-io for an agent not given it; with a --command-prefix (the tests'
+ * wrappers run commands in this mount namespace) also --host-root /, which --lvm-sync-io then needs.
+ */
+function lvmShellArgs(extraArgs: readonly string[]): string[] {
+  if (process.env[LVM_SHELL_ENV] !== "1" || extraArgs.includes("--lvm-sync-io")) return [];
+  const prefixed = extraArgs.includes("--command-prefix") && !extraArgs.includes("--host-root");
+  return ["--lvm-sync-io", ...(prefixed ? ["--host-root", "/"] : [])];
+}
+
+/**
  * Starts `node --import tsx src/agent/main.ts` (one process, so kill -9 hits the agent itself; under
  * setpriv --pdeathsig, so it dies with the test) and waits for it to listen.
  */
@@ -87,6 +103,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentProcess> {
     o.commandLog,
     ...("tokenFile" in o.auth ? ["--token-file", o.auth.tokenFile] : ["--kubeconfig", o.auth.kubeconfig]),
     ...(o.extraArgs ?? []),
+    ...lvmShellArgs(o.extraArgs ?? []),
   ];
   const agentArgv = [
     process.execPath,

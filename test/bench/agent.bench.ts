@@ -60,7 +60,7 @@ function commandTimes(file: string, from: number): { lines: number; byTool: Map<
   const byTool = new Map<string, [number, number]>();
   for (const line of lines.slice(from)) {
     const e = JSON.parse(line) as { tool: string; requested: string[]; durationMs: number };
-    const tool = e.tool === "lvm" ? `lvm ${e.requested[1]}` : e.tool;
+    const tool = `${e.tool === "lvm" ? `lvm ${e.requested[1]}` : e.tool}${(e as { via?: string }).via ? " (shell)" : ""}`;
     const [n, total] = byTool.get(tool) ?? [0, 0];
     byTool.set(tool, [n + 1, total + e.durationMs]);
   }
@@ -111,7 +111,20 @@ interface ApplyFigures {
  * `syncIo`: the agent runs with --lvm-system-dir of a synchronous-I/O copy of the host's configuration,
  * and the direct commands are timed both with lvm's defaults and with that copy.
  */
-async function applyOverhead(rounds: number, syncIo = false): Promise<ApplyFigures> {
+/**
+ * How the bench's agent runs lvm: lvm's defaults; `--lvm-system-dir` of a synchronous-I/O copy (every
+ * command one-shot); or `--lvm-sync-io`, which writes that copy itself and runs the reading reports
+ * in its lvm shell (issue 18).
+ */
+type LvmMode = "defaults" | "sync-io" | "shell";
+
+function agentArgs(mode: LvmMode, systemDir: string | undefined): string[] {
+  if (mode === "shell") return ["--lvm-sync-io"];
+  return systemDir ? ["--lvm-system-dir", systemDir] : [];
+}
+
+async function applyOverhead(rounds: number, mode: LvmMode): Promise<ApplyFigures> {
+  const syncIo = mode !== "defaults";
   const scratch = new Scratch("bench-apply", BENCH_ROOT);
   let agent: AgentProcess | undefined;
   try {
@@ -123,7 +136,7 @@ async function applyOverhead(rounds: number, syncIo = false): Promise<ApplyFigur
       devices,
       ...scratch.agentFiles(),
       auth: { tokenFile: scratch.path("tokens") },
-      ...(systemDir ? { extraArgs: ["--lvm-system-dir", systemDir] } : {}),
+      extraArgs: agentArgs(mode, systemDir),
     });
     const vg = `agt-bench-${randomBytes(3).toString("hex")}`;
     const spec = thickSpec(vg, devices);
@@ -187,7 +200,8 @@ interface InventoryLatency {
   load: string;
 }
 
-async function inventoryLatency(rounds: number, syncIo = false): Promise<InventoryLatency> {
+async function inventoryLatency(rounds: number, mode: LvmMode): Promise<InventoryLatency> {
+  const syncIo = mode !== "defaults";
   const scratch = new Scratch("bench-inventory", BENCH_ROOT);
   let agent: AgentProcess | undefined;
   try {
@@ -202,7 +216,7 @@ async function inventoryLatency(rounds: number, syncIo = false): Promise<Invento
       lvmdConfig: scratch.path("lvmd.yaml"),
       commandLog: log,
       auth: { tokenFile: scratch.path("tokens") },
-      ...(systemDir ? { extraArgs: ["--lvm-system-dir", systemDir] } : {}),
+      extraArgs: agentArgs(mode, systemDir),
     });
     const times: number[] = [];
     let seen = 0;
@@ -226,13 +240,19 @@ async function inventoryLatency(rounds: number, syncIo = false): Promise<Invento
 export async function runAgentBench(rounds = 5): Promise<number> {
   console.log(`load average before: ${load()} (a shared machine: figures are noisy)`);
   let defaultRatio = 0;
-  for (const syncIo of [false, true]) {
-    const apply = await applyOverhead(rounds, syncIo);
+  const modes: LvmMode[] = ["defaults", "sync-io", "shell"];
+  for (const mode of modes) {
+    const syncIo = mode !== "defaults";
+    const apply = await applyOverhead(rounds, mode);
     const ratio = apply.agent / apply.direct;
     if (!syncIo) defaultRatio = ratio;
     console.log(
       `agent apply overhead (${APPLY_DEVICES} loop devices, ${apply.commands} lvm commands, median of ${rounds}, load ${apply.load})` +
-        (syncIo ? ", agent with --lvm-system-dir of a synchronous-I/O copy of /etc/lvm:" : ", lvm defaults:"),
+        (mode === "shell"
+          ? ", agent with --lvm-sync-io (synchronous-I/O copy, reports in its lvm shell):"
+          : syncIo
+            ? ", agent with --lvm-system-dir of a synchronous-I/O copy of /etc/lvm (no shell):"
+            : ", lvm defaults:"),
     );
     console.log(`  lvm commands run directly (lvm defaults): ${apply.direct.toFixed(0)} ms`);
     if (apply.directSyncIo !== undefined)
@@ -247,9 +267,10 @@ export async function runAgentBench(rounds = 5): Promise<number> {
     console.log(
       `  of which re-discovery: ~${apply.discovery.toFixed(0)} ms (GET /v1/inventory on the same devices); ratio without it ${((apply.agent - apply.discovery) / apply.direct).toFixed(2)}`,
     );
-    const inv = await inventoryLatency(rounds + 1, syncIo);
+    const inv = await inventoryLatency(rounds + 1, mode);
+    const how = mode === "shell" ? " (lvm shell)" : syncIo ? " (synchronous-I/O copy, no shell)" : "";
     console.log(
-      `inventory latency, ${inv.devices} loop devices${syncIo ? " (synchronous-I/O copy)" : ""}: median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms), goal < ${INVENTORY_GOAL_MS}, load ${inv.load}`,
+      `inventory latency, ${inv.devices} loop devices${how}: median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms), goal < ${INVENTORY_GOAL_MS}, load ${inv.load}`,
     );
     const tools = [...inv.byTool].map(([tool, [n, total]]) => `${tool} ${n}× ${total.toFixed(0)} ms`);
     console.log(`  commands of the last inventory (summed durations): ${tools.join(", ")}`);
