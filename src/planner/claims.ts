@@ -116,9 +116,12 @@ export function resolveClaims(
     // A logical volume of one of our groups (a thin pool, a pod's volume) is what plans build, not a
     // device to choose: a selector matching it by size or type leaves it out silently, so it never
     // fills the excluded lists, and its mounts never change the plan's hash. Named explicitly, it is
-    // excluded with the reason, as any logical volume.
+    // excluded with the reason, as any logical volume. A logical volume that is itself a physical
+    // volume (nested LVM, lvm's scan_lvs=1) keeps its physical-volume treatment: a member stays in its
+    // group's view (staying or leaving), any other PV is excluded with its reasons.
     if (
       d.type === "lvm" &&
+      owner === undefined &&
       ownLogicalVolume(d, index, ownership) &&
       !selecting.some((g) => namedOf(g).has(d.kname))
     )
@@ -193,7 +196,9 @@ export function resolveClaims(
 /**
  * Whether an lvm device is a logical volume of one of our volume groups that the spec names: the
  * device it is stacked on, followed down through the other logical volumes (a thin volume, its
- * pool, the pool's data), is a physical volume of such a group.
+ * pool, the pool's data) to the first physical volume, is a physical volume of such a group. The
+ * first one: with nested LVM that physical volume may itself be a logical volume of another group,
+ * and a logical volume belongs to the group it sits on directly.
  */
 function ownLogicalVolume(d: BlockDevice, index: NodeIndex, ownership: Ownership): boolean {
   const seen = new Set<string>();
@@ -201,7 +206,8 @@ function ownLogicalVolume(d: BlockDevice, index: NodeIndex, ownership: Ownership
     seen.add(cur.kname);
     const below: BlockDevice | undefined = cur.parent ? index.byKname.get(cur.parent) : undefined;
     if (!below) return false;
-    if (below.type !== "lvm") return ownership.pvOwner(below.kname)?.kind === "member";
+    const owner = ownership.pvOwner(below.kname);
+    if (owner !== undefined || below.type !== "lvm") return owner?.kind === "member";
     cur = below;
   }
   return false;

@@ -3,7 +3,7 @@ import type { NodeInventory } from "../inventory/types";
 import { OWNER_TAG } from "../inventory/types";
 import { planNode } from "./plan-node";
 import { applyPlanEffects } from "./simulate";
-import { nodeArb, specArb } from "../../test/support/planner/arbitraries";
+import { nestedNodeArb, nodeArb, specArb } from "../../test/support/planner/arbitraries";
 import type { NodePlan } from "./types";
 
 /**
@@ -152,6 +152,27 @@ test("after a kernel rename no member leaves its group", () => {
       // Every member that stayed before the rename stays after it; nothing leaves that was not leaving.
       expect(members(after)).toEqual(expect.arrayContaining(members(before)));
       expect(leaving(before)).toEqual(expect.arrayContaining(leaving(after)));
+    }),
+    RUNS,
+  );
+});
+
+test("nested LVM: every physical volume of a group the spec names stays in its view, other PVs are never written", () => {
+  fc.assert(
+    fc.property(nestedNodeArb, specArb, (inv, spec) => {
+      const plan = planNode(inv, spec);
+      const byPath = new Map(inv.devices.map((d) => [d.path, d]));
+      const ours = new Set(inv.vgs.filter((vg) => vg.tags.includes(OWNER_TAG)).map((vg) => vg.name));
+      const touched = devicesIn(plan);
+      for (const pv of inv.pvs) {
+        const kname = byPath.get(pv.device)!.kname;
+        const g = plan.volumeGroups.find((v) => v.name === pv.vgName);
+        if (g && ours.has(pv.vgName)) {
+          // A member is claimed (staying) or leaving: never dropped from its group's view.
+          const seen = [...g.claimed.filter((c) => c.member), ...(g.leaving ?? [])].map((c) => c.kname);
+          expect(seen).toContain(kname);
+        } else if (pv.vgName) expect(touched.has(pv.device)).toBe(false);
+      }
     }),
     RUNS,
   );

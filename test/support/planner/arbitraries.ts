@@ -8,6 +8,7 @@ import type {
   VolumeGroupInfo,
 } from "../../../src/inventory/types";
 import type { DeviceRequirement } from "../../../src/planner/device-selector";
+import { estimatedPvExtents } from "../../../src/planner/volume-group";
 import { asMember, disk, GiB, MiB, partition, signature, thinPoolLv, volumeGroup } from "./testing";
 
 /**
@@ -191,5 +192,80 @@ export function buildNode(disks: readonly DiskSpec[], withPool: boolean): NodeIn
     pvs,
     vgs,
     lvs,
+  };
+}
+
+/** Who the nested physical volume belongs to: our vg2 (or vg3), the foreign legacy, or no group. */
+const NESTED_OWNERS = ["vg2", "vg3", "legacy", "orphan"] as const;
+
+/**
+ * A node as nodeArb makes them whose first disk is a member of vg1, with nested LVM (lvm's
+ * scan_lvs=1): a logical volume of vg1 on that disk (/dev/mapper/vg1-nested) that is itself a
+ * physical volume of another group, ours or foreign, or of none.
+ */
+export const nestedNodeArb = fc
+  .record({
+    first: diskArb.map((d) => ({ ...d, kind: "vg1" as const })),
+    rest: fc.array(diskArb, { maxLength: NAMES.length - 1 }),
+    withPool: fc.boolean(),
+    owner: fc.constantFrom(...NESTED_OWNERS),
+    size: fc.constantFrom(2 * GiB, 10 * GiB),
+  })
+  .map(({ first, rest, withPool, owner, size }) =>
+    withNestedPv(buildNode([first, ...rest], withPool), owner, size),
+  );
+
+function withNestedPv(
+  inv: NodeInventory,
+  owner: (typeof NESTED_OWNERS)[number],
+  size: number,
+): NodeInventory {
+  const on = `/dev/${NAMES[0]}`;
+  const nested = asMember(
+    disk("dm-0", {
+      type: "lvm",
+      path: "/dev/mapper/vg1-nested",
+      symlinks: ["/dev/mapper/vg1-nested"],
+      parent: on,
+      size,
+    }),
+  );
+  const X = inv.vgs.find((v) => v.name === "vg1")!.extentSize;
+  const extents = estimatedPvExtents(size, X);
+  const vgName = owner === "orphan" ? "" : owner;
+  const pv: PhysicalVolume = {
+    device: nested.path,
+    uuid: `nested-${owner}`,
+    vgName,
+    size: extents * X,
+    free: extents * X,
+    tags: [],
+  };
+  const existing = inv.vgs.find((v) => v.name === vgName);
+  const grown = (vg: VolumeGroupInfo): VolumeGroupInfo => ({
+    ...vg,
+    size: vg.size + pv.size,
+    free: vg.free + pv.free,
+    extentCount: vg.extentCount + extents,
+    freeExtentCount: vg.freeExtentCount + extents,
+  });
+  const vgs =
+    vgName === ""
+      ? inv.vgs
+      : existing
+        ? inv.vgs.map((v) => (v === existing ? grown(v) : v))
+        : [...inv.vgs, volumeGroup(vgName, [{ device: nested }], vgName === "legacy" ? { tags: [] } : {}).vg];
+  return {
+    ...inv,
+    devices: [
+      ...inv.devices.map((d) => (d.kname === on ? { ...d, children: [...d.children, nested.kname] } : d)),
+      nested,
+    ],
+    pvs: [...inv.pvs, pv],
+    vgs,
+    lvs: [
+      ...inv.lvs,
+      { name: "nested", vgName: "vg1", uuid: "vg1-nested", size, attr: "-wi-a-----", tags: [] },
+    ],
   };
 }
