@@ -19,7 +19,7 @@ import * as path from "node:path";
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
 import { kubernetesSdkVersion, requireKubernetesPlugin } from "./kubernetes-plugin";
-import { topolvmChart } from "./topolvm-chart";
+import { leftAfterDestroy, topolvmChart } from "./topolvm-chart";
 
 jest.setTimeout(1_800_000);
 
@@ -253,16 +253,8 @@ describe("pulumi up", () => {
 describe("pulumi destroy", () => {
   it("removes every object it created except the CRDs it retains: ours and TopoLVM's LogicalVolume", async () => {
     timed("destroy", () => ws!.ok(["destroy", "--yes"], LONG));
-    // Ours (retainCrdsOnDelete) and TopoLVM's (helm.sh/resource-policy: keep, which Topolvm sets).
-    const retained = ["lvmnodesets.lvm.topolvm.io", "lvmnodes.lvm.topolvm.io", "logicalvolumes.topolvm.io"];
-    const left: string[] = [];
-    for (const o of declared) {
-      const got = await get(o.apiVersion, o.kind, o.name, o.namespace);
-      const isRetained = o.kind === "CustomResourceDefinition" && retained.includes(o.name);
-      if (isRetained) expect(got).toBeDefined();
-      else if (got && !got.metadata.deletionTimestamp) left.push(`${o.kind} ${o.namespace ?? ""}/${o.name}`);
-    }
-    expect(left).toEqual([]);
+    // Ours (retainCrdsOnDelete) and TopoLVM's (helm.sh/resource-policy: keep, which Topolvm sets) stay.
+    expect(await leftAfterDestroy(declared, get)).toEqual([]);
     expect(await get("v1", "Namespace", NAMESPACE)).toBeUndefined();
   });
 });

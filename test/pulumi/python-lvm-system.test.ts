@@ -53,7 +53,7 @@ import {
   requireFreshBuild,
 } from "./component-package";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
-import { topolvmChart } from "./topolvm-chart";
+import { leftAfterDestroy, RETAINED_CRDS, topolvmChart, type DeclaredObject } from "./topolvm-chart";
 
 jest.setTimeout(1_800_000);
 
@@ -70,8 +70,6 @@ const VG = `pcl-${randomBytes(3).toString("hex")}`;
 const SYSTEM_TYPE = "pulumi-lvm:index:LvmSystem";
 const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
-/** Kept on destroy: ours (retainCrdsOnDelete) and TopoLVM's (helm.sh/resource-policy: keep, set by Topolvm). */
-const RETAINED_CRDS = ["lvmnodesets.lvm.topolvm.io", "lvmnodes.lvm.topolvm.io", "logicalvolumes.topolvm.io"];
 /** Where the backing files of our loop devices go (volume groups pcl-*). */
 const ROOT = "/var/tmp/pulumi-python-tests";
 /** Under load (2 cores shared) a chart render plus ~40 objects takes minutes. */
@@ -84,7 +82,7 @@ let cp: ControlPlane | undefined;
 let ws: PulumiWorkspace | undefined;
 let devices: string[];
 /** The Kubernetes objects the LvmSystem's `up` created, from the state. */
-let declared: Array<{ apiVersion: string; kind: string; name: string; namespace?: string }> = [];
+let declared: DeclaredObject[] = [];
 /** Seconds per step, and the 1-minute load average when it ended (a shared 2-core machine). */
 const timings: Record<string, { s: number; load: number }> = {};
 
@@ -377,14 +375,7 @@ describe("a NodeSet in cluster mode from Python, through the API server to the n
     // The kubelet's part again: a pod bound to a node is gone only once its kubelet confirms it.
     await must("DELETE", `/api/v1/namespaces/${NAMESPACE}/pods/${podName}?gracePeriodSeconds=0`);
     await timed("destroy (Python)", () => pulumi(["destroy", "--yes"]));
-    const left: string[] = [];
-    for (const o of declared) {
-      const got = await get(o.apiVersion, o.kind, o.name, o.namespace);
-      const retained = o.kind === "CustomResourceDefinition" && RETAINED_CRDS.includes(o.name);
-      if (retained) expect(got).toBeDefined();
-      else if (got && !got.metadata.deletionTimestamp) left.push(`${o.kind} ${o.namespace ?? ""}/${o.name}`);
-    }
-    expect(left).toEqual([]);
+    expect(await leftAfterDestroy(declared, get)).toEqual([]);
     expect(await get("v1", "Namespace", NAMESPACE)).toBeUndefined();
     expect(writesSince(before.log)).toEqual([]);
     expect(vgs(devices)).toEqual(before.vgs);

@@ -1,12 +1,13 @@
 /**
  * TopoLVM's chart on disk for the engine tests that install it (kubernetes-e2e.test.ts from
- * TypeScript, python-lvm-system.test.ts from Python): nothing is downloaded.
+ * TypeScript, python-lvm-system.test.ts from Python): nothing is downloaded. And what a destroy of
+ * an LvmSystem installing it keeps: the CRDs retained, ours and the chart's.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { repoRoot } from "../env/cluster";
+import { repoRoot, type Json } from "../env/cluster";
 
 /**
  * TopoLVM's chart from the verified snapshot (topolvm/topolvm @ topolvm-chart-v17.1.0,
@@ -34,4 +35,38 @@ export function topolvmChart(dest: string): string {
   fs.writeFileSync(path.join(chart, "Chart.yaml"), YAML.stringify(meta));
   fs.rmSync(path.join(chart, "Chart.lock"));
   return chart;
+}
+
+/** Kept on destroy: ours (retainCrdsOnDelete) and TopoLVM's (helm.sh/resource-policy: keep, set by Topolvm). */
+export const RETAINED_CRDS: readonly string[] = [
+  "lvmnodesets.lvm.topolvm.io",
+  "lvmnodes.lvm.topolvm.io",
+  "logicalvolumes.topolvm.io",
+];
+
+/** A Kubernetes object an `up` created, as the state names it. */
+export interface DeclaredObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly name: string;
+  readonly namespace?: string;
+}
+
+/**
+ * What a destroy left of the objects an `up` declared, read back with the test's own `get`
+ * (undefined when the object does not exist): "<kind> <namespace>/<name>" for each still there and
+ * not being deleted. The retained CRDs are not listed; each must still exist (asserted here).
+ */
+export async function leftAfterDestroy(
+  declared: readonly DeclaredObject[],
+  get: (apiVersion: string, kind: string, name: string, namespace?: string) => Promise<Json | undefined>,
+): Promise<string[]> {
+  const left: string[] = [];
+  for (const o of declared) {
+    const got = await get(o.apiVersion, o.kind, o.name, o.namespace);
+    const retained = o.kind === "CustomResourceDefinition" && RETAINED_CRDS.includes(o.name);
+    if (retained) expect(got).toBeDefined();
+    else if (got && !got.metadata.deletionTimestamp) left.push(`${o.kind} ${o.namespace ?? ""}/${o.name}`);
+  }
+  return left;
 }
