@@ -17,7 +17,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
-import { PulumiWorkspace, requirePulumiBinaries, type StateResource } from "./cli";
+import { kubernetesObjects, missingObjects, objectGetter } from "./apiserver-objects";
+import { PulumiWorkspace, requirePulumiBinaries } from "./cli";
 import { kubernetesSdkVersion, requireKubernetesPlugin } from "./kubernetes-plugin";
 import { leftAfterDestroy, topolvmChart } from "./topolvm-chart";
 
@@ -71,56 +72,7 @@ afterAll(async () => {
 
 /* ----------------------------------------------------------------- the test's own reads ---- */
 
-const discovery = new Map<string, Json>();
-/** The REST path of an object, from the apiserver's discovery (kind → resource, namespaced or not). */
-async function objectPath(
-  apiVersion: string,
-  kind: string,
-  name: string,
-  namespace?: string,
-): Promise<string> {
-  const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  if (!discovery.has(base)) {
-    const r = await cp!.request("GET", base);
-    if (r.status !== 200) throw new Error(`discovery of ${base}: HTTP ${r.status}`);
-    discovery.set(base, r.body);
-  }
-  const resource = (discovery.get(base).resources as Json[]).find(
-    (x) => x.kind === kind && !x.name.includes("/"),
-  );
-  if (!resource) throw new Error(`the apiserver serves no ${kind} in ${apiVersion}`);
-  const ns = resource.namespaced ? `/namespaces/${namespace ?? "default"}` : "";
-  return `${base}${ns}/${resource.name}/${name}`;
-}
-
-async function get(
-  apiVersion: string,
-  kind: string,
-  name: string,
-  namespace?: string,
-): Promise<Json | undefined> {
-  const r = await cp!.request("GET", await objectPath(apiVersion, kind, name, namespace));
-  if (r.status === 404) return undefined;
-  if (r.status !== 200) throw new Error(`GET ${kind} ${namespace ?? ""}/${name}: HTTP ${r.status}`);
-  return r.body;
-}
-
-/** Kubernetes objects in the state: custom resources of the kubernetes package, not providers or components. */
-function kubernetesObjects(resources: readonly StateResource[]) {
-  return resources
-    .filter((r) => r.type.startsWith("kubernetes:") && !r.type.startsWith("pulumi:providers:") && r.id)
-    .filter((r) => r.type !== "kubernetes:helm.sh/v4:Chart")
-    .map((r) => {
-      const o = r.outputs as Json;
-      return {
-        type: r.type,
-        apiVersion: o.apiVersion as string,
-        kind: o.kind as string,
-        name: o.metadata.name as string,
-        namespace: o.metadata.namespace as string | undefined,
-      };
-    });
-}
+const get = objectGetter(() => cp!);
 
 let declared: ReturnType<typeof kubernetesObjects> = [];
 
@@ -180,11 +132,7 @@ describe("pulumi up", () => {
     declared = kubernetesObjects(deployment.resources ?? []);
     // LvmSystem's and the NodeSet's objects, and the chart's.
     expect(declared.length).toBeGreaterThan(30);
-    const missing: string[] = [];
-    for (const o of declared)
-      if (!(await get(o.apiVersion, o.kind, o.name, o.namespace)))
-        missing.push(`${o.kind} ${o.namespace ?? ""}/${o.name}`);
-    expect(missing).toEqual([]);
+    expect(await missingObjects(declared, get)).toEqual([]);
 
     // The parts named in the issue, field by field.
     const ns = await get("v1", "Namespace", NAMESPACE);

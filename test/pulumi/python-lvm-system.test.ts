@@ -44,6 +44,7 @@ import {
   type RunResult,
   type StateResource,
 } from "./cli";
+import { kubernetesObjects, missingObjects, objectGetter, type DeclaredObject } from "./apiserver-objects";
 import { requireCommandPlugin } from "./command-plugin";
 import {
   createVirtualenv,
@@ -53,7 +54,7 @@ import {
   requireFreshBuild,
 } from "./component-package";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
-import { leftAfterDestroy, RETAINED_CRDS, topolvmChart, type DeclaredObject } from "./topolvm-chart";
+import { leftAfterDestroy, RETAINED_CRDS, topolvmChart } from "./topolvm-chart";
 
 jest.setTimeout(1_800_000);
 
@@ -110,26 +111,7 @@ async function must(method: string, urlPath: string, body?: unknown): Promise<an
   return r.body;
 }
 
-const discovery = new Map<string, Json>();
-/** An object as the API server holds it (its REST path from discovery), or undefined when it does not exist. */
-async function get(
-  apiVersion: string,
-  kind: string,
-  name: string,
-  namespace?: string,
-): Promise<Json | undefined> {
-  const base = apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-  if (!discovery.has(base)) discovery.set(base, await must("GET", base));
-  const resource = (discovery.get(base).resources as Json[]).find(
-    (x) => x.kind === kind && !x.name.includes("/"),
-  );
-  if (!resource) throw new Error(`the apiserver serves no ${kind} in ${apiVersion}`);
-  const ns = resource.namespaced ? `/namespaces/${namespace ?? "default"}` : "";
-  const r = await cp!.request("GET", `${base}${ns}/${resource.name}/${name}`);
-  if (r.status === 404) return undefined;
-  if (r.status !== 200) throw new Error(`GET ${kind} ${namespace ?? ""}/${name}: HTTP ${r.status}`);
-  return r.body;
-}
+const get = objectGetter(() => cp!);
 
 const resources = async (): Promise<StateResource[]> =>
   (JSON.parse((await pulumi(["stack", "export"])).stdout) as { deployment: { resources?: StateResource[] } })
@@ -224,27 +206,12 @@ describe("an LvmSystem from Python, applied with the real Kubernetes provider", 
     const state = await resources();
     const system = state.find((s) => s.type === SYSTEM_TYPE);
     expect(system).toBeDefined();
-    declared = state
-      .filter((s) => s.type.startsWith("kubernetes:") && !s.type.startsWith("pulumi:providers:") && s.id)
-      .filter((s) => s.type !== "kubernetes:helm.sh/v4:Chart")
-      .map((s) => {
-        const o = s.outputs as Json;
-        return {
-          apiVersion: o.apiVersion,
-          kind: o.kind,
-          name: o.metadata.name,
-          namespace: o.metadata.namespace,
-        };
-      });
+    declared = kubernetesObjects(state);
     // The component provider registered them under the LvmSystem (the chart's under its Chart).
     for (const s of state.filter((x) => x.type.startsWith("kubernetes:") && x.id))
       expect(s.urn).toContain(`${SYSTEM_TYPE}$`);
     expect(declared.length).toBeGreaterThan(30);
-    const missing: string[] = [];
-    for (const o of declared)
-      if (!(await get(o.apiVersion, o.kind, o.name, o.namespace)))
-        missing.push(`${o.kind} ${o.namespace ?? ""}/${o.name}`);
-    expect(missing).toEqual([]);
+    expect(await missingObjects(declared, get)).toEqual([]);
   });
 
   it("the namespace, the Established CRDs, the agent DaemonSet and the operator carry our image and args", async () => {

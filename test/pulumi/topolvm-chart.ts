@@ -7,7 +7,8 @@ import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { repoRoot, type Json } from "../env/cluster";
+import { repoRoot } from "../env/cluster";
+import type { DeclaredObject, GetObject } from "./apiserver-objects";
 
 /**
  * TopoLVM's chart from the verified snapshot (topolvm/topolvm @ topolvm-chart-v17.1.0,
@@ -44,14 +45,6 @@ export const RETAINED_CRDS: readonly string[] = [
   "logicalvolumes.topolvm.io",
 ];
 
-/** A Kubernetes object an `up` created, as the state names it. */
-export interface DeclaredObject {
-  readonly apiVersion: string;
-  readonly kind: string;
-  readonly name: string;
-  readonly namespace?: string;
-}
-
 /**
  * What a destroy left of the objects an `up` declared, read back with the test's own `get`
  * (undefined when the object does not exist): "<kind> <namespace>/<name>" for each still there and
@@ -59,7 +52,7 @@ export interface DeclaredObject {
  */
 export async function leftAfterDestroy(
   declared: readonly DeclaredObject[],
-  get: (apiVersion: string, kind: string, name: string, namespace?: string) => Promise<Json | undefined>,
+  get: GetObject,
 ): Promise<string[]> {
   const left: string[] = [];
   for (const o of declared) {
