@@ -298,7 +298,13 @@ export async function podSummary(cluster: Cluster): Promise<string> {
     .map((p) => {
       const cs: Json[] = p.status?.containerStatuses ?? [];
       const containers = cs
-        .map((c) => `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}`)
+        .map((c) => {
+          // Why the container last ended (OOMKilled, a liveness kill's exit 137, an error): a restart
+          // count alone cannot tell a crash from the kubelet's kill.
+          const last = c.lastState?.terminated as Json | undefined;
+          const ended = last ? ` (last ended: ${last.reason ?? "?"}, exit ${last.exitCode ?? "?"})` : "";
+          return `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}${ended}`;
+        })
         .join(", ");
       return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase}: ${containers}`;
     })
