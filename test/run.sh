@@ -6,12 +6,14 @@
 #               the real engine, the qemu guest's conformance and smoke tests), then bare hosts over
 #               SSH into a qemu guest (jest.bare-hosts.config.js), then the Kubernetes provider's tier
 #               (jest.kubernetes.config.js)
-#   guest lane  the real cluster in a qemu guest (jest.config.js's cluster project), then, once the
-#               host lane has finished, the user's journey on a new one (jest.journey.config.js)
+#   guest lane  the real cluster in a qemu guest (jest.config.js's cluster project)
+#
+# Not yet here: the user's journey (`npm run test:journey`, which needs what setup-late.sh builds).
 #
 # The lanes are balanced by what they cost (docs/testing-cluster.md, "CI budget"): bare hosts runs
-# in the host lane, after its own tests. The journey runs alone: beside the host lane its emulated
-# node was so slow (a plan request 59 s) that its operator lost the leader Lease over and over.
+# in the host lane, after its own tests. The journey is left out until it has run green here: beside
+# the host lane its emulated node was so slow (a plan request 59 s) that its operator lost the leader
+# Lease over and over, and run alone after the host lane it has not been measured yet.
 #
 # What only the later tiers need (openssh-server's binaries aside, which test/setup.sh installs) is
 # built by test/setup-late.sh, started here in the background while the host lane's tests run: the
@@ -87,10 +89,6 @@ host=$!
   if await_ready cluster; then
     run_jest cluster --selectProjects cluster --runInBand
   fi
-  if await_ready kubernetes; then
-    while [ ! -e "$reports/host-lane.done" ]; do sleep 5; done
-    run_jest journey -c jest.journey.config.js --runInBand
-  fi
 ) 2>&1 | tag guest &
 guest=$!
 
@@ -101,5 +99,5 @@ wait "$guest" || status=1
 late_status=$(cat "$reports/setup-late.status" 2>/dev/null || echo none)
 say "lanes finished (test/setup-late.sh's status: $late_status)"
 [ "$late_status" = 0 ] || status=1
-node test/summary.js "$reports" host kubernetes bare-hosts cluster journey || status=1
+node test/summary.js "$reports" host kubernetes bare-hosts cluster || status=1
 exit "$status"
