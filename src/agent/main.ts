@@ -213,28 +213,11 @@ export const SYNC_IO_DIR_NAME = "lvm-sync-io";
  * prefix both paths are the host's, reached under --host-root.
  */
 async function syncIoSystemDir(config: AgentConfig): Promise<string> {
-  const to = path.join(config.stateDir, SYNC_IO_DIR_NAME);
-  const from = config.lvmSystemDir ?? "/etc/lvm";
-  const runner = (lvmSystemDir: string | undefined) =>
-    createLvmRunner({
-      commandPrefix: config.commandPrefix,
-      timeoutMs: config.commandTimeoutMs,
-      ...(lvmSystemDir ? { lvmSystemDir } : {}),
-    });
   try {
-    await writeSyncIoSystemDir({
-      from,
-      to,
-      run: runner(config.lvmSystemDir),
-      runWithCopy: runner(to),
-      ...(config.hostRoot ? { hostRoot: config.hostRoot } : {}),
-    });
+    return await writeLvmConfigCopy(config, SYNC_IO_DIR_NAME);
   } catch (e) {
-    throw new Error(
-      `--lvm-sync-io: cannot write ${to} from the lvm configuration in ${from}: ${(e as Error).message}`,
-    );
+    throw new Error(`--lvm-sync-io: ${(e as Error).message}`);
   }
-  return to;
 }
 
 /** The lvm shell's own copy of the configuration: the synchronous-I/O copy's settings and its own. */
@@ -251,7 +234,28 @@ async function lvmShellSystemDir(
   config: AgentConfig,
   log: (entry: Record<string, unknown>) => void,
 ): Promise<string | undefined> {
-  const to = path.join(config.stateDir, SHELL_DIR_NAME);
+  try {
+    return await writeLvmConfigCopy(config, SHELL_DIR_NAME, LVM_SHELL_SETTINGS);
+  } catch (e) {
+    log({
+      msg: "no lvm shell: every lvm command runs as a process of its own",
+      reason: (e as Error).message,
+    });
+    return undefined;
+  }
+}
+
+/**
+ * Writes <state-dir>/<name>: the lvm configuration (--lvm-system-dir, else /etc/lvm) with use_aio = 0
+ * and `extraSettings`, checked by running lvm as the agent runs it with the host's directory and with
+ * the copy (writeSyncIoSystemDir); returns its path, or throws naming both directories and why.
+ */
+async function writeLvmConfigCopy(
+  config: AgentConfig,
+  name: string,
+  extraSettings?: ReadonlyMap<string, string>,
+): Promise<string> {
+  const to = path.join(config.stateDir, name);
   const from = config.lvmSystemDir ?? "/etc/lvm";
   const runner = (lvmSystemDir: string | undefined) =>
     createLvmRunner({
@@ -265,17 +269,13 @@ async function lvmShellSystemDir(
       to,
       run: runner(config.lvmSystemDir),
       runWithCopy: runner(to),
-      extraSettings: LVM_SHELL_SETTINGS,
+      ...(extraSettings ? { extraSettings } : {}),
       ...(config.hostRoot ? { hostRoot: config.hostRoot } : {}),
     });
-    return to;
   } catch (e) {
-    log({
-      msg: "no lvm shell: every lvm command runs as a process of its own",
-      reason: `cannot write ${to} from the lvm configuration in ${from}: ${(e as Error).message}`,
-    });
-    return undefined;
+    throw new Error(`cannot write ${to} from the lvm configuration in ${from}: ${(e as Error).message}`);
   }
+  return to;
 }
 
 function kubeClientFor(config: AgentConfig, env: NodeJS.ProcessEnv): KubeAuthClient {
