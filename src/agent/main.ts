@@ -27,6 +27,7 @@ import { inClusterConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { planNode, planTeardown } from "../planner";
 import type { CliIO } from "../cli/io";
+import { catchStopSignals, whenAborted } from "../cli/stop-signal";
 
 export interface RunAgentArgs {
   /** The arguments after `pulumi-lvm agent`. */
@@ -315,19 +316,21 @@ export async function run(io: CliIO, extra: Pick<RunAgentArgs, "afterStep"> = {}
     io.stdout(`${AGENT_USAGE}\n`);
     return 0;
   }
+  // Caught before starting: a SIGTERM while the agent starts stops it as soon as it has (stop-signal.ts).
+  const own = io.stopSignal ? undefined : catchStopSignals();
+  const stopSignal = io.stopSignal ?? own!.signal;
   let agent: RunningAgent;
   try {
     agent = await runAgent({ argv: io.argv, env: process.env, ...extra });
   } catch (e) {
+    own?.dispose();
     io.stderr(`pulumi-lvm agent: ${e instanceof Error ? e.message : String(e)}\n`);
     if (e instanceof AgentConfigError) io.stderr(`${AGENT_USAGE}\n`);
     return e instanceof AgentConfigError ? 2 : 1;
   }
-  await new Promise<void>((resolve) => {
-    const stop = () => void agent.stop().then(resolve);
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-  });
+  await whenAborted(stopSignal);
+  own?.dispose();
+  await agent.stop();
   return 0;
 }
 

@@ -11,6 +11,12 @@ export interface CliIO {
   stdout(text: string): void;
   /** Writes to standard error (the caller adds newlines). */
   stderr(text: string): void;
+  /**
+   * Aborts at SIGTERM/SIGINT. main() sets it for the commands that run until stopped (agent,
+   * operator), catching the signals before the subcommand's module loads (stop-signal.ts says why).
+   * @default the subcommand catches the signals itself
+   */
+  readonly stopSignal?: AbortSignal;
 }
 
 /** A subcommand module exports `run`, which returns the process exit code. */

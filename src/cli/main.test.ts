@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type { CliIO } from "./io";
 import { PACKAGE_VERSION } from "../version";
-import { COMMANDS, main, usage } from "./main";
+import { COMMANDS, main, usage, type Command } from "./main";
 
 async function cli(argv: string[], files: Record<string, string> = {}) {
   const out = { stdout: "", stderr: "" };
@@ -71,5 +71,55 @@ test.each(Object.keys(COMMANDS))("%s --version prints the version and exits 0", 
     code: 0,
     stdout: `pulumi-lvm ${PACKAGE_VERSION}\n`,
     stderr: "",
+  });
+});
+
+describe("commands that run until stopped", () => {
+  // The agent and operator are PID 1 in their containers, where a SIGTERM that arrives before a
+  // handler exists is dropped (stop-signal.ts): main() must catch it before the module loads.
+  function slowCommand(untilStopped: boolean, seen: { aborted?: boolean }): Record<string, Command> {
+    return {
+      serve: {
+        summary: "serve until stopped",
+        untilStopped,
+        load: async () => {
+          process.emit("SIGTERM"); // arrives while the module loads (emit: no real signal is sent)
+          return {
+            run: async (io) => {
+              seen.aborted = io.stopSignal?.aborted;
+              return 0;
+            },
+          };
+        },
+      },
+    };
+  }
+  const io: CliIO = {
+    argv: ["serve"],
+    readFile: async () => "",
+    stdout: () => undefined,
+    stderr: () => undefined,
+  };
+
+  test("a SIGTERM while the module loads reaches the subcommand as an aborted io.stopSignal", async () => {
+    const seen: { aborted?: boolean } = {};
+    expect(await main(io, slowCommand(true, seen))).toBe(0);
+    expect(seen.aborted).toBe(true);
+    expect(process.listenerCount("SIGTERM")).toBe(0);
+  });
+
+  test("other commands get no stop signal and install no handlers", async () => {
+    const seen: { aborted?: boolean } = {};
+    expect(await main(io, slowCommand(false, seen))).toBe(0);
+    expect(seen.aborted).toBeUndefined();
+  });
+
+  test("the agent and the operator run until stopped", () => {
+    expect(COMMANDS.agent!.untilStopped).toBe(true);
+    expect(COMMANDS.operator!.untilStopped).toBe(true);
+  });
+
+  test("usage lists the commands it is given", () => {
+    expect(usage(slowCommand(true, {}))).toContain("  serve  serve until stopped");
   });
 });

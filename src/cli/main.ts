@@ -2,6 +2,7 @@
 import { readFile } from "node:fs/promises";
 import { PACKAGE_VERSION } from "../version";
 import { USAGE_EXIT, type CliIO, type Subcommand } from "./io";
+import { catchStopSignals } from "./stop-signal";
 
 /**
  * The `pulumi-lvm` binary: a dispatcher over subcommands. Each entry loads its module only when it
@@ -12,6 +13,11 @@ export interface Command {
   /** One line for the usage text. */
   readonly summary: string;
   readonly load: () => Promise<Subcommand>;
+  /**
+   * Runs until SIGTERM/SIGINT: main() catches them before loading the module and passes
+   * `io.stopSignal` (a container's PID 1 drops signals it has no handler for; stop-signal.ts).
+   */
+  readonly untilStopped?: boolean;
 }
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
@@ -27,16 +33,18 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   agent: {
     summary: "run the node agent (HTTP API over lvm2 on this node)",
     load: () => import("../agent/main"),
+    untilStopped: true,
   },
   operator: {
     summary: "run the operator (LVMNodeSets into LVMNodes, status, metrics)",
     load: () => import("../operator/cli"),
+    untilStopped: true,
   },
 };
 
-export function usage(): string {
-  const width = Math.max(...Object.keys(COMMANDS).map((name) => name.length));
-  const lines = Object.entries(COMMANDS).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
+export function usage(commands: Readonly<Record<string, Command>> = COMMANDS): string {
+  const width = Math.max(...Object.keys(commands).map((name) => name.length));
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name.padEnd(width)}  ${c.summary}`);
   return [
     "usage: pulumi-lvm <command> [arguments]",
     "       pulumi-lvm --version",
@@ -50,20 +58,23 @@ export function usage(): string {
 }
 
 /** Runs the command line `io.argv` (without the node and script paths); returns the exit code. */
-export async function main(io: CliIO): Promise<number> {
+export async function main(
+  io: CliIO,
+  commands: Readonly<Record<string, Command>> = COMMANDS,
+): Promise<number> {
   const [name, ...rest] = io.argv;
   if (name === "--help" || name === "-h" || name === "help") {
-    io.stdout(usage());
+    io.stdout(usage(commands));
     return 0;
   }
   if (name === "--version" || name === "version") {
     io.stdout(`pulumi-lvm ${PACKAGE_VERSION}\n`);
     return 0;
   }
-  const command = name === undefined ? undefined : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const command = name === undefined ? undefined : Object.hasOwn(commands, name) ? commands[name] : undefined;
   if (!command) {
     io.stderr(
-      `${name === undefined ? "pulumi-lvm: no command" : `pulumi-lvm: unknown command "${name}"`}\n\n${usage()}`,
+      `${name === undefined ? "pulumi-lvm: no command" : `pulumi-lvm: unknown command "${name}"`}\n\n${usage(commands)}`,
     );
     return USAGE_EXIT;
   }
@@ -72,8 +83,9 @@ export async function main(io: CliIO): Promise<number> {
     io.stdout(`pulumi-lvm ${PACKAGE_VERSION}\n`);
     return 0;
   }
+  const stopSignal = command.untilStopped ? (io.stopSignal ?? catchStopSignals().signal) : io.stopSignal;
   const subcommand = await command.load();
-  return subcommand.run({ ...io, argv: rest });
+  return subcommand.run({ ...io, argv: rest, ...(stopSignal ? { stopSignal } : {}) });
 }
 
 if (require.main === module) {

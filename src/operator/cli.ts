@@ -1,4 +1,5 @@
 import type { CliIO } from "../cli/io";
+import { catchStopSignals, whenAborted } from "../cli/stop-signal";
 import { OPERATOR_USAGE, OperatorConfigError } from "./config";
 import { startOperator, type RunningOperator } from "./main";
 
@@ -11,25 +12,25 @@ export async function run(io: CliIO): Promise<number> {
     io.stdout(`${OPERATOR_USAGE}\n`);
     return 0;
   }
+  // Caught before starting: a SIGTERM while the operator starts stops it as soon as it has (stop-signal.ts).
+  const own = io.stopSignal ? undefined : catchStopSignals();
+  const stopSignal = io.stopSignal ?? own!.signal;
   let running: RunningOperator;
   try {
     running = await startOperator({ argv: io.argv, env: process.env });
   } catch (e) {
+    own?.dispose();
     io.stderr(`pulumi-lvm operator: ${e instanceof Error ? e.message : String(e)}\n`);
     if (e instanceof OperatorConfigError) io.stderr(`${OPERATOR_USAGE}\n`);
     return e instanceof OperatorConfigError ? 2 : 1;
   }
-  return new Promise<number>((resolve) => {
-    const stop = () => void running.stop().then(() => resolve(0));
-    process.once("SIGTERM", stop);
-    process.once("SIGINT", stop);
-    // Lost the leader Lease: reconciling has stopped; exit so the pod restarts as a standby.
-    void running.ended.then((end) => {
-      if (end !== "lost") return;
-      process.removeListener("SIGTERM", stop);
-      process.removeListener("SIGINT", stop);
-      io.stderr("pulumi-lvm operator: lost the leader Lease; exiting\n");
-      void running.stop().then(() => resolve(1));
-    });
-  });
+  // Lost the leader Lease: reconciling has stopped; exit so the pod restarts as a standby.
+  const end = await Promise.race([
+    whenAborted(stopSignal).then(() => "signal" as const),
+    running.ended.then((e) => (e === "lost" ? e : new Promise<never>(() => {}))),
+  ]);
+  own?.dispose();
+  if (end === "lost") io.stderr("pulumi-lvm operator: lost the leader Lease; exiting\n");
+  await running.stop();
+  return end === "lost" ? 1 : 0;
 }

@@ -24,6 +24,7 @@ import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 import { WorkQueue } from "../kube/work-queue";
+import { whenAborted } from "../cli/stop-signal";
 
 /** How the operator reaches the node agents. */
 export interface OperatorAgentOptions {
@@ -195,7 +196,7 @@ export class Operator {
   async run(signal: AbortSignal): Promise<void> {
     const informers = [this.sets, this.lvmNodes, this.nodes, ...(this.pods ? [this.pods] : [])];
     const watching = informers.map((i) => i.run(signal));
-    await Promise.race([Promise.all(informers.map((i) => i.whenSynced())), aborted(signal)]);
+    await Promise.race([Promise.all(informers.map((i) => i.whenSynced())), whenAborted(signal)]);
     if (signal.aborted) return void (await Promise.all(watching));
     this.o.log({
       msg: "caches synced",
@@ -346,10 +347,3 @@ const STATUS_COALESCE_MS = 1000;
 
 /** LVMNode reconciles at once unless told (--lvmnode-workers). */
 export const DEFAULT_LVMNODE_WORKERS = 16;
-
-function aborted(signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) resolve();
-    else signal.addEventListener("abort", () => resolve(), { once: true });
-  });
-}
