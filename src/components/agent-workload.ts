@@ -35,7 +35,7 @@ export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: Workloa
   );
   // TokenReview and SubjectAccessReview create, for delegated authentication and authorization of
   // callers (as the kubelet does): exactly the built-in system:auth-delegator ClusterRole.
-  new k8s.rbac.v1.ClusterRoleBinding(
+  const authDelegator = new k8s.rbac.v1.ClusterRoleBinding(
     `${plan.agent}-auth-delegator`,
     {
       metadata: { name: `${plan.agent}-auth-delegator` },
@@ -49,9 +49,11 @@ export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: Workloa
     tlsSecret && !args.agentTlsSecretName
       ? [generatedAgentTlsSecret(tlsSecret, plan.namespace, { parent, dependsOn: [ns] })]
       : [];
+  // After the auth-delegator binding: without it an agent refuses every caller (its TokenReviews are
+  // forbidden) until the binding exists, and a destroy removes the agents before it.
   const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
     parent,
-    dependsOn: [ns, serviceAccount, ...generatedTls, ...at.crds],
+    dependsOn: [ns, serviceAccount, authDelegator, ...generatedTls, ...at.crds],
   });
   return { serviceAccount, daemonSet, tlsSecret, generatedTls };
 }

@@ -247,6 +247,22 @@ describe("LvmSystem", () => {
     });
   });
 
+  test("the operator and the agents start only after their RBAC bindings exist (and a destroy removes them first)", () => {
+    const dependsOn = (type: string, name: string) => find(recorded, type, name).opts.dependsOn as unknown[];
+    const binding = (type: string, name: string) => find(recorded, type, name).resource;
+    expect(dependsOn(DEPLOYMENT, "lvm-operator")).toEqual(
+      expect.arrayContaining([
+        binding("kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-operator"),
+        binding("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-operator"),
+      ]),
+    );
+    expect(dependsOn(DS, "lvm-agent")).toEqual(
+      expect.arrayContaining([
+        binding("kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"),
+      ]),
+    );
+  });
+
   test("the operator runs unprivileged, in the namespace, with the agents' CA and nothing else of theirs", () => {
     const deployment = find(recorded, DEPLOYMENT, "lvm-operator");
     expect(deployment.opts.dependsOn).toBeDefined();

@@ -60,7 +60,7 @@ export function operatorWorkload(
     },
     inNamespace,
   );
-  new k8s.rbac.v1.RoleBinding(at.name, roleBinding(at.name, at.namespace, "Role", at.name), {
+  const binding = new k8s.rbac.v1.RoleBinding(at.name, roleBinding(at.name, at.namespace, "Role", at.name), {
     parent,
     dependsOn: [ns, role, serviceAccount],
   });
@@ -69,16 +69,18 @@ export function operatorWorkload(
     { metadata: { name: at.name }, rules: rules.clusterWide },
     { parent },
   );
-  new k8s.rbac.v1.ClusterRoleBinding(
+  const clusterBinding = new k8s.rbac.v1.ClusterRoleBinding(
     at.name,
     { metadata: { name: at.name }, ...roleBindingBody(at.name, at.namespace, "ClusterRole", at.name) },
     { parent, dependsOn: [clusterRole, serviceAccount] },
   );
   const webhookTlsSecret = webhookTlsSecretName(at.name, args?.admission);
   const placed = { ...at, ...(webhookTlsSecret ? { webhookTlsSecret } : {}) };
+  // After its bindings: an operator started before them is refused its first lists and watches and
+  // backs off, which on a slow node costs minutes of `pulumi up` (and a destroy removes it first).
   const deployment = new k8s.apps.v1.Deployment(at.name, operatorDeployment(placed, args), {
     parent,
-    dependsOn: [ns, serviceAccount, ...ctx.crds],
+    dependsOn: [ns, serviceAccount, binding, clusterBinding, ...ctx.crds],
   });
   new k8s.policy.v1.PodDisruptionBudget(at.name, operatorDisruptionBudget(at), inNamespace);
   if (webhookTlsSecret)
