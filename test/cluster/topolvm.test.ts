@@ -365,13 +365,16 @@ test("a thick PVC that cannot fit is refused by the scheduler, with the reason i
       volumes: [{ name: "data", persistentVolumeClaim: { claimName: "too-big" } }],
     },
   });
+  // The scheduler may first refuse for a reason of its own cache ('persistentvolumeclaim "too-big"
+  // not found', when the pod reaches it before the claim does): wait for the refusal that names storage.
+  const storage = /FailedScheduling.*did not have enough free storage/;
   const events = await waitFor(
-    "a FailedScheduling event for too-big-user",
+    "a FailedScheduling event for too-big-user naming free storage",
     () => eventsOf(c().cp, APP, "too-big-user"),
-    (ev) => ev.some((e) => e.includes("FailedScheduling")),
+    (ev) => ev.some((e) => storage.test(e)),
     180_000,
   );
-  expect(events.find((e) => e.includes("FailedScheduling"))).toMatch(/did not have enough free storage/);
+  expect(events.filter((e) => / Scheduled: /.test(e))).toEqual([]);
   const pod = await get(c().cp, `/api/v1/namespaces/${APP}/pods/too-big-user`);
   expect(pod.status.phase).toBe("Pending");
   expect((await get(c().cp, `/api/v1/namespaces/${APP}/persistentvolumeclaims/too-big`)).status.phase).toBe(
