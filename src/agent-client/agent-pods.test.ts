@@ -68,29 +68,34 @@ describe("agentPodOf", () => {
       "no pod on the node",
       [pod("b", "node-b")],
       "node node-a: no agent pod (app.kubernetes.io/name=pulumi-lvm-agent in namespace lvm) runs on it; check the agent DaemonSet's nodeSelector and tolerations",
+      false,
     ],
     [
       "a pod that is not ready",
       [pod("a", "node-a", { ready: "False" })],
       "node node-a: no agent pod on it is Running and Ready: lvm/a (phase Running, Ready False)",
+      true,
     ],
     [
       "a pending pod",
       [pod("a", "node-a", { phase: "Pending", ready: "False", podIP: "" })],
       "node node-a: no agent pod on it is Running and Ready: lvm/a (phase Pending, Ready False)",
+      true,
     ],
     [
       "a running, ready pod without an IP, and one being deleted",
       [pod("a", "node-a", { podIP: "" }), pod("z", "node-a", { deleting: true })],
       "node node-a: no agent pod on it is Running and Ready: lvm/a (phase Running, Ready True, no pod IP), lvm/z (being deleted)",
+      true,
     ],
     [
       "a pod without ports",
       [pod("a", "node-a", { ports: [] })],
       "node node-a: its agent pod lvm/a declares no container port",
+      false,
     ],
-  ])("names the node and why: %s", (_what, pods, message) => {
-    expect(agentPodOf("node-a", "lvm", pods)).toEqual({ ok: false, message });
+  ])("names the node and why: %s (may become Ready: %s)", (_what, pods, message, mayBecomeReady) => {
+    expect(agentPodOf("node-a", "lvm", pods)).toEqual({ ok: false, message, mayBecomeReady });
   });
 });
 

@@ -51,13 +51,15 @@ export interface AgentPod {
 /**
  * The agent pod of `node` among `pods`, or why there is none that can be called: no pod on the
  * node, or none Running and Ready (the message gives each pod's phase and Ready condition), or
- * the pod declares no port. A pod being deleted is never chosen.
+ * the pod declares no port. A pod being deleted is never chosen. `mayBecomeReady` when the node has an
+ * agent pod that is starting or being replaced (cluster-agents.ts waits for it); not when it has
+ * none, or its pod declares no port (waiting changes neither).
  */
 export function agentPodOf(
   node: string,
   namespace: string,
   pods: readonly Pod[],
-): { ok: true; pod: AgentPod } | { ok: false; message: string } {
+): { ok: true; pod: AgentPod } | { ok: false; message: string; mayBecomeReady: boolean } {
   const onNode = pods.filter((p) => p.spec.nodeName === node);
   const ready = onNode.find((p) => !p.metadata.deletionTimestamp && isRunningAndReady(p));
   if (!ready) {
@@ -66,6 +68,7 @@ export function agentPodOf(
       .join(",");
     return {
       ok: false,
+      mayBecomeReady: onNode.length > 0,
       message: onNode.length
         ? `node ${node}: no agent pod on it is Running and Ready: ${onNode.map((p) => `${namespace}/${p.metadata.name} (${podState(p)})`).join(", ")}`
         : `node ${node}: no agent pod (${selector} in namespace ${namespace}) runs on it; check the agent DaemonSet's nodeSelector and tolerations`,
@@ -76,6 +79,7 @@ export function agentPodOf(
   if (!container || !port)
     return {
       ok: false,
+      mayBecomeReady: false,
       message: `node ${node}: its agent pod ${namespace}/${ready.metadata.name} declares no container port`,
     };
   return {

@@ -1,3 +1,5 @@
+import { integerFromEnv } from "./env-settings";
+
 /**
  * How many agents one provider call asks at a time (plans at preview, status at refresh). A fleet of
  * hundreds is not opened as hundreds of connections at once: on a shared machine (or through one
@@ -11,14 +13,12 @@ export const AGENT_CONCURRENCY_ENV = "PULUMI_LVM_AGENT_CONCURRENCY";
 
 /** The bound from the environment: its value when a positive integer, else a clear error; unset → default. */
 export function agentConcurrencyFrom(env: NodeJS.ProcessEnv): number {
-  const raw = env[AGENT_CONCURRENCY_ENV];
-  if (raw === undefined || raw.trim() === "") return DEFAULT_AGENT_CONCURRENCY;
-  const n = Number(raw.trim());
-  if (!Number.isInteger(n) || n < 1)
-    throw new Error(
-      `${AGENT_CONCURRENCY_ENV}=${JSON.stringify(raw)}: must be a positive integer (agents asked at a time)`,
-    );
-  return n;
+  return integerFromEnv(env, {
+    name: AGENT_CONCURRENCY_ENV,
+    fallback: DEFAULT_AGENT_CONCURRENCY,
+    min: 1,
+    meaning: "agents asked at a time",
+  });
 }
 
 /**

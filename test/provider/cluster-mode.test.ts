@@ -38,6 +38,7 @@ import {
 import { ProviderError, ProviderHost, secret, serializeProvider, type Props } from "./engine";
 import { PROGRAM_DIR, PROVIDER_TESTS_ROOT } from "./paths";
 import { PodNetwork } from "./pod-network";
+import { READY_WAIT_ENV } from "../../provider/runtime/v1/cluster-agents";
 
 jest.setTimeout(300_000);
 
@@ -51,6 +52,8 @@ type Node = keyof typeof NODES;
 const SELECTOR = {
   nodeSelectorTerms: [{ matchExpressions: [{ key: "zone", operator: "In", values: ["edge-1"] }] }],
 };
+/** How long the provider waits here for an agent pod that is not Ready ($PULUMI_LVM_AGENT_READY_WAIT_SECONDS). */
+const READY_WAIT_SECONDS = 8;
 /** The agent container's port in the DaemonSet's pod template (LvmSystem's default agentPort). */
 const POD_PORT = 8080;
 
@@ -182,7 +185,9 @@ beforeAll(async () => {
     await createAgentPod(node);
   }
   providerText = await serializeProvider();
-  host = await ProviderHost.start(PROGRAM_DIR);
+  // A short wait for agent pods that are not Ready (the default is 2 minutes): the tests below see
+  // both the wait and its end.
+  host = await ProviderHost.start(PROGRAM_DIR, "test", { [READY_WAIT_ENV]: String(READY_WAIT_SECONDS) });
 });
 
 afterAll(async () => {
@@ -317,11 +322,30 @@ describe("cluster mode through the API server's pod proxy", () => {
     state = { ...state!, outputs: refreshed.outputs };
   });
 
-  it("a selected node without a Running and Ready agent pod is a check failure naming the node and the pod", async () => {
+  it("an agent pod that becomes Ready while check waits is planned, not reported missing", async () => {
+    await setReady("node-b", false);
+    const started = Date.now();
+    try {
+      const checking = host!.check(state!.inputs, program());
+      await new Promise((r) => setTimeout(r, 2_000));
+      await setReady("node-b", true);
+      const { inputs, failures } = await checking;
+      expect(failures).toEqual([]);
+      expect(Object.keys(plansOf(inputs)).sort()).toEqual(["node-a", "node-b"]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(2_000);
+    } finally {
+      await setReady("node-b", true);
+    }
+  });
+
+  it("a selected node without a Running and Ready agent pod is a check failure naming the node and the pod, after the wait", async () => {
     await setReady("node-b", false);
     await must("PATCH", "/api/v1/nodes/node-c", { metadata: { labels: { zone: "edge-1" } } });
     try {
+      const started = Date.now();
       const { inputs, failures } = await host!.check(state!.inputs, program());
+      // node-b's pod exists and was waited for; node-c has none and was not (it could not delay this).
+      expect(Date.now() - started).toBeGreaterThanOrEqual((READY_WAIT_SECONDS - 2) * 1000);
       expect(failures).toEqual([
         {
           property: "cluster",

@@ -183,16 +183,17 @@ export class ProviderHost {
 
   /**
    * Starts the host in `programDir` (where the engine starts it: the program's directory) and
-   * configures it. The engine address argument is required by the host but never dialled.
+   * configures it. The engine address argument is required by the host but never dialled. `env`
+   * adds to the little environment it gets (PATH, HOME), e.g. the provider's tuning variables.
    */
-  static async start(programDir: string, stack = "test"): Promise<ProviderHost> {
+  static async start(programDir: string, stack = "test", env: NodeJS.ProcessEnv = {}): Promise<ProviderHost> {
     const script = require.resolve("@pulumi/pulumi/cmd/dynamic-provider", { paths: [programDir] });
     const child = spawn(
       "setpriv",
       ["--pdeathsig", "SIGKILL", "--", process.execPath, script, "127.0.0.1:1"],
       {
         cwd: programDir,
-        env: { PATH: process.env.PATH, HOME: process.env.HOME },
+        env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
         stdio: ["ignore", "pipe", "pipe"],
       },
     );

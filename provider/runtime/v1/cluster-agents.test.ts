@@ -1,5 +1,12 @@
 import type { Transport } from "../../../src/kube/http";
-import { AGENT_TOKEN_SECONDS, findClusterAgents } from "./cluster-agents";
+import {
+  AGENT_TOKEN_SECONDS,
+  DEFAULT_READY_WAIT,
+  findClusterAgents,
+  READY_WAIT_ENV,
+  readyWaitFrom,
+  type ReadyWait,
+} from "./cluster-agents";
 
 const KUBECONFIG = `current-context: c
 contexts: [{name: c, context: {cluster: k, user: u}}]
@@ -46,6 +53,8 @@ const cluster = {
   },
 };
 const ok = (body: unknown) => ({ status: 200, body });
+/** No waiting for pods that are not Ready: the answer of the first listing. */
+const NO_WAIT: ReadyWait = { timeoutMs: 0, pollMs: 2_000 };
 
 describe("findClusterAgents", () => {
   test("the nodes the selector picks, their ready agent pods behind the pod proxy, a token per node for its audience", async () => {
@@ -63,7 +72,7 @@ describe("findClusterAgents", () => {
       }),
       [TOKEN]: { status: 201, body: { status: { token: AGENT_TOKEN } } },
     });
-    const located = await findClusterAgents(transport, "lvm", cluster);
+    const located = await findClusterAgents(transport, "lvm", cluster, undefined, NO_WAIT);
     expect(located.endpoints.map(({ proxy, ...ep }) => ({ ...ep, pod: proxy?.pod }))).toEqual([
       {
         node: "n1",
@@ -169,6 +178,86 @@ describe("findClusterAgents", () => {
       }),
     ).rejects.toThrow(
       "kubeconfig cluster.kubeconfig: users[u].user.auth-provider: auth-provider plugins are not supported",
+    );
+  });
+
+  describe("agent pods that exist but are not Ready yet", () => {
+    /** A fake clock whose sleep advances it; the pod listings answer in turn (the last one repeats). */
+    function waiting(podLists: unknown[][], timeoutMs = 10_000) {
+      let t = 0;
+      const slept: number[] = [];
+      const wait: ReadyWait = {
+        timeoutMs,
+        pollMs: 2_000,
+        now: () => t,
+        sleep: async (ms) => {
+          slept.push(ms);
+          t += ms;
+        },
+      };
+      let listing = 0;
+      const transport: Transport = async (request) => {
+        const call = `${request.method} ${request.url.pathname}${request.url.search}`;
+        if (call === PODS)
+          return {
+            status: 200,
+            body: JSON.stringify({ items: podLists[Math.min(listing++, podLists.length - 1)] }),
+          };
+        if (call === TOKEN) return { status: 201, body: JSON.stringify({ status: { token: AGENT_TOKEN } }) };
+        throw new Error(`unexpected ${call}`);
+      };
+      return { wait, transport, slept, listings: () => listing };
+    }
+
+    test("are listed again until Ready: the node is called, not reported missing", async () => {
+      const w = waiting([
+        [agentPod("p1", "n1"), agentPod("p2", "n2", "False")],
+        [agentPod("p1", "n1"), agentPod("p2", "n2", "False")],
+        [agentPod("p1", "n1"), agentPod("p2", "n2")],
+      ]);
+      const located = await findClusterAgents(w.transport, "lvm", cluster, ["n1", "n2"], w.wait);
+      expect(located.missing).toEqual([]);
+      expect(located.endpoints.map((e) => e.node)).toEqual(["n1", "n2"]);
+      expect(w.slept).toEqual([2_000, 2_000]);
+      expect(w.listings()).toBe(3);
+    });
+
+    test("are reported missing, with the pod's state, once the wait is over", async () => {
+      const w = waiting([[agentPod("p1", "n1"), agentPod("p2", "n2", "False")]], 5_000);
+      const located = await findClusterAgents(w.transport, "lvm", cluster, ["n1", "n2"], w.wait);
+      expect(located.endpoints.map((e) => e.node)).toEqual(["n1"]);
+      expect(located.missing).toEqual([
+        {
+          node: "n2",
+          message: "node n2: no agent pod on it is Running and Ready: lvm/p2 (phase Running, Ready False)",
+        },
+      ]);
+      expect(w.slept).toEqual([2_000, 2_000]); // at 4 s the next look would pass 5 s
+    });
+
+    test("a node with no agent pod at all is not waited for", async () => {
+      const w = waiting([[agentPod("p1", "n1")]]);
+      const located = await findClusterAgents(w.transport, "lvm", cluster, ["n1", "n9"], w.wait);
+      expect(located.missing.map((m) => m.node)).toEqual(["n9"]);
+      expect(w.slept).toEqual([]);
+    });
+  });
+});
+
+describe("readyWaitFrom", () => {
+  test.each([
+    [undefined, DEFAULT_READY_WAIT.timeoutMs],
+    ["", DEFAULT_READY_WAIT.timeoutMs],
+    ["0", 0],
+    [" 30 ", 30_000],
+  ])("%j → %d ms", (value, ms) => {
+    const env = value === undefined ? {} : { [READY_WAIT_ENV]: value };
+    expect(readyWaitFrom(env)).toEqual({ timeoutMs: ms, pollMs: DEFAULT_READY_WAIT.pollMs });
+  });
+
+  test.each(["-1", "1.5", "soon"])("%j is refused, naming the variable", (value) => {
+    expect(() => readyWaitFrom({ [READY_WAIT_ENV]: value })).toThrow(
+      `${READY_WAIT_ENV}=${JSON.stringify(value)}: must be a whole number, 0 or more (seconds to wait for agent pods that are not Ready yet)`,
     );
   });
 });

@@ -9,6 +9,7 @@ import { createKubeClient, type KubePaths } from "../../../src/kube/client";
 import { apiUrl } from "../../../src/kube/connection";
 import type { Transport } from "../../../src/kube/http";
 import { connectionFromKubeconfigText } from "../../../src/kube/kubeconfig";
+import { integerFromEnv } from "../../../src/agent-client/env-settings";
 
 /** Cluster mode's settings (the `cluster` input). */
 export interface ClusterSettings {
@@ -28,6 +29,39 @@ export interface LocatedAgents {
   readonly missing: ReadonlyArray<{ readonly node: string; readonly message: string }>;
 }
 
+/**
+ * How long to wait for agent pods that exist but are not Ready yet, and how often to look again.
+ * Right after an LvmSystem's rollout, or while its DaemonSet replaces a pod, a node's agent is
+ * starting: on a slow node it takes a minute to answer its readiness probe. Failing the preview then
+ * would only make the user run it again. A node with no agent pod at all is not waited for (a
+ * DaemonSet that does not select it will not start one).
+ */
+export interface ReadyWait {
+  readonly timeoutMs: number;
+  readonly pollMs: number;
+  /** @default setTimeout */
+  readonly sleep?: (ms: number) => Promise<void>;
+  /** @default Date.now */
+  readonly now?: () => number;
+}
+
+/** Two minutes, looking every 2 s. */
+export const DEFAULT_READY_WAIT: ReadyWait = { timeoutMs: 120_000, pollMs: 2_000 };
+
+/** Overrides the wait, in whole seconds (0: do not wait). */
+export const READY_WAIT_ENV = "PULUMI_LVM_AGENT_READY_WAIT_SECONDS";
+
+/** The wait from the environment (READY_WAIT_ENV), else the default; a bad value is a clear error. */
+export function readyWaitFrom(env: NodeJS.ProcessEnv): ReadyWait {
+  const seconds = integerFromEnv(env, {
+    name: READY_WAIT_ENV,
+    fallback: DEFAULT_READY_WAIT.timeoutMs / 1000,
+    min: 0,
+    meaning: "seconds to wait for agent pods that are not Ready yet",
+  });
+  return { ...DEFAULT_READY_WAIT, timeoutMs: seconds * 1000 };
+}
+
 /** Lifetime asked for the agent token: the minimum TokenRequest allows; every call starts well within it. */
 export const AGENT_TOKEN_SECONDS = 600;
 
@@ -45,6 +79,7 @@ export async function findClusterAgents(
   namespace: string,
   cluster: ClusterSettings,
   nodes?: readonly string[],
+  wait: ReadyWait = DEFAULT_READY_WAIT,
 ): Promise<LocatedAgents> {
   const conn = connectionFromKubeconfigText(
     cluster.kubeconfig,
@@ -54,8 +89,7 @@ export async function findClusterAgents(
   const api = createKubeClient({ connection: conn, transport });
   const names = [...(nodes ?? (await selectedNodes(api, cluster.nodeSelector)))].sort();
   if (!names.length) return { endpoints: [], missing: [] };
-  const pods = await agentPods(api, namespace);
-  const found = names.map((node) => ({ node, located: agentPodOf(node, namespace, pods) }));
+  const found = await readyAgentPods(api, namespace, names, wait);
   const missing = found.flatMap(({ node, located }) =>
     located.ok ? [] : [{ node, message: located.message }],
   );
@@ -71,6 +105,20 @@ export async function findClusterAgents(
       proxy: { namespace, pod: pod.name, apiServer: conn },
     });
   return { endpoints, missing };
+}
+
+/** Each node's agent pod, listing again while a node's pod exists but is not Ready and time is left. */
+async function readyAgentPods(api: KubePaths, namespace: string, names: readonly string[], wait: ReadyWait) {
+  const now = wait.now ?? Date.now;
+  const sleep = wait.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const deadline = now() + wait.timeoutMs;
+  for (;;) {
+    const pods = await agentPods(api, namespace);
+    const found = names.map((node) => ({ node, located: agentPodOf(node, namespace, pods) }));
+    const starting = found.some(({ located }) => !located.ok && located.mayBecomeReady);
+    if (!starting || now() + wait.pollMs > deadline) return found;
+    await sleep(wait.pollMs);
+  }
 }
 
 const nodeListSchema = z.looseObject({

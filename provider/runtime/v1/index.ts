@@ -5,6 +5,7 @@ import { agentConcurrencyFrom, mapLimited } from "../../../src/agent-client/conc
 import { httpTransport, type Transport } from "../../../src/kube/http";
 import { checkInventories, pendingReason } from "./inventory-plans";
 import { locateAgents, type Locate } from "./locate-agents";
+import { readyWaitFrom, type ReadyWait } from "./cluster-agents";
 import { applyOutputs, sortKeys, type ApplyResult } from "./partial-failure";
 import { planOverview } from "./plan-overview";
 import { summarizePlan, type PlanSummary } from "./plan-summary";
@@ -27,6 +28,11 @@ export interface RuntimeDeps {
    * @default $PULUMI_LVM_AGENT_CONCURRENCY, else 8
    */
   readonly agentConcurrency?: number;
+  /**
+   * How long cluster mode waits for agent pods that exist but are not Ready (cluster-agents.ts).
+   * @default $PULUMI_LVM_AGENT_READY_WAIT_SECONDS, else 120 s
+   */
+  readonly readyWait?: ReadyWait;
 }
 
 /** The value the engine sends for inputs not known yet (during preview). */
@@ -36,7 +42,8 @@ export function createProvider(deps: RuntimeDeps = {}): pulumi.dynamic.ResourceP
   const transport = deps.transport ?? httpTransport;
   const client = agentClient(transport);
   const bound = deps.agentConcurrency ?? agentConcurrencyFrom(process.env);
-  const locate: Locate = (inputs, nodes) => locateAgents(transport, inputs, nodes);
+  const readyWait = deps.readyWait ?? readyWaitFrom(process.env);
+  const locate: Locate = (inputs, nodes) => locateAgents(transport, inputs, nodes, readyWait);
   // Everything handed back to the engine carries the credentials as secrets (secrets.ts).
   const seal = <T extends Record<string, unknown>>(props: T) => sealSecrets(props, UNKNOWN);
   return {

@@ -1,5 +1,5 @@
 import type { Transport } from "../../../src/kube/http";
-import { findClusterAgents, type LocatedAgents } from "./cluster-agents";
+import { findClusterAgents, type LocatedAgents, type ReadyWait } from "./cluster-agents";
 import type { Inputs } from "./state";
 
 /** Finds the agents of `nodes`, or of every node of the node set now. */
@@ -14,8 +14,9 @@ export async function locateAgents(
   transport: Transport,
   inputs: Inputs,
   nodes?: readonly string[],
+  readyWait?: ReadyWait,
 ): Promise<LocatedAgents> {
-  if (inputs.cluster) return findClusterAgents(transport, inputs.namespace, inputs.cluster, nodes);
+  if (inputs.cluster) return findClusterAgents(transport, inputs.namespace, inputs.cluster, nodes, readyWait);
   const wanted = nodes ? new Set(nodes) : undefined;
   const endpoints = Object.entries(inputs.agents ?? {})
     .filter(([node]) => !wanted || wanted.has(node))
