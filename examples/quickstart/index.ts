@@ -66,12 +66,15 @@ const topolvmChartPath = config.get("topolvmChartPath");
 const topolvmRepository = config.get("topolvmRepository");
 const topolvmValues = config.getObject<Record<string, unknown>>("topolvmValues");
 const agentImagePullPolicy = config.get("agentImagePullPolicy");
+// Extra operator flags (`pulumi-lvm operator --help`), e.g. a longer leader Lease on slow nodes.
+const operatorArgs = config.getObject<string[]>("operatorArgs");
 
 const system = new LvmSystem("lvm", {
   // Default: the image `npm run image` builds for this version (docs/image.md); set agentImage to your
   // registry's copy of it.
   agentImage: config.get("agentImage"),
   ...(agentImagePullPolicy ? { agentImagePullPolicy } : {}),
+  ...(operatorArgs ? { operator: { args: operatorArgs } } : {}),
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
 });
 

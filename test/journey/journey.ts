@@ -25,7 +25,7 @@ import {
   topolvmImageArchive,
   TOPOLVM_REPOSITORY,
 } from "../cluster/images";
-import { apply, get } from "../cluster/objects";
+import { apply, eventsOf, get } from "../cluster/objects";
 import { boundVolume, checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
 import { CHART_VERSION, chartDir, installSnapshotController, UNDER_TCG_VALUES } from "../cluster/topolvm";
 import type { Json } from "../env/cluster";
@@ -132,6 +132,21 @@ export async function startJourneyCluster({ seeded, images }: JourneyImages): Pr
 }
 
 /**
+ * The operator's leader election on the emulated node: its defaults (Lease 15 s, renew within 10 s)
+ * assume a node that answers in milliseconds. Under TCG, beside other work, the pod could not renew
+ * for 10 s and the replicas exited and restarted over and over (a journey's step 2 took 600 s instead
+ * of 50). A user with slow nodes does the same through the quickstart's `operatorArgs`.
+ */
+export const OPERATOR_ARGS_UNDER_TCG = [
+  "--leader-election-lease-duration",
+  "90s",
+  "--leader-election-renew-deadline",
+  "60s",
+  "--leader-election-retry-period",
+  "5s",
+];
+
+/**
  * A stack of examples/quickstart (file backend and PULUMI_HOME under `root`, the kubernetes plugin
  * linked in, KUBECONFIG the cluster's admin), configured as a user of a local cluster would: this
  * repository's image (already on the node: pull policy Never), TopoLVM's chart from disk with its
@@ -159,6 +174,7 @@ export function quickstartStack(
     ...stack.config,
     [`${project}:agentImage`]: DEFAULT_IMAGE,
     [`${project}:agentImagePullPolicy`]: "Never",
+    [`${project}:operatorArgs`]: OPERATOR_ARGS_UNDER_TCG,
     [`${project}:topolvmChartVersion`]: CHART_VERSION,
     [`${project}:topolvmChartPath`]: chartDir(),
     [`${project}:topolvmValues`]: {
@@ -170,13 +186,16 @@ export function quickstartStack(
   return ws;
 }
 
-/** Sets one config value of the quickstart stack by editing its stack file (as `pulumi config set`). */
+/**
+ * Sets one config value of the quickstart stack by editing its stack file (as `pulumi config set`);
+ * a key with a namespace (`kubernetes:...`) is taken as it is, others are the project's.
+ */
 export function setStackConfig(ws: PulumiWorkspace, key: string, value: unknown): void {
   const project = (YAML.parse(fs.readFileSync(path.join(QUICKSTART_DIR, "Pulumi.yaml"), "utf8")) as Json)
     .name as string;
   const stackFile = path.join(ws.project, `Pulumi.${ws.stack}.yaml`);
   const stack = (YAML.parse(fs.readFileSync(stackFile, "utf8")) ?? {}) as Json;
-  stack.config = { ...stack.config, [`${project}:${key}`]: value };
+  stack.config = { ...stack.config, [key.includes(":") ? key : `${project}:${key}`]: value };
   fs.writeFileSync(stackFile, YAML.stringify(stack));
 }
 
@@ -291,22 +310,50 @@ export async function runPulumi(ws: PulumiWorkspace, cluster: Cluster, args: str
   return r.output;
 }
 
-/** Every pod with its phase, readiness and restarts, one a line: what a failure message needs. */
+/**
+ * Every pod with its phase, readiness and restarts, one a line: what a failure message needs; then,
+ * for our own pods (agent, operator) that are not ready or have restarted, their events and the last
+ * lines of each container's log (and of its previous run): why they are not serving.
+ */
 export async function podSummary(cluster: Cluster): Promise<string> {
   const pods: Json[] = (await get(cluster.cp, "/api/v1/pods"))?.items ?? [];
-  return pods
-    .map((p) => {
-      const cs: Json[] = p.status?.containerStatuses ?? [];
-      const containers = cs
-        .map((c) => {
-          // Why the container last ended (OOMKilled, a liveness kill's exit 137, an error): a restart
-          // count alone cannot tell a crash from the kubelet's kill.
-          const last = c.lastState?.terminated as Json | undefined;
-          const ended = last ? ` (last ended: ${last.reason ?? "?"}, exit ${last.exitCode ?? "?"})` : "";
-          return `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}${ended}`;
-        })
-        .join(", ");
-      return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase}: ${containers}`;
-    })
-    .join("\n");
+  const lines = pods.map((p) => {
+    const cs: Json[] = p.status?.containerStatuses ?? [];
+    const containers = cs
+      .map((c) => {
+        // Why the container last ended (OOMKilled, a liveness kill's exit 137, an error): a restart
+        // count alone cannot tell a crash from the kubelet's kill.
+        const last = c.lastState?.terminated as Json | undefined;
+        const ended = last ? ` (last ended: ${last.reason ?? "?"}, exit ${last.exitCode ?? "?"})` : "";
+        return `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}${ended}`;
+      })
+      .join(", ");
+    return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase}: ${containers}`;
+  });
+  const troubled = pods.filter(
+    (p) =>
+      p.metadata.namespace === NAMESPACE &&
+      ((p.status?.containerStatuses ?? []) as Json[]).some((c) => !c.ready || c.restartCount > 0),
+  );
+  for (const p of troubled) lines.push(...(await podDetails(cluster, p)));
+  return lines.join("\n");
+}
+
+/** A pod's events and each container's last 20 log lines (and its previous run's, after a restart). */
+async function podDetails(cluster: Cluster, pod: Json): Promise<string[]> {
+  const { namespace, name } = pod.metadata as { namespace: string; name: string };
+  const out = [`----- ${namespace}/${name}: events -----`, ...(await eventsOf(cluster.cp, namespace, name))];
+  for (const c of (pod.status?.containerStatuses ?? []) as Json[])
+    for (const previous of c.restartCount > 0 ? [false, true] : [false]) {
+      const r = await cluster.cp.request(
+        "GET",
+        `/api/v1/namespaces/${namespace}/pods/${name}/log?container=${c.name}&tailLines=20${previous ? "&previous=true" : ""}`,
+      );
+      const text = typeof r.body === "string" ? r.body : JSON.stringify(r.body);
+      out.push(
+        `----- ${namespace}/${name} ${c.name}${previous ? " (previous run)" : ""}: log, HTTP ${r.status} -----`,
+        text.trimEnd(),
+      );
+    }
+  return out;
 }

@@ -386,6 +386,10 @@ describe("6b. a second stack with deletionPolicy Delete: destroy refused while a
     setStackConfig(ws2, "volumeGroup", vg);
     setStackConfig(ws2, "deviceClass", "scratch");
     setStackConfig(ws2, "deletionPolicy", "Delete");
+    // Step 6 kept TopoLVM's CRD (its chart marks it helm.sh/resource-policy: keep, which Pulumi's
+    // Chart turns into retainOnDelete), so this stack's chart finds it existing: a user installing
+    // again tells the Kubernetes provider to adopt existing objects (docs/components.md).
+    setStackConfig(ws2, "kubernetes:upsertExistingObjects", "true");
     await timed("up (stack 2, deletionPolicy Delete)", () =>
       runPulumi(ws2!, c(), ["up", "--yes", "--skip-preview"]),
     );
