@@ -1,6 +1,8 @@
 import * as fsSync from "node:fs";
 import * as fs from "node:fs/promises";
 import { discoverNode, type DiscoveryDeps } from "../inventory/discover";
+import type { FileStamp } from "../inventory/discovery-deps";
+import type { DiscoveryCache } from "../inventory/probe-cache";
 import { parseNodeInventory } from "../inventory/parse";
 import type { NodeInventory } from "../inventory/types";
 import { CommandRefusedError, type Runner } from "./lvm-runner";
@@ -13,19 +15,59 @@ export interface DiscoveryArgs {
   readonly devices?: readonly string[];
   /** The mount table to read (AgentConfig.mountinfo). @default "/proc/self/mountinfo" */
   readonly mountinfo?: string;
+  /**
+   * Keep probes and static sysfs attributes between discoveries (src/inventory/probe-cache.ts); off
+   * with --no-probe-cache. @default nothing cached
+   */
+  readonly cache?: DiscoveryCache;
 }
 
-/** This node's inventory, fresh each call: src/inventory's discovery through the agent's runner, parsed. */
-export function createDiscovery(args: DiscoveryArgs): () => Promise<NodeInventory> {
+export interface DiscoverCall {
+  /**
+   * Use nothing cached: every device probed and read afresh (the cache is refreshed). An apply's and
+   * a teardown's discovery, on which writes are decided. @default false
+   */
+  readonly fresh?: boolean;
+}
+
+/** The agent's discovery, and what it is told after each step it runs. */
+export interface AgentDiscovery {
+  (call?: DiscoverCall): Promise<NodeInventory>;
+  /** The agent ran a step on these devices: forget what was cached about them. */
+  touched(devices: readonly string[]): void;
+}
+
+/**
+ * This node's inventory: src/inventory's discovery through the agent's runner, parsed; through
+ * `args.cache` when given, fresh with `{fresh: true}`.
+ */
+export function createDiscovery(args: DiscoveryArgs): AgentDiscovery {
   const deps = hostDiscoveryDeps(args.run);
-  return async () =>
+  const discover = async (call?: DiscoverCall) =>
     parseNodeInventory(
       await discoverNode(deps, {
         node: args.node,
         ...(args.devices ? { devices: args.devices } : {}),
         ...(args.mountinfo ? { mountinfo: args.mountinfo } : {}),
+        ...(args.cache ? { cache: args.cache, bypassCache: call?.fresh ?? false } : {}),
       }),
     );
+  return Object.assign(discover, {
+    touched: (devices: readonly string[]) => {
+      const names = devices.map(kernelName);
+      // A device whose name cannot be resolved now (removed by the step): forget every device.
+      args.cache?.forget(names.every((n) => n !== undefined) ? names : undefined);
+    },
+  });
+}
+
+/** A device path's kernel device ("/dev/disk/by-id/x" -> "/dev/sdb"), undefined when it cannot be resolved. */
+function kernelName(device: string): string | undefined {
+  try {
+    return fsSync.realpathSync(device);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Discovery's commands go through `run`; its file, directory and link reads go to this machine. */
@@ -56,6 +98,22 @@ export function hostDiscoveryDeps(run: Runner): DiscoveryDeps {
         () => fsSync.readlinkSync(p),
         () => fs.readlink(p),
       ),
+    stamp: (p) =>
+      quick(
+        p,
+        () => fileStamp(fsSync.statSync(p, { bigint: true })),
+        async () => fileStamp(await fs.stat(p, { bigint: true })),
+      ),
+  };
+}
+
+function fileStamp(s: fsSync.BigIntStats): FileStamp {
+  return {
+    type: s.isFile() ? "file" : s.isBlockDevice() ? "block-device" : "other",
+    ino: String(s.ino),
+    size: String(s.size),
+    mtimeNs: String(s.mtimeNs),
+    ctimeNs: String(s.ctimeNs),
   };
 }
 
