@@ -156,7 +156,8 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
         try {
           done = await executeChecked(deps, action, wipeScope);
         } finally {
-          deps.touched?.(devicesOf(action));
+          const devices = devicesOf(action);
+          if (devices.length) deps.touched?.(devices);
         }
         if (done.skipped) {
           outcome = "skipped";
