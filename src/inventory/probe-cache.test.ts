@@ -244,7 +244,7 @@ describe("DiscoveryCache: signatures", () => {
     loop0.sectors += 16;
     const after = await discoverNode(m.deps, { ...opts, cache });
     expect(after.signatures).toContainEqual({ device: "loop0", offset: "0x218", type: "LVM2_member" });
-    expect(after.blkid["/dev/loop0"]).toContain("TYPE=LVM2_member");
+    expect(after.blkid!["/dev/loop0"]).toContain("TYPE=LVM2_member");
   });
 
   it("a weaker key (major:minor and size) would hide it: the reason for the key", async () => {
@@ -260,7 +260,7 @@ describe("DiscoveryCache: signatures", () => {
     loop0.signatures = [{ type: "LVM2_member", offset: "0x218" }];
     loop0.writes += 2;
     const after = await discoverNode(m.deps, { ...opts, cache: naive });
-    expect(after.signatures.some((s) => (s as { device: string }).device === "loop0")).toBe(false);
+    expect(after.signatures!.some((s) => (s as { device: string }).device === "loop0")).toBe(false);
   });
 
   it.each<[string, (m: ReturnType<typeof machine>) => void]>([
@@ -407,6 +407,6 @@ describe("DiscoveryCache: static sysfs attributes", () => {
     m.reset();
     const third = await discoverNode(m.deps, { ...opts, cache });
     expect(m.reads).toContain("/sys/class/block/loop0/serial");
-    expect(third.sysfs.loop0?.serial).toBe("S0-NEW\n");
+    expect(third.sysfs!.loop0?.serial).toBe("S0-NEW\n");
   });
 });
