@@ -62,4 +62,18 @@ describe("hostDiscoveryDeps", () => {
     expect(await deps.readlink(path.join(dir, "l"))).toBe("f");
     expect(await deps.readlink(path.join(dir, "f"))).toBeUndefined();
   });
+
+  it("stamps files for the discovery cache: here by default, under hostRoot, or not at all without one", async () => {
+    fs.writeFileSync(path.join(dir, "img"), "0123");
+    const here = await deps.stamp!(path.join(dir, "img"));
+    expect(here).toMatchObject({ type: "file", size: "4" });
+    expect(here!.mtimeNs).toMatch(/^\d+$/);
+    expect(await deps.stamp!("/dev/null")).toMatchObject({ type: "other" }); // a character device
+    expect(await deps.stamp!(path.join(dir, "missing"))).toBeUndefined();
+    const rooted = hostDiscoveryDeps(run, { hostRoot: dir });
+    expect(await rooted.stamp!("/img")).toEqual(here);
+    const blind = hostDiscoveryDeps(run, { hostRoot: undefined });
+    expect(await blind.stamp!(path.join(dir, "img"))).toBeUndefined();
+    expect(await blind.stamp!("/dev/null")).toMatchObject({ type: "other" }); // /dev is this process's own
+  });
 });

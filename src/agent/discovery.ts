@@ -1,5 +1,6 @@
 import * as fsSync from "node:fs";
 import * as fs from "node:fs/promises";
+import * as path from "node:path";
 import { discoverNode, type DiscoveryDeps } from "../inventory/discover";
 import type { FileStamp } from "../inventory/discovery-deps";
 import type { DiscoveryCache } from "../inventory/probe-cache";
@@ -20,6 +21,13 @@ export interface DiscoveryArgs {
    * with --no-probe-cache. @default nothing cached
    */
   readonly cache?: DiscoveryCache;
+  /**
+   * Where the files that commands see (a loop device's backing file, a host path) are visible to this
+   * process: "/" when commands run here, the --host-root under a --command-prefix, or undefined when
+   * this process cannot see them (a prefix without --host-root): then no loop device is cached, as
+   * its backing file cannot be looked at. @default "/"
+   */
+  readonly hostRoot?: string | undefined;
 }
 
 export interface DiscoverCall {
@@ -42,7 +50,7 @@ export interface AgentDiscovery {
  * `args.cache` when given, fresh with `{fresh: true}`.
  */
 export function createDiscovery(args: DiscoveryArgs): AgentDiscovery {
-  const deps = hostDiscoveryDeps(args.run);
+  const deps = hostDiscoveryDeps(args.run, "hostRoot" in args ? { hostRoot: args.hostRoot } : {});
   const discover = async (call?: DiscoverCall) =>
     parseNodeInventory(
       await discoverNode(deps, {
@@ -70,8 +78,21 @@ function kernelName(device: string): string | undefined {
   }
 }
 
-/** Discovery's commands go through `run`; its file, directory and link reads go to this machine. */
-export function hostDiscoveryDeps(run: Runner): DiscoveryDeps {
+/**
+ * Discovery's commands go through `run`; its file, directory and link reads go to this machine. The
+ * discovery cache's stamps of files outside /sys, /proc and /dev (loop backing files, host paths)
+ * are looked at under `hostRoot` (DiscoveryArgs.hostRoot), or not at all when it is undefined.
+ */
+export function hostDiscoveryDeps(
+  run: Runner,
+  files: { hostRoot?: string | undefined } = { hostRoot: "/" },
+): DiscoveryDeps {
+  const hostPath = (p: string): string | undefined =>
+    KERNEL_FILESYSTEMS.some((prefix) => p.startsWith(prefix))
+      ? p
+      : files.hostRoot === undefined
+        ? undefined
+        : path.posix.join(files.hostRoot, p);
   return {
     run: (argv) => run(argv),
     readFile: (p) =>
@@ -98,12 +119,15 @@ export function hostDiscoveryDeps(run: Runner): DiscoveryDeps {
         () => fsSync.readlinkSync(p),
         () => fs.readlink(p),
       ),
-    stamp: (p) =>
-      quick(
-        p,
-        () => fileStamp(fsSync.statSync(p, { bigint: true })),
-        async () => fileStamp(await fs.stat(p, { bigint: true })),
-      ),
+    stamp: (p) => {
+      const at = hostPath(p);
+      if (at === undefined) return Promise.resolve(undefined);
+      return quick(
+        at,
+        () => fileStamp(fsSync.statSync(at, { bigint: true })),
+        async () => fileStamp(await fs.stat(at, { bigint: true })),
+      );
+    },
   };
 }
 

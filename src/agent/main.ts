@@ -101,6 +101,8 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       run,
       ...(config.devices ? { devices: config.devices } : {}),
       mountinfo: config.mountinfo,
+      // Loop backing files are host paths: under a prefix, visible here only under --host-root.
+      hostRoot: config.commandPrefix.length ? config.hostRoot : "/",
       ...(config.probeCache
         ? {
             cache: new DiscoveryCache({
