@@ -23,6 +23,7 @@ interface FakeDevice {
   backing?: string;
   iostats?: string;
   serial?: string;
+  holders?: string[];
 }
 
 function stamp(over: Partial<FileStamp> = {}): FileStamp {
@@ -55,10 +56,15 @@ function machine() {
     ["/img/0", stamp({ type: "file", ino: "7", mtimeNs: "5" })],
     ["/img/1", stamp({ type: "file", ino: "8", mtimeNs: "5" })],
   ]);
+  /** Device-mapper devices stacked on the devices above (not probed): their write counts and slaves. */
+  const stacked = new Map<string, { writes: number; inFlight: number; slaves: string[] }>();
   const calls: string[][] = [];
   const reads: string[] = [];
   const sysfs = (path: string): string | undefined => {
     const m = /^\/sys\/class\/block\/([^/]+)\/(.+)$/.exec(path);
+    const dm = m && stacked.get(m[1]!);
+    if (dm && m[2] === "stat")
+      return `0 0 0 0 ${dm.writes} 0 ${dm.writes * 8} 0 ${dm.inFlight} 0 0 0 0 0 0 0 0\n`;
     const d = m && devices.get(m[1]!);
     if (!m || !d) return undefined;
     const index = [...devices.keys()].indexOf(d.name);
@@ -133,7 +139,12 @@ function machine() {
       return path.startsWith("/sys/") ? sysfs(path) : path.startsWith("/proc/") ? "" : undefined;
     },
     readBytes: async () => undefined,
-    readdir: async (path) => (path.endsWith("/holders") ? [] : undefined),
+    async readdir(path) {
+      const m = /^\/sys\/class\/block\/([^/]+)\/(holders|slaves)$/.exec(path);
+      if (!m) return undefined;
+      if (m[2] === "holders") return devices.get(m[1]!)?.holders ?? [];
+      return stacked.get(m[1]!)?.slaves ?? [];
+    },
     async readlink(path) {
       const d = devices.get(path.slice("/sys/class/block/".length));
       if (!d) return undefined;
@@ -151,6 +162,7 @@ function machine() {
     [...new Set(probes().flatMap((c) => c.filter((a) => a.startsWith("/dev/"))))].sort();
   return {
     devices,
+    stacked,
     files,
     deps,
     calls,
@@ -231,6 +243,33 @@ describe("DiscoveryCache: signatures", () => {
     m.reset();
     await discoverNode(m.deps, { ...opts, cache });
     expect(m.probedDevices()).toEqual(reprobed);
+  });
+
+  it("misses after a write through another device stacked with it (the other path of a multipath disk)", async () => {
+    const m = machine();
+    // dm-0 (multipath) holds loop0 and loop1 as two paths to one disk.
+    m.stacked.set("dm-0", { writes: 0, inFlight: 0, slaves: ["loop0", "loop1"] });
+    m.devices.get("loop0")!.holders = ["dm-0"];
+    m.devices.get("loop1")!.holders = ["dm-0"];
+    const cache = new DiscoveryCache();
+    await discoverNode(m.deps, { ...opts, cache });
+    m.reset();
+    await discoverNode(m.deps, { ...opts, cache });
+    expect(m.probes()).toEqual([]);
+    m.devices.get("loop1")!.writes += 1; // written through the other path: loop0's own counters stand still
+    m.reset();
+    await discoverNode(m.deps, { ...opts, cache });
+    expect(m.probedDevices()).toEqual(["/dev/loop0", "/dev/loop1"]);
+    m.stacked.get("dm-0")!.writes += 1; // through the multipath device
+    m.reset();
+    await discoverNode(m.deps, { ...opts, cache });
+    expect(m.probedDevices()).toEqual(["/dev/loop0", "/dev/loop1"]);
+    m.stacked.get("dm-0")!.inFlight = 1; // a request in flight on the stack: nothing kept
+    m.reset();
+    await discoverNode(m.deps, { ...opts, cache });
+    m.reset();
+    await discoverNode(m.deps, { ...opts, cache });
+    expect(m.probedDevices()).toEqual(["/dev/loop0", "/dev/loop1"]);
   });
 
   it("shows what was written behind its back: the new signature, not the cached blank", async () => {

@@ -143,11 +143,15 @@ export class DiscoveryCache {
  *    the file itself, not through the loop device, shows in no counter of the device. A loop device
  *    on a block device, or whose file cannot be looked at from here, is not cached;
  *  - for a partition, its `start`, and the whole key of its disk: a new partition table is written to
- *    the disk, not the partition, and blkid reports the partition's entry in that table.
+ *    the disk, not the partition, and blkid reports the partition's entry in that table;
+ *  - the write and discard counters of the devices stacked with it (holders, theirs, and the other
+ *    devices they hold): under dm-multipath two paths to one disk are two devices, and a write
+ *    through one path moves no counter of the other, only the multipath device's and that path's.
  *
  * What no key here sees: a write through another device node (a container's own /dev) whose dirty
- * pages are not yet written back, a SCSI pass-through write (SG_IO, not counted), and a shared disk
- * written by another machine (iSCSI, FC, nbd, rbd). The first two are caught at writeback or last
+ * pages are not yet written back, a SCSI pass-through write (SG_IO, not counted), a shared disk
+ * written by another machine (iSCSI, FC, nbd, rbd), and two paths to one disk that nothing stacks
+ * (multipath not set up: a write through one path is seen by the other only when its entry ages out). The first two are caught at writeback or last
  * close, all three when the entry is older than maxAgeMs. None of them reaches a write: before one,
  * the agent discovers without the cache.
  */
@@ -210,29 +214,74 @@ async function diskKey(deps: DiscoveryDeps, name: string): Promise<string | unde
   return `${own} backing=${stampText(file)} offset=${offset?.trim() ?? "-"}`;
 }
 
-/** dev, size, diskseq, the write and discard counters (none in flight) and the device node's stamp. */
+/**
+ * dev, size, diskseq, the write and discard counters (none in flight), the device node's stamp, and
+ * the counters of the devices stacked with it (stackCounters).
+ */
 async function writeKey(deps: DiscoveryDeps, name: string): Promise<string | undefined> {
   const dir = `/sys/class/block/${name}`;
-  const [dev, size, stat, diskseq, node] = await Promise.all([
+  const [dev, size, own, diskseq, node, stack] = await Promise.all([
     deps.readFile(`${dir}/dev`),
     deps.readFile(`${dir}/size`),
-    deps.readFile(`${dir}/stat`),
+    counters(deps, name),
     deps.readFile(`${dir}/diskseq`),
     deps.stamp!(`/dev/${name}`),
+    stackCounters(deps, name),
   ]);
-  if (dev === undefined || size === undefined || stat === undefined || node?.type !== "block-device")
+  if (dev === undefined || size === undefined || own === undefined || node?.type !== "block-device")
     return undefined;
-  const f = stat.trim().split(/\s+/);
-  // Documentation/block/stat.rst: 4 write I/Os, 6 write sectors, 8 in flight, 11 discard I/Os, 13 discard sectors.
-  if (f.length < 15 || f[8] !== "0") return undefined;
+  if (stack === undefined) return undefined;
   return [
     `dev=${dev.trim()}`,
     `size=${size.trim()}`,
     `diskseq=${diskseq?.trim() ?? "-"}`,
-    `writes=${f[4]}/${f[6]}`,
-    `discards=${f[11]}/${f[13]}`,
+    own,
     `node=${stampText(node)}`,
+    ...(stack ? [`stack=${stack}`] : []),
   ].join(" ");
+}
+
+/** A device's write and discard counters as text, or undefined when unreadable or a request is in flight. */
+async function counters(deps: DiscoveryDeps, name: string): Promise<string | undefined> {
+  const stat = await deps.readFile(`/sys/class/block/${name}/stat`);
+  const f = stat?.trim().split(/\s+/) ?? [];
+  // Documentation/block/stat.rst: 4 write I/Os, 6 write sectors, 8 in flight, 11 discard I/Os, 13 discard sectors.
+  if (f.length < 15 || f[8] !== "0") return undefined;
+  return `writes=${f[4]}/${f[6]} discards=${f[11]}/${f[13]}`;
+}
+
+/** At most this many devices stacked with one are looked at; more: nothing cached for it. */
+const STACK_LIMIT = 64;
+
+/**
+ * The counters of every device stacked with `name`: its holders (device-mapper, md), theirs, and the
+ * other devices they hold. Two paths to one disk under dm-multipath are both held by the multipath
+ * device: a write through the other path, or through the multipath device, moves no counter of this
+ * one, but moves theirs. "" when nothing holds it; undefined when a counter cannot be read, a request
+ * is in flight, or the stack is larger than STACK_LIMIT.
+ */
+async function stackCounters(deps: DiscoveryDeps, name: string): Promise<string | undefined> {
+  const seen = new Set([name]);
+  const queue = [name];
+  while (queue.length) {
+    const n = queue.shift()!;
+    for (const holder of (await deps.readdir(`/sys/class/block/${n}/holders`)) ?? []) {
+      if (seen.has(holder)) continue;
+      seen.add(holder);
+      queue.push(holder);
+      for (const slave of (await deps.readdir(`/sys/class/block/${holder}/slaves`)) ?? [])
+        if (!seen.has(slave)) {
+          seen.add(slave);
+          queue.push(slave);
+        }
+    }
+    if (seen.size > STACK_LIMIT) return undefined;
+  }
+  seen.delete(name);
+  const names = [...seen].sort();
+  const each = await Promise.all(names.map((n) => counters(deps, n)));
+  if (each.some((c) => c === undefined)) return undefined;
+  return names.map((n, i) => `${n}:${each[i]}`).join(",");
 }
 
 function stampText(s: FileStamp): string {
