@@ -32,8 +32,9 @@ export interface DiscoveryArgs {
 
 export interface DiscoverCall {
   /**
-   * Use nothing cached: every device probed and read afresh (the cache is refreshed). An apply's and
-   * a teardown's discovery, on which writes are decided. @default false
+   * Discover without the cache: every device probed and read afresh, exactly as with --no-probe-cache
+   * (and the cache left as it is). An apply's and a teardown's discovery, on which writes are decided.
+   * @default false
    */
   readonly fresh?: boolean;
 }
@@ -57,7 +58,8 @@ export function createDiscovery(args: DiscoveryArgs): AgentDiscovery {
         node: args.node,
         ...(args.devices ? { devices: args.devices } : {}),
         ...(args.mountinfo ? { mountinfo: args.mountinfo } : {}),
-        ...(args.cache ? { cache: args.cache, bypassCache: call?.fresh ?? false } : {}),
+        // A fresh discovery does not touch the cache at all: no lookup, no key read, nothing stored.
+        ...(args.cache && !call?.fresh ? { cache: args.cache } : {}),
       }),
     );
   return Object.assign(discover, {

@@ -49,12 +49,6 @@ export interface DiscoverOptions {
    * a loop device's backing file's change times). @default nothing cached
    */
   readonly cache?: DiscoveryCache;
-  /**
-   * With `cache`: use nothing from it (probe and read every device afresh) and refresh it with what
-   * this discovery finds. For discoveries a write is decided on (the agent's apply and teardown).
-   * @default false
-   */
-  readonly bypassCache?: boolean;
 }
 
 /** Probe commands at a time unless DiscoverOptions.probeConcurrency says otherwise. */
@@ -97,12 +91,12 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
   // devices (the agent's runner refuses to name them) and hold no physical volume of ours.
   const pvReport = everyPv ?? lvmReport(deps, targetPaths);
   const probing = options.cache
-    ? probeThroughCache(deps, targets, concurrency, options.cache, options.bypassCache ?? false)
+    ? probeThroughCache(deps, targets, concurrency, options.cache)
     : probeAll(deps, targets, concurrency);
   const [probes, lvm, sysfs, links, mountinfo, swaps] = await allSettled([
     probing,
     pvReport,
-    sysfsFacts(deps, devices, options.cache, options.bypassCache ?? false),
+    sysfsFacts(deps, devices, options.cache),
     linkMap(deps, restrict ? new Set(devices.flatMap((d) => [d.kname, d.path])) : undefined),
     deps.readFile(options.mountinfo ?? "/proc/self/mountinfo").then((text) => text ?? ""),
     deps.readFile("/proc/swaps").then((text) => text ?? ""),
@@ -228,17 +222,15 @@ async function probeThroughCache(
   targets: readonly LsblkDevice[],
   concurrency: number,
   cache: DiscoveryCache,
-  bypass: boolean,
 ): Promise<Probes> {
   const keyOf = (d: LsblkDevice): Promise<SignatureKey | undefined> =>
     cache.signatureKey(deps, posix.basename(d.kname), d.type === "part").catch(() => undefined);
   const before = new Map(await Promise.all(targets.map(async (d) => [d.kname, await keyOf(d)] as const)));
   const known = new Map<string, DeviceProbe>();
-  if (!bypass)
-    for (const d of targets) {
-      const hit = cache.probe(posix.basename(d.kname), before.get(d.kname)?.key);
-      if (hit) known.set(d.kname, { entries: hit.entries, blkid: hit.blkid });
-    }
+  for (const d of targets) {
+    const hit = cache.probe(posix.basename(d.kname), before.get(d.kname)?.key);
+    if (hit) known.set(d.kname, { entries: hit.entries, blkid: hit.blkid });
+  }
   const misses = targets.filter((d) => !known.has(d.kname));
   if (misses.length) {
     const fresh = await probeDevices(deps, misses, concurrency);
@@ -262,14 +254,13 @@ async function sysfsFacts(
   deps: DiscoveryDeps,
   devices: readonly LsblkDevice[],
   cache: DiscoveryCache | undefined,
-  bypass: boolean,
 ): Promise<Record<string, Record<string, string>>> {
   const perDevice = await Promise.all(
     devices.map(async (d) => {
       const name = posix.basename(d.kname);
       const dir = `/sys/class/block/${name}`;
       const identity = cache ? await identityKey(deps, name).catch(() => undefined) : undefined;
-      const known = cache && !bypass ? cache.staticAttributes(name, identity) : undefined;
+      const known = cache ? cache.staticAttributes(name, identity) : undefined;
       const wanted = known ? SYSFS_ATTRIBUTES.filter((a) => !a.static) : SYSFS_ATTRIBUTES;
       const [values, unitSerialPage, holders] = await Promise.all([
         Promise.all(wanted.map((a) => deps.readFile(`${dir}/${a.name}`))),

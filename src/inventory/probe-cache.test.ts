@@ -368,24 +368,6 @@ describe("DiscoveryCache: signatures", () => {
     expect(second.probeErrors).toBeUndefined();
   });
 
-  it("bypassCache probes every device and refreshes the cache", async () => {
-    const m = machine();
-    const counts: string[] = [];
-    const cache = new DiscoveryCache({ observe: (kind, result) => counts.push(`${kind}:${result}`) });
-    await discoverNode(m.deps, { ...opts, cache });
-    counts.length = 0;
-    m.devices.get("loop0")!.signatures = [{ type: "xfs", offset: "0x0" }];
-    m.devices.get("loop0")!.writes += 1;
-    m.reset();
-    const fresh = await discoverNode(m.deps, { ...opts, cache, bypassCache: true });
-    expect(m.probedDevices()).toEqual(["/dev/loop0", "/dev/loop1", "/dev/vdb", "/dev/vdb1"]);
-    expect(fresh.signatures).toContainEqual({ device: "loop0", offset: "0x0", type: "xfs" });
-    expect(counts).toEqual([]); // no lookups
-    m.reset();
-    await discoverNode(m.deps, { ...opts, cache });
-    expect(m.probes()).toEqual([]); // refreshed by the bypassing discovery
-  });
-
   it("forget drops a device, its partitions and a partition's disk", async () => {
     const m = machine();
     const cache = new DiscoveryCache();

@@ -12,9 +12,9 @@ import type { DiscoveryDeps, FileStamp } from "./discovery-deps";
  *  - static sysfs: the attributes SYSFS_ATTRIBUTES marks static (serial, wwid, model, ...) and the VPD
  *    page, keyed by identityKey: it changes whenever the name stands for another device.
  *
- * The safety checks never read it: an apply or teardown discovers with `bypassCache` (every device
- * probed and read afresh; the results refresh the cache), and the identity re-check before each
- * write (src/agent/device-identity.ts) reads lsblk, sysfs and the PV label itself.
+ * The safety checks never read it: an apply or teardown discovers without it (src/agent/discovery.ts:
+ * every device probed and read afresh, exactly as with no cache), and the identity re-check before
+ * each write (src/agent/device-identity.ts) reads lsblk, sysfs and the PV label itself.
  */
 
 /** A successful probe of one device: wipefs's entries and blkid's output ("" when it found nothing). */
