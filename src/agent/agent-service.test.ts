@@ -3,6 +3,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { adoptableOrphans, readLvmdConfig } from "./agent-service";
 import { Journal } from "./journal";
+import { AgentMetrics } from "./metrics";
 import { FakeNode } from "../../test/support/agent/fake-node";
 
 let dir: string;
@@ -105,5 +106,60 @@ describe("metricsText", () => {
     await new Promise((r) => setTimeout(r, 250));
     await Promise.all(Array.from({ length: 20 }, () => service.metricsText()));
     expect(calls).toBe(2);
+  });
+});
+
+describe("discovery cache use", () => {
+  it("an apply discovers fresh (nothing cached) and names each step's devices; inventory and plan may use the cache", async () => {
+    const { AgentService } = await import("./agent-service");
+    const { fakePlanner, specFor } = await import("../../test/support/agent/fake-node");
+    const node = new FakeNode(["/dev/loop3", "/dev/loop4"]);
+    const calls: Array<{ fresh?: boolean } | undefined> = [];
+    const touched: string[][] = [];
+    const service = new AgentService({
+      node: "n",
+      run: node.run,
+      discover: async (call) => {
+        calls.push(call);
+        return node.discover();
+      },
+      touched: (devices) => touched.push([...devices]),
+      planner: fakePlanner,
+      journal: new Journal({ stateDir: path.join(dir, "state") }),
+      metrics: new AgentMetrics(),
+      identity: node.identity,
+      lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+    });
+    const spec = specFor({ vg0: ["/dev/loop3", "/dev/loop4"] });
+    await service.inventory();
+    const plan = await service.plan(spec);
+    expect(calls.map((c) => c?.fresh ?? false)).toEqual([false, false]);
+    calls.length = 0;
+    await service.apply({ spec, planHash: plan.hash });
+    expect(calls.map((c) => c?.fresh ?? false)).toEqual([true]);
+    expect(touched).toEqual([["/dev/loop3"], ["/dev/loop4"], ["/dev/loop3", "/dev/loop4"]]);
+  });
+
+  it("names the devices of a step that failed too", async () => {
+    const { AgentService } = await import("./agent-service");
+    const { fakePlanner, specFor } = await import("../../test/support/agent/fake-node");
+    const node = new FakeNode(["/dev/loop3"]);
+    const touched: string[][] = [];
+    const service = new AgentService({
+      node: "n",
+      run: node.run,
+      discover: () => node.discover(),
+      touched: (devices) => touched.push([...devices]),
+      planner: fakePlanner,
+      journal: new Journal({ stateDir: path.join(dir, "state") }),
+      metrics: new AgentMetrics(),
+      identity: node.identity,
+      lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+    });
+    const spec = specFor({ vg0: ["/dev/loop3"] });
+    const plan = await service.plan(spec);
+    node.failOn = "pvcreate /dev/loop3";
+    await expect(service.apply({ spec, planHash: plan.hash })).rejects.toThrow();
+    expect(touched).toEqual([["/dev/loop3"]]);
   });
 });

@@ -28,8 +28,13 @@ export interface AgentServiceDeps {
   /** This node's name. */
   readonly node: string;
   readonly run: Runner;
-  /** This node's inventory, fresh (lsblk, wipefs, sysfs, lvm reports through `run`). */
-  readonly discover: () => Promise<NodeInventory>;
+  /**
+   * This node's inventory (lsblk, wipefs, sysfs, lvm reports through `run`); with `fresh`, nothing
+   * from the discovery cache (src/inventory/probe-cache.ts): an apply's and a teardown's.
+   */
+  readonly discover: (call?: { fresh?: boolean }) => Promise<NodeInventory>;
+  /** Told the devices of each step an operation ran (or tried to): the discovery cache forgets them. */
+  readonly touched?: (devices: readonly string[]) => void;
   readonly planner: Planner;
   readonly journal: Journal;
   readonly metrics: AgentMetrics;
@@ -81,9 +86,9 @@ export class AgentService {
     return this.running ? new Promise((resolve) => this.idleWaiters.push(resolve)) : Promise.resolve();
   }
 
-  async inventory(): Promise<NodeInventory> {
+  async inventory(call?: { fresh?: boolean }): Promise<NodeInventory> {
     try {
-      const inventory = await this.deps.discover();
+      const inventory = await this.deps.discover(call);
       this.cachedInventory = { at: Date.now(), inventory };
       return inventory;
     } catch (e) {
@@ -221,7 +226,9 @@ export class AgentService {
   private async operation(req: Parameters<typeof runOperation>[1]): Promise<OperationResult> {
     const deps: OperationDeps = {
       run: this.deps.run,
-      discover: () => this.inventory(),
+      // The inventory a write is decided on uses nothing cached (docs/inventory.md#the-discovery-cache).
+      discover: () => this.inventory({ fresh: true }),
+      ...(this.deps.touched ? { touched: this.deps.touched } : {}),
       journal: this.deps.journal,
       lvmdConfigPath: this.deps.lvmdConfigPath,
       clock: this.clock,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { NodeInventory } from "../inventory/types";
 import type { NodePlan, PlanAction } from "../planner/types";
-import { applyEffect, decide, stateFromInventory } from "./action-checks";
+import { applyEffect, decide, devicesOf, stateFromInventory } from "./action-checks";
 import { approve } from "./approval";
 import { AgentError } from "./errors";
 import type { OperationKind } from "./journal";
@@ -152,7 +152,13 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
           argv: action.argv,
           ...deviceFields(action),
         });
-        const done = await executeChecked(deps, action, wipeScope);
+        let done: Awaited<ReturnType<typeof executeChecked>>;
+        try {
+          done = await executeChecked(deps, action, wipeScope);
+        } finally {
+          const devices = devicesOf(action);
+          if (devices.length) deps.touched?.(devices);
+        }
         if (done.skipped) {
           outcome = "skipped";
           reason = done.skipped;

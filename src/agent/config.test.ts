@@ -25,6 +25,7 @@ describe("parseAgentConfig", () => {
       lvmdConfig: "/etc/topolvm/lvmd.yaml",
       commandPrefix: [],
       mountinfo: "/proc/self/mountinfo",
+      probeCache: true,
       bodyLimitBytes: 1024 * 1024,
       commandTimeoutMs: 120_000,
       shutdownGraceMs: 30_000,
@@ -87,6 +88,11 @@ describe("parseAgentConfig", () => {
       commandLog: "/log.jsonl",
       lvmSystemDir: "/lvm",
     });
+  });
+
+  it("the probe cache: on unless --no-probe-cache", () => {
+    expect(parseAgentConfig(base, {}).probeCache).toBe(true);
+    expect(parseAgentConfig([...base, "--no-probe-cache"], {}).probeCache).toBe(false);
   });
 
   it("the lvm shell: on with --lvm-sync-io, off with --no-lvm-shell, which means nothing without --lvm-sync-io", () => {

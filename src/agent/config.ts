@@ -49,6 +49,12 @@ export interface AgentConfig {
    */
   readonly lvmShell?: boolean;
   /**
+   * Keep wipefs/blkid probes and static sysfs attributes between discoveries, keyed so that any write
+   * to a device misses (src/inventory/probe-cache.ts); off with --no-probe-cache. An apply's or
+   * teardown's discovery never uses it. @default true
+   */
+  readonly probeCache: boolean;
+  /**
    * Where the filesystem that commands run through commandPrefix see is visible to this process (e.g.
    * /proc/1/root for nsenter --target 1 --mount, with hostPID): --lvm-sync-io reads the host's lvm
    * configuration and writes its copy there. Only with lvmSyncIo and a commandPrefix.
@@ -84,6 +90,9 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
                              else /etc/lvm) with use_aio = 0, written to <state-dir>/lvm-sync-io at start;
                              the reading reports then run in one lvm shell (<state-dir>/lvm-shell)
   --no-lvm-shell             with --lvm-sync-io: run every lvm command as a process of its own
+  --no-probe-cache           probe every device's signatures and read all of sysfs on every inventory
+                             (default: reuse them while a device's write counters and change times say
+                             it cannot have changed; an apply or teardown never reuses them)
   --host-root DIR            with --lvm-sync-io and --command-prefix: where the prefix's filesystem is
                              visible to the agent (e.g. /proc/1/root for "nsenter --target 1 --mount")
   --lvm-config STRING        extra lvm --config settings
@@ -141,6 +150,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
     ...(c["lvm-sync-io"] ? { lvmSyncIo: true } : {}),
     ...(c["lvm-sync-io"] && !c["no-lvm-shell"] ? { lvmShell: true } : {}),
+    probeCache: !c["no-probe-cache"],
     ...(c["host-root"] ? { hostRoot: c["host-root"] } : {}),
     ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
     bodyLimitBytes: limit.ok ? limit.bytes : 0,
@@ -170,6 +180,7 @@ const FLAGS = {
   "lvm-system-dir": { type: "string" },
   "lvm-sync-io": { type: "boolean" },
   "no-lvm-shell": { type: "boolean" },
+  "no-probe-cache": { type: "boolean" },
   "host-root": { type: "string" },
   "lvm-config": { type: "string" },
   "body-limit": { type: "string" },
@@ -236,6 +247,7 @@ const fieldsSchema = z.object({
   "lvm-system-dir": absolutePath.optional(),
   "lvm-sync-io": z.boolean().default(false),
   "no-lvm-shell": z.boolean().default(false),
+  "no-probe-cache": z.boolean().default(false),
   "host-root": absolutePath.optional(),
   "lvm-config": z.string().optional(),
   "body-limit": z.string().default("1Mi"),

@@ -2,7 +2,8 @@ import { CommandRefusedError, type Runner } from "./lvm-runner";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { hostDiscoveryDeps, readOnlyRefusal, readOnlyRunner } from "./discovery";
+import { DiscoveryCache } from "../inventory/probe-cache";
+import { createDiscovery, hostDiscoveryDeps, readOnlyRefusal, readOnlyRunner } from "./discovery";
 
 describe("readOnlyRunner", () => {
   it.each([
@@ -61,5 +62,40 @@ describe("hostDiscoveryDeps", () => {
     expect(await deps.readdir(dir)).toEqual(["f", "l"]);
     expect(await deps.readlink(path.join(dir, "l"))).toBe("f");
     expect(await deps.readlink(path.join(dir, "f"))).toBeUndefined();
+  });
+
+  it("stamps files for the discovery cache: here by default, under hostRoot, or not at all without one", async () => {
+    fs.writeFileSync(path.join(dir, "img"), "0123");
+    const here = await deps.stamp!(path.join(dir, "img"));
+    expect(here).toMatchObject({ type: "file", size: "4" });
+    expect(here!.mtimeNs).toMatch(/^\d+$/);
+    expect(await deps.stamp!("/dev/null")).toMatchObject({ type: "other" }); // a character device
+    expect(await deps.stamp!(path.join(dir, "missing"))).toBeUndefined();
+    const rooted = hostDiscoveryDeps(run, { hostRoot: dir });
+    expect(await rooted.stamp!("/img")).toEqual(here);
+    const blind = hostDiscoveryDeps(run, { hostRoot: undefined });
+    expect(await blind.stamp!(path.join(dir, "img"))).toBeUndefined();
+    expect(await blind.stamp!("/dev/null")).toMatchObject({ type: "other" }); // /dev is this process's own
+  });
+});
+
+describe("createDiscovery with a cache", () => {
+  it("looks in the cache for an inventory, and not at all for a fresh discovery (an apply's)", async () => {
+    const run: Runner = async (argv) => {
+      const out = (stdout: unknown) => ({ argv, stdout: JSON.stringify(stdout), stderr: "", durationMs: 0 });
+      if (argv[0] === "lsblk")
+        return out({
+          blockdevices: [{ name: "/dev/no-such-h3", kname: "/dev/no-such-h3", type: "disk", size: 1 }],
+        });
+      if (argv[0] === "wipefs") return out({ signatures: [] });
+      return out({ report: [] });
+    };
+    const lookups: string[] = [];
+    const cache = new DiscoveryCache({ observe: (kind, result) => lookups.push(`${kind}:${result}`) });
+    const discover = createDiscovery({ node: "n", run, cache });
+    await discover({ fresh: true });
+    expect(lookups).toEqual([]);
+    await discover();
+    expect(lookups.sort()).toEqual(["signatures:miss", "sysfs:miss"]);
   });
 });

@@ -9,6 +9,7 @@ import { createKubeAuthClient } from "./auth/kube-client";
 import { createTokenFileClient } from "./auth/token-file";
 import { AGENT_USAGE, AgentConfigError, parseAgentConfig, type AgentConfig } from "./config";
 import { createDiscovery } from "./discovery";
+import { DiscoveryCache } from "../inventory/probe-cache";
 import { Journal } from "./journal";
 import { commandEnv, createLvmRunner, type CommandLogEntry, type CommandStartEntry } from "./lvm-runner";
 import { LvmShell, spawnLvmShellProcess } from "./lvm-shell";
@@ -95,17 +96,28 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         if (commandLog !== undefined && !commandLogClosed) writeCommandLog({ event: "end", ...entry });
       },
     });
+    const discover = createDiscovery({
+      node: config.node,
+      run,
+      ...(config.devices ? { devices: config.devices } : {}),
+      mountinfo: config.mountinfo,
+      // Loop backing files are host paths: under a prefix, visible here only under --host-root.
+      hostRoot: config.commandPrefix.length ? config.hostRoot : "/",
+      ...(config.probeCache
+        ? {
+            cache: new DiscoveryCache({
+              observe: (cache, result) => metrics.discoveryCache.inc({ cache, result }),
+            }),
+          }
+        : {}),
+    });
     const stopping = new AbortController();
     const killing = new AbortController();
     const service = new AgentService({
       node: config.node,
       run,
-      discover: createDiscovery({
-        node: config.node,
-        run,
-        ...(config.devices ? { devices: config.devices } : {}),
-        mountinfo: config.mountinfo,
-      }),
+      discover,
+      touched: discover.touched,
       planner: args.planner ?? { planNode, planTeardown },
       journal,
       metrics,

@@ -19,6 +19,7 @@ export class AgentMetrics extends RegistryMetrics {
   readonly lvmCommands: Counter<"via" | "reason">;
   readonly lvmShellStarts: Counter<never>;
   readonly lvmShellEnds: Counter<"reason">;
+  readonly discoveryCache: Counter<"cache" | "result">;
   /** Whether the agent's reports can go through an lvm shell now (read at scrape time). */
   private lvmShellAvailable: () => boolean = () => false;
   /** What the scrape-time gauges read: the inventory render() was given, and the spec's volume groups. */
@@ -71,6 +72,11 @@ export class AgentMetrics extends RegistryMetrics {
       "pulumi_lvm_agent_lvm_shell_ends_total",
       "lvm shells that ended, by reason (timeout, aborted, died, protocol, start-failed, closed).",
       ["reason"],
+    );
+    this.discoveryCache = this.counter(
+      "pulumi_lvm_agent_discovery_cache_lookups_total",
+      'Discovery cache lookups (src/inventory/probe-cache.ts), per device and inventory: cache="signatures" (wipefs and blkid probes) or "sysfs" (static attributes), result="hit" (not probed or read again) or "miss" (probed or read: the device may have changed, or nothing was stored). Nothing counted with --no-probe-cache, nor for an apply\'s or teardown\'s discovery, which never looks.',
+      ["cache", "result"],
     );
     this.scrapeGauge(
       "pulumi_lvm_agent_lvm_shell_available",

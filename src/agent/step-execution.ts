@@ -12,8 +12,10 @@ import { readPvUuid } from "./pv-label";
 /** What running a step needs (src/agent/apply.ts's OperationDeps has all of it). */
 export interface StepDeps {
   readonly run: Runner;
-  /** Fresh inventory of this node's devices (re-discovered before every operation). */
+  /** Fresh inventory of this node's devices (re-discovered before every operation), nothing cached. */
   readonly discover: () => Promise<NodeInventory>;
+  /** Told the devices of each step that was started, once it ended (done, failed or timed out). */
+  readonly touched?: (devices: readonly string[]) => void;
   readonly journal: Journal;
   /** Filesystem seams of the identity probe; its runner is `run`. @default the real /dev and /sys */
   readonly identity?: Omit<IdentityProbeDeps, "run">;

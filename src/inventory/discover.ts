@@ -5,7 +5,8 @@ import { exitStatus, runJson, type DiscoveryDeps } from "./discovery-deps";
 import { lsblkArgv, parseLsblk, type LsblkDevice } from "./lsblk";
 import { fullreportArgv } from "./lvm-report";
 import { mountLinesFor, parseMounts, rootMountLine, swapLinesFor } from "./mounts";
-import { probeAll } from "./probe";
+import { collectProbes, probeAll, probeDevices, type DeviceProbe, type Probes } from "./probe";
+import { identityKey, type DiscoveryCache, type SignatureKey } from "./probe-cache";
 import { SYSFS_ATTRIBUTES, SYSFS_HOLDERS, SYSFS_VPD_UNIT_SERIAL, SYSFS_VPD_UNIT_SERIAL_HEX } from "./sysfs";
 import type { RawNodeInventory } from "./types";
 
@@ -42,6 +43,12 @@ export interface DiscoverOptions {
    * @example "/proc/1/mountinfo"
    */
   readonly mountinfo?: string;
+  /**
+   * Keep what probing and sysfs said about each device here, and give it again while the device's
+   * key says it cannot have changed (./probe-cache.ts: write counters, diskseq, the device node's and
+   * a loop device's backing file's change times). @default nothing cached
+   */
+  readonly cache?: DiscoveryCache;
 }
 
 /** Probe commands at a time unless DiscoverOptions.probeConcurrency says otherwise. */
@@ -83,11 +90,13 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
   // logical volumes (or other device-mapper devices) stacked on them, which are not the caller's
   // devices (the agent's runner refuses to name them) and hold no physical volume of ours.
   const pvReport = everyPv ?? lvmReport(deps, targetPaths);
-  const probing = probeAll(deps, targets, concurrency);
+  const probing = options.cache
+    ? probeThroughCache(deps, targets, concurrency, options.cache)
+    : probeAll(deps, targets, concurrency);
   const [probes, lvm, sysfs, links, mountinfo, swaps] = await allSettled([
     probing,
     pvReport,
-    sysfsFacts(deps, devices),
+    sysfsFacts(deps, devices, options.cache),
     linkMap(deps, restrict ? new Set(devices.flatMap((d) => [d.kname, d.path])) : undefined),
     deps.readFile(options.mountinfo ?? "/proc/self/mountinfo").then((text) => text ?? ""),
     deps.readFile("/proc/swaps").then((text) => text ?? ""),
@@ -203,28 +212,79 @@ async function lvmReport(deps: DiscoveryDeps, devices: readonly string[] | undef
 }
 
 /**
+ * probeAll through the cache: a device whose signature key (read fresh) is the one its stored probe
+ * was made under is not probed again; the others are probed together, as probeAll would. A probe is
+ * stored only when it succeeded and the device's key read after it is the one read before it (no
+ * write completed meanwhile). The result is what probeAll gives when nothing changed.
+ */
+async function probeThroughCache(
+  deps: DiscoveryDeps,
+  targets: readonly LsblkDevice[],
+  concurrency: number,
+  cache: DiscoveryCache,
+): Promise<Probes> {
+  const keyOf = (d: LsblkDevice): Promise<SignatureKey | undefined> =>
+    cache.signatureKey(deps, posix.basename(d.kname), d.type === "part").catch(() => undefined);
+  const before = new Map(await Promise.all(targets.map(async (d) => [d.kname, await keyOf(d)] as const)));
+  const known = new Map<string, DeviceProbe>();
+  for (const d of targets) {
+    const hit = cache.probe(posix.basename(d.kname), before.get(d.kname)?.key);
+    if (hit) known.set(d.kname, { entries: hit.entries, blkid: hit.blkid });
+  }
+  const misses = targets.filter((d) => !known.has(d.kname));
+  if (misses.length) {
+    const fresh = await probeDevices(deps, misses, concurrency);
+    const after = new Map(await Promise.all(misses.map(async (d) => [d.kname, await keyOf(d)] as const)));
+    for (const [kname, probe] of fresh) {
+      known.set(kname, probe);
+      const key = before.get(kname);
+      if (probe.error === undefined && key !== undefined && after.get(kname)?.key === key.key)
+        cache.storeProbe(posix.basename(kname), key, { entries: probe.entries, blkid: probe.blkid ?? "" });
+    }
+  }
+  return collectProbes(targets.map((d) => [d.kname, known.get(d.kname)!] as const));
+}
+
+/**
  * Every device's SYSFS_ATTRIBUTES, its SCSI unit serial page (as hex) and holders, all read at once;
- * keys in device, then attribute order.
+ * keys in device, then attribute order. With a cache, a device whose identity key is the one its
+ * static attributes were stored under has only the others read.
  */
 async function sysfsFacts(
   deps: DiscoveryDeps,
   devices: readonly LsblkDevice[],
+  cache: DiscoveryCache | undefined,
 ): Promise<Record<string, Record<string, string>>> {
   const perDevice = await Promise.all(
     devices.map(async (d) => {
       const name = posix.basename(d.kname);
       const dir = `/sys/class/block/${name}`;
+      const identity = cache ? await identityKey(deps, name).catch(() => undefined) : undefined;
+      const known = cache ? cache.staticAttributes(name, identity) : undefined;
+      const wanted = known ? SYSFS_ATTRIBUTES.filter((a) => !a.static) : SYSFS_ATTRIBUTES;
       const [values, unitSerialPage, holders] = await Promise.all([
-        Promise.all(SYSFS_ATTRIBUTES.map((attr) => deps.readFile(`${dir}/${attr}`))),
-        deps.readBytes(`${dir}/${SYSFS_VPD_UNIT_SERIAL}`),
+        Promise.all(wanted.map((a) => deps.readFile(`${dir}/${a.name}`))),
+        known ? undefined : deps.readBytes(`${dir}/${SYSFS_VPD_UNIT_SERIAL}`),
         deps.readdir(`${dir}/holders`),
       ]);
+      const read = new Map(wanted.map((a, i) => [a.name, values[i]]));
       const attrs: Record<string, string> = {};
-      SYSFS_ATTRIBUTES.forEach((attr, i) => {
-        if (values[i] !== undefined) attrs[attr] = values[i];
-      });
-      if (unitSerialPage) attrs[SYSFS_VPD_UNIT_SERIAL_HEX] = Buffer.from(unitSerialPage).toString("hex");
+      for (const a of SYSFS_ATTRIBUTES) {
+        const value = known && a.static ? known[a.name] : read.get(a.name);
+        if (value !== undefined) attrs[a.name] = value;
+      }
+      const pageHex = known
+        ? known[SYSFS_VPD_UNIT_SERIAL_HEX]
+        : unitSerialPage && Buffer.from(unitSerialPage).toString("hex");
+      if (pageHex) attrs[SYSFS_VPD_UNIT_SERIAL_HEX] = pageHex;
       attrs[SYSFS_HOLDERS] = (holders ?? []).join(" ");
+      if (cache && !known && identity !== undefined && (await identityKey(deps, name)) === identity) {
+        const statics = SYSFS_ATTRIBUTES.filter((a) => a.static && attrs[a.name] !== undefined);
+        cache.storeStaticAttributes(name, identity, {
+          ...Object.fromEntries(statics.map((a) => [a.name, attrs[a.name]!])),
+          ...(pageHex ? { [SYSFS_VPD_UNIT_SERIAL_HEX]: pageHex } : {}),
+        });
+      }
       return [name, attrs] as const;
     }),
   );

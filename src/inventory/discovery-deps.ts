@@ -19,6 +19,21 @@ export interface DiscoveryDeps {
   readdir(path: string): Promise<readonly string[] | undefined>;
   /** A symlink's target as stored, or undefined when the path is not a symlink. */
   readlink(path: string): Promise<string | undefined>;
+  /**
+   * What a path is and when it last changed (lstat's answer, following no link), or undefined when it
+   * does not exist or cannot be read. Only the discovery cache (./probe-cache.ts) asks; without it
+   * nothing is cached.
+   */
+  stamp?(path: string): Promise<FileStamp | undefined>;
+}
+
+/** A file's identity and change times, as the discovery cache keys on them (nanoseconds, as text). */
+export interface FileStamp {
+  readonly type: "file" | "block-device" | "other";
+  readonly ino: string;
+  readonly size: string;
+  readonly mtimeNs: string;
+  readonly ctimeNs: string;
 }
 
 export async function runJson(deps: DiscoveryDeps, argv: readonly string[]): Promise<unknown> {

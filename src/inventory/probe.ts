@@ -19,7 +19,7 @@ export interface Probes {
 }
 
 /** What probing one device gave: wipefs's entries ([] when it failed), blkid's output, or why probing failed. */
-interface DeviceProbe {
+export interface DeviceProbe {
   readonly entries: readonly unknown[];
   readonly blkid?: string;
   readonly error?: string;
@@ -37,6 +37,15 @@ export async function probeAll(
   targets: readonly LsblkDevice[],
   concurrency: number,
 ): Promise<Probes> {
+  return collectProbes(await probeDevices(deps, targets, concurrency));
+}
+
+/** probeAll's work, one [kname, DeviceProbe] per target in target order, not yet collected. */
+export async function probeDevices(
+  deps: DiscoveryDeps,
+  targets: readonly LsblkDevice[],
+  concurrency: number,
+): Promise<Array<[string, DeviceProbe]>> {
   const limit = limiter(concurrency);
   const partitions = new Set(targets.filter((d) => d.type === "part").map((d) => d.kname));
   const probeGroup = async (group: readonly string[]) =>
@@ -44,8 +53,11 @@ export async function probeAll(
       (await wipefsGroup(deps, group, limit)).map((wipefs) => withBlkid(deps, wipefs, limit, partitions)),
     );
   const knames = targets.map((d) => d.kname);
-  const probes = (await Promise.all(contiguousGroups(knames, concurrency).map(probeGroup))).flat();
+  return (await Promise.all(contiguousGroups(knames, concurrency).map(probeGroup))).flat();
+}
 
+/** The raw inventory's probe fields from each device's probe, in the order given. */
+export function collectProbes(probes: ReadonlyArray<readonly [string, DeviceProbe]>): Probes {
   const out: Probes = { signatures: [], probed: [], errors: {}, blkid: {} };
   for (const [kname, probe] of probes) {
     out.signatures.push(...probe.entries);

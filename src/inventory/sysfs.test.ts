@@ -37,7 +37,11 @@ describe("parseSysfs on recorded output", () => {
   });
 
   it("recorded only attributes discovery reads", () => {
-    const known = new Set<string>([...SYSFS_ATTRIBUTES, SYSFS_VPD_UNIT_SERIAL_HEX, "holders"]);
+    const known = new Set<string>([
+      ...SYSFS_ATTRIBUTES.map((a) => a.name),
+      SYSFS_VPD_UNIT_SERIAL_HEX,
+      "holders",
+    ]);
     for (const attrs of Object.values(sysfs))
       for (const key of Object.keys(attrs)) expect(known).toContain(key);
   });

@@ -23,32 +23,52 @@ export interface SysfsFacts {
   readonly holders: readonly string[];
 }
 
+/** One attribute discovery reads for each device, relative to /sys/class/block/<kname>/. */
+export interface SysfsAttribute {
+  readonly name: string;
+  /**
+   * True when the value cannot change while the device keeps its identity (the same device node of
+   * the same kernel device, src/inventory/probe-cache.ts's identity key): the hardware's serial, world
+   * wide name, model and vendor, the removable-media flag, a partition's number. Discovery then reads
+   * it once per device and answers later reads from its cache. False for everything the kernel or an
+   * administrator can change under a device that stays the same: its size (resize), `ro`
+   * (`blockdev --setro`), `queue/rotational` (writable by root), a loop device's backing file
+   * (LOOP_CHANGE_FD), device-mapper's name (`dmsetup rename`) and suspension, and `dev` itself (read
+   * for the key). Reading one costs microseconds (a synchronous sysfs read): a wrong "static" mark would
+   * save almost nothing and show a stale fact, so when in doubt an attribute is not static.
+   */
+  readonly static: boolean;
+}
+
 /**
- * The attributes discovery reads for each device (relative to /sys/class/block/<kname>/). "size",
+ * The attributes discovery reads for each device, with whether each is static (SysfsAttribute). "size",
  * "partition" and "dm/name" are recorded for people reading a raw inventory; lsblk's values are used.
  */
-export const SYSFS_ATTRIBUTES = [
-  "dev",
-  "size",
-  "ro",
-  "removable",
-  "partition",
-  "queue/rotational",
-  "serial",
-  "device/serial",
-  "wwid",
-  "device/wwid",
-  "device/model",
-  "device/vendor",
-  "loop/backing_file",
-  "dm/name",
-  "dm/suspended",
-] as const;
+export const SYSFS_ATTRIBUTES: readonly SysfsAttribute[] = [
+  { name: "dev", static: false },
+  { name: "size", static: false },
+  { name: "ro", static: false },
+  { name: "removable", static: true },
+  { name: "partition", static: true },
+  { name: "queue/rotational", static: false },
+  { name: "serial", static: true },
+  { name: "device/serial", static: true },
+  { name: "wwid", static: true },
+  { name: "device/wwid", static: true },
+  { name: "device/model", static: true },
+  { name: "device/vendor", static: true },
+  { name: "loop/backing_file", static: false },
+  { name: "dm/name", static: false },
+  { name: "dm/suspended", static: false },
+];
 
 /** The raw key under which discovery records the holders/ listing. */
 export const SYSFS_HOLDERS = "holders";
 
-/** The SCSI unit serial number page (VPD 0x80), a binary file: without udev the only place a SCSI disk's serial shows. */
+/**
+ * The SCSI unit serial number page (VPD 0x80), a binary file: without udev the only place a SCSI disk's
+ * serial shows. Read beside SYSFS_ATTRIBUTES (it is binary) and static as their serials are.
+ */
 export const SYSFS_VPD_UNIT_SERIAL = "device/vpd_pg80";
 
 /** The raw key under which discovery records that page, as lowercase hex. */

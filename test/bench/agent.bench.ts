@@ -16,7 +16,11 @@
  * Loop devices and backing files are the benchmark's own (under /var/tmp/perf-bench/), removed at
  * the end. The machine's load average is printed with the numbers: on a shared machine they are noisy.
  *
- * Run: `npx tsx test/bench/agent.bench.ts [rounds]`. Exit status 1 when the apply goal is missed.
+ *     Each mode twice, on the same devices: with `--no-probe-cache` (every device probed every time)
+ *     and with the discovery cache (src/inventory/probe-cache.ts), two agents asked in turn.
+ *
+ * Run: `npx tsx test/bench/agent.bench.ts [rounds] [--inventory-only]`. Exit status 1 when the apply
+ * goal is missed (`--inventory-only`: the inventory case alone, lvm defaults and the lvm shell).
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -200,41 +204,88 @@ interface InventoryLatency {
   load: string;
 }
 
-async function inventoryLatency(rounds: number, mode: LvmMode): Promise<InventoryLatency> {
+/**
+ * GET /v1/inventory of 64 loop devices, for each variant an agent of its own on the same devices
+ * (`extraArgs` added to the mode's), all running at once and asked in turn, round by round, so
+ * every variant meets the same load. The first round of each (a cold discovery cache) is left out
+ * of the median.
+ */
+async function inventoryLatency(
+  rounds: number,
+  mode: LvmMode,
+  variants: ReadonlyArray<{ readonly name: string; readonly extraArgs: readonly string[] }>,
+): Promise<Array<InventoryLatency & { name: string }>> {
   const syncIo = mode !== "defaults";
   const scratch = new Scratch("bench-inventory", BENCH_ROOT);
-  let agent: AgentProcess | undefined;
+  const agents: AgentProcess[] = [];
   try {
     const devices = Array.from({ length: INVENTORY_DEVICES }, () => scratch.loop(16));
     const { op: token } = writeTokenFile(scratch.path("tokens"), { op: { user: "bench", node: "*" } });
-    const log = scratch.path("commands.jsonl");
     const systemDir = syncIo ? await syncIoSystemDir(scratch) : undefined;
-    agent = await startAgent({
-      node: "node-bench-inv",
-      devices,
-      stateDir: scratch.path("state"),
-      lvmdConfig: scratch.path("lvmd.yaml"),
-      commandLog: log,
-      auth: { tokenFile: scratch.path("tokens") },
-      extraArgs: agentArgs(mode, systemDir),
-    });
-    const times: number[] = [];
-    let seen = 0;
-    let byTool = new Map<string, [number, number]>();
-    for (let i = 0; i < rounds; i++) {
-      const before = fs.existsSync(log) ? commandTimes(log, 0).lines : 0;
-      const t0 = process.hrtime.bigint();
-      const res = await request(agent.url, "GET", "/v1/inventory", { token });
-      times.push(ms(t0));
-      if (res.status !== 200) throw new Error(`inventory: HTTP ${res.status}: ${res.text}`);
-      seen = res.json.devices.length;
-      byTool = commandTimes(log, before).byTool;
-    }
-    return { median: median(times.slice(1)), first: times[0]!, devices: seen, byTool, load: load() };
+    for (const [i, v] of variants.entries())
+      agents.push(
+        await startAgent({
+          node: "node-bench-inv",
+          devices,
+          stateDir: scratch.path(`state-${i}`),
+          lvmdConfig: scratch.path(`lvmd-${i}.yaml`),
+          commandLog: scratch.path(`commands-${i}.jsonl`),
+          auth: { tokenFile: scratch.path("tokens") },
+          extraArgs: [...agentArgs(mode, systemDir), ...v.extraArgs],
+        }),
+      );
+    const times = variants.map(() => [] as number[]);
+    const seen = variants.map(() => 0);
+    const byTool = variants.map(() => new Map<string, [number, number]>());
+    for (let r = 0; r < rounds; r++)
+      for (const [i, agent] of agents.entries()) {
+        const log = scratch.path(`commands-${i}.jsonl`);
+        const before = fs.existsSync(log) ? commandTimes(log, 0).lines : 0;
+        const t0 = process.hrtime.bigint();
+        const res = await request(agent.url, "GET", "/v1/inventory", { token });
+        times[i]!.push(ms(t0));
+        if (res.status !== 200) throw new Error(`inventory: HTTP ${res.status}: ${res.text}`);
+        seen[i] = res.json.devices.length;
+        byTool[i] = commandTimes(log, before).byTool;
+      }
+    return variants.map((v, i) => ({
+      name: v.name,
+      median: median(times[i]!.slice(1)),
+      first: times[i]![0]!,
+      devices: seen[i]!,
+      byTool: byTool[i]!,
+      load: load(),
+    }));
   } finally {
-    await agent?.stop();
+    for (const agent of agents) await agent.stop();
     scratch.cleanup();
   }
+}
+
+/** The discovery cache off (every device probed every time) and on (the agent's default). */
+const PROBE_CACHE_VARIANTS = [
+  { name: "--no-probe-cache", extraArgs: ["--no-probe-cache"] },
+  { name: "probe cache", extraArgs: [] },
+] as const;
+
+function printInventory(mode: LvmMode, figures: ReadonlyArray<InventoryLatency & { name: string }>): void {
+  const how = mode === "shell" ? ", lvm shell" : mode === "sync-io" ? ", synchronous-I/O copy, no shell" : "";
+  for (const inv of figures) {
+    console.log(
+      `inventory latency, ${inv.devices} loop devices (${inv.name}${how}): median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms), goal < ${INVENTORY_GOAL_MS}, load ${inv.load}`,
+    );
+    const tools = [...inv.byTool].map(([tool, [n, total]]) => `${tool} ${n}× ${total.toFixed(0)} ms`);
+    console.log(`  commands of the last inventory (summed durations): ${tools.join(", ")}`);
+  }
+}
+
+/** Only the inventory case (`--inventory-only`): lvm defaults and the lvm shell, cache off and on. */
+export async function runInventoryBench(rounds = 5): Promise<number> {
+  console.log(`load average before: ${load()} (a shared machine: figures are noisy)`);
+  for (const mode of ["defaults", "shell"] as const)
+    printInventory(mode, await inventoryLatency(rounds + 1, mode, PROBE_CACHE_VARIANTS));
+  console.log(`load average after: ${load()}`);
+  return 0;
 }
 
 export async function runAgentBench(rounds = 5): Promise<number> {
@@ -267,13 +318,7 @@ export async function runAgentBench(rounds = 5): Promise<number> {
     console.log(
       `  of which re-discovery: ~${apply.discovery.toFixed(0)} ms (GET /v1/inventory on the same devices); ratio without it ${((apply.agent - apply.discovery) / apply.direct).toFixed(2)}`,
     );
-    const inv = await inventoryLatency(rounds + 1, mode);
-    const how = mode === "shell" ? " (lvm shell)" : syncIo ? " (synchronous-I/O copy, no shell)" : "";
-    console.log(
-      `inventory latency, ${inv.devices} loop devices${how}: median ${inv.median.toFixed(0)} ms (first ${inv.first.toFixed(0)} ms), goal < ${INVENTORY_GOAL_MS}, load ${inv.load}`,
-    );
-    const tools = [...inv.byTool].map(([tool, [n, total]]) => `${tool} ${n}× ${total.toFixed(0)} ms`);
-    console.log(`  commands of the last inventory (summed durations): ${tools.join(", ")}`);
+    printInventory(mode, await inventoryLatency(rounds + 1, mode, PROBE_CACHE_VARIANTS));
   }
   console.log(`load average after: ${load()}`);
   // The goal is for what every agent does out of the box; the synchronous-I/O copy is opt-in.
@@ -285,7 +330,11 @@ export async function runAgentBench(rounds = 5): Promise<number> {
 }
 
 if (require.main === module)
-  void runAgentBench(Number(process.argv[2] ?? 5)).then(
+  void (
+    process.argv.includes("--inventory-only")
+      ? runInventoryBench(Number(process.argv[2] ?? 5))
+      : runAgentBench(Number(process.argv[2] ?? 5))
+  ).then(
     (code) => (process.exitCode = code),
     (e) => {
       console.error(e);
