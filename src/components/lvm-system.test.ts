@@ -160,12 +160,14 @@ describe("LvmSystem", () => {
   test("annotations a CRD file carries are kept beside ours", async () => {
     const annotated = tempDir(
       Object.fromEntries(
-        fs.readdirSync(crds.dir).map((f) => [
-          f,
-          fs
-            .readFileSync(path.join(crds.dir, f), "utf8")
-            .replace(/^metadata:\n/m, "metadata:\n  annotations:\n    example.com/owner: storage\n"),
-        ]),
+        fs
+          .readdirSync(crds.dir)
+          .map((f) => [
+            f,
+            fs
+              .readFileSync(path.join(crds.dir, f), "utf8")
+              .replace(/^metadata:\n/m, "metadata:\n  annotations:\n    example.com/owner: storage\n"),
+          ]),
       ),
     );
     try {
