@@ -4,8 +4,10 @@ import type { CrdManifest } from "./crds";
 
 /**
  * The field manager our CRDs are applied with (`pulumi.com/patchFieldManager`), the same in every
- * stack: a stack that adopts a CRD an earlier stack applied takes over exactly the fields that
- * stack owned, so a field a newer CRD drops is removed too, as in an upgrade within one stack.
+ * stack rather than a random one per Patch: the CRD's managedFields name us, and a stack adopting a
+ * CRD that an earlier stack applied (and never updated) holds that stack's fields as its own, so
+ * server-side apply removes those the newer CRD drops. (An update within a stack replaces the whole
+ * CRD anyway: pulumi-kubernetes updates every CRD with a PUT, Patch or not.)
  */
 export const CRD_FIELD_MANAGER = "pulumi-lvm";
 

@@ -238,7 +238,7 @@ describe("4. a changed CRD in the package is applied to the existing one", () =>
     expect(await get(SURVIVOR)).toBeDefined();
   });
 
-  it("what the package's CRD drops again is removed (one field manager in every stack)", async () => {
+  it("what the package's CRD drops again is removed (an update replaces the CRD)", async () => {
     second.ok(["config", "rm", "crdDirectory"]);
     timed("up (second, CRD as shipped)", () => second.ok(["up", "--yes", "--skip-preview"], LONG));
     const shipped = YAML.parse(
