@@ -29,6 +29,7 @@ module.exports = {
         "<rootDir>/test/pulumi/kubernetes-e2e.test.ts",
         "<rootDir>/test/pulumi/component-provider.test.ts",
         "<rootDir>/test/pulumi/python-lvm-system.test.ts",
+        "<rootDir>/test/pulumi/crd-adoption.test.ts",
       ],
     },
     {

@@ -97,9 +97,15 @@ export interface LvmSystemArgs {
   /** Where the CRD YAML is read from at construction. @default this package's deploy/crds */
   readonly crdDirectory?: string;
   /**
-   * Leave the CRDs in the cluster when this component is deleted: deleting a CRD deletes every
-   * LVMNodeSet and LVMNode with it.
+   * Keep the lvm.topolvm.io CRDs in the cluster when this component is deleted: deleting a CRD
+   * deletes every LVMNodeSet and LVMNode with it. Kept CRDs are server-side applied (a
+   * CustomResourceDefinitionPatch, with force, as field manager "pulumi-lvm"): an install creates
+   * them, adopts the ones an earlier install kept, and applies this version's schema to them.
+   * `false`: plain CustomResourceDefinitions, deleted with the stack; an install then fails with
+   * "already exists" while a kept CRD is in the cluster (docs/components.md, "CRDs: kept, adopted,
+   * upgraded").
    * @default true
+   * @example false
    */
   readonly retainCrdsOnDelete?: boolean;
   /**

@@ -4,6 +4,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
+import YAML from "yaml";
 import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-api/pods";
 import { ValidationError } from "../api";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
@@ -21,6 +22,8 @@ import {
 const DS = "kubernetes:apps/v1:DaemonSet";
 const CHART = "kubernetes:helm.sh/v4:Chart";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
+const CRD = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition";
+const CRD_PATCH = "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch";
 
 let crds: { dir: string; remove: () => void };
 beforeAll(async () => {
@@ -93,8 +96,8 @@ describe("LvmSystem", () => {
     expect(recorded.map((r) => [r.type, r.name])).toEqual([
       [LVM_SYSTEM_TYPE, "lvm"],
       ["kubernetes:core/v1:Namespace", "lvm-namespace"],
-      ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodes.lvm.topolvm.io"],
-      ["kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition", "lvm-lvmnodesets.lvm.topolvm.io"],
+      [CRD_PATCH, "lvm-lvmnodes.lvm.topolvm.io"],
+      [CRD_PATCH, "lvm-lvmnodesets.lvm.topolvm.io"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
       ["kubernetes:core/v1:Secret", "lvm-agent-tls"],
@@ -131,27 +134,64 @@ describe("LvmSystem", () => {
     });
   });
 
-  test("CRDs are created from the YAML as written and retained on delete by default", async () => {
-    const crd = find(
-      recorded,
-      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
-      "lvm-lvmnodesets.lvm.topolvm.io",
-    );
+  test("CRDs are applied from the YAML as written, as Patches kept on delete: created, adopted or upgraded", () => {
+    const crd = find(recorded, CRD_PATCH, "lvm-lvmnodesets.lvm.topolvm.io");
+    const written = YAML.parse(
+      fs.readFileSync(path.join(crds.dir, "lvm.topolvm.io_lvmnodesets.yaml"), "utf8"),
+    ) as Record<string, unknown>;
+    // The manifest unchanged but for two annotations: server-side apply with force (an existing CRD,
+    // e.g. one an earlier install kept, is taken over), always as the field manager "pulumi-lvm".
+    expect(crd.inputs).toEqual({
+      ...written,
+      metadata: {
+        name: "lvmnodesets.lvm.topolvm.io",
+        annotations: { "pulumi.com/patchForce": "true", "pulumi.com/patchFieldManager": "pulumi-lvm" },
+      },
+    });
     expect(crd.inputs).toMatchObject({
       apiVersion: "apiextensions.k8s.io/v1",
       kind: "CustomResourceDefinition",
-      metadata: { name: "lvmnodesets.lvm.topolvm.io" },
       spec: { group: "lvm.topolvm.io", scope: "Namespaced", names: { kind: "LVMNodeSet" } },
     });
     expect(crd.opts.retainOnDelete).toBe(true);
+    expect(recorded.filter((r) => r.type === CRD)).toEqual([]);
+  });
+
+  test("annotations a CRD file carries are kept beside ours", async () => {
+    const annotated = tempDir(
+      Object.fromEntries(
+        fs
+          .readdirSync(crds.dir)
+          .map((f) => [
+            f,
+            fs
+              .readFileSync(path.join(crds.dir, f), "utf8")
+              .replace(/^metadata:\n/m, "metadata:\n  annotations:\n    example.com/owner: storage\n"),
+          ]),
+      ),
+    );
+    try {
+      const got = await runProgram(() => new LvmSystem("lvm3", args({ crdDirectory: annotated.dir })));
+      expect(find(got, CRD_PATCH, "lvm3-lvmnodes.lvm.topolvm.io").inputs.metadata.annotations).toEqual({
+        "example.com/owner": "storage",
+        "pulumi.com/patchForce": "true",
+        "pulumi.com/patchFieldManager": "pulumi-lvm",
+      });
+    } finally {
+      annotated.remove();
+    }
+  });
+
+  test("retainCrdsOnDelete: false: plain CustomResourceDefinitions, as written, deleted with the stack", async () => {
     const deletable = await runProgram(() => new LvmSystem("lvm2", args({ retainCrdsOnDelete: false })));
-    expect(
-      find(
-        deletable,
-        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
-        "lvm2-lvmnodes.lvm.topolvm.io",
-      ).opts.retainOnDelete,
-    ).toBe(false);
+    expect(deletable.filter((r) => r.type === CRD_PATCH)).toEqual([]);
+    const crd = find(deletable, CRD, "lvm2-lvmnodes.lvm.topolvm.io");
+    expect(crd.opts.retainOnDelete).toBe(false);
+    expect(crd.inputs.metadata).toEqual({ name: "lvmnodes.lvm.topolvm.io" });
+    expect(crd.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm2" });
+    // Whichever kind, the workloads wait for the CRDs.
+    const ds = find(deletable, DS, "lvm2-agent");
+    expect(ds.opts.dependsOn).toEqual(expect.arrayContaining([crd.resource]));
   });
 
   test("the agent reads nothing from the API: it only delegates authentication and authorization", () => {

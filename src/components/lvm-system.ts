@@ -5,6 +5,7 @@ import { agentWorkload, type WorkloadContext } from "./agent-workload";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
 import { operatorWorkload } from "./operator-workload";
 import { recordSystem } from "./peer-facts";
+import { crdResource } from "./retained-crd";
 import { rememberServedNodeSets } from "./served-node-sets";
 import { clusterModeAccess, provisionerAccess } from "./system-rbac";
 import { planSystem } from "./system-plan";
@@ -69,14 +70,9 @@ export class LvmSystem extends pulumi.ComponentResource {
       { metadata: { name: plan.namespace, labels: plan.namespaceLabels } },
       { parent: this },
     );
-    const crdResources = crds.map(
-      (crd) =>
-        // The generated manifest as-is; its shape is the apiserver's to check.
-        new k8s.apiextensions.v1.CustomResourceDefinition(
-          `${name}-${crd.metadata.name}`,
-          crd as unknown as k8s.apiextensions.v1.CustomResourceDefinitionArgs,
-          { parent: this, retainOnDelete: args.retainCrdsOnDelete ?? true },
-        ),
+    // Kept (applied as Patches: created, adopted from an earlier install, upgraded) or deleted with the stack.
+    const crdResources = crds.map((crd) =>
+      crdResource(`${name}-${crd.metadata.name}`, crd, args.retainCrdsOnDelete ?? true, { parent: this }),
     );
     recordSystem(this, {
       name,

@@ -172,7 +172,7 @@ describe("a fresh Pulumi program that installs the packed tarball", () => {
       "pulumi-lvm:index:NodeSet": 1,
       "kubernetes:apps/v1:DaemonSet": 1,
       "kubernetes:apps/v1:Deployment": 1,
-      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition": 2,
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch": 2,
     });
   });
 

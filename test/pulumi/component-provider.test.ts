@@ -343,7 +343,7 @@ describe("an LvmSystem and a NodeSet from Python: preview", () => {
       expect.arrayContaining([
         "pulumi-lvm:index:LvmSystem",
         "kubernetes:core/v1:Namespace",
-        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+        "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch",
         "kubernetes:apps/v1:DaemonSet",
         "kubernetes:apps/v1:Deployment",
         NODE_SET_TYPE,

@@ -108,7 +108,7 @@ describe("pulumi preview", () => {
       "pulumi-lvm:index:LvmSystem",
       "pulumi-lvm:index:NodeSet",
       "kubernetes:core/v1:Namespace",
-      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition",
+      "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch",
       "kubernetes:apps/v1:DaemonSet",
       "kubernetes:apps/v1:Deployment",
       "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole",

@@ -38,7 +38,7 @@ test("the resource tree: LvmSystem, one NodeSet with one VolumeGroup and a Thin 
     version: "15.7.1",
   });
   expect(
-    ofType(recorded, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinition")
+    ofType(recorded, "kubernetes:apiextensions.k8s.io/v1:CustomResourceDefinitionPatch")
       .map((r) => r.inputs.metadata.name)
       .sort(),
   ).toEqual(["lvmnodes.lvm.topolvm.io", "lvmnodesets.lvm.topolvm.io"]);
