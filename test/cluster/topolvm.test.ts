@@ -333,6 +333,10 @@ describe("thin overcommit at the PVC level (seed 003's plan)", () => {
 
     for (const claim of claims)
       await remove(c().cp, `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`);
+    // A chain of slow steps on the emulated node: the reader pod ends and its volumes are unpublished
+    // and unstaged (the LVs stay open until then), the claims' protection is released, and the
+    // provisioner deletes each volume, retrying a failed delete with a backoff of up to 5 minutes.
+    // 300 s ran out once with every LV still open (CI, load 4-5, TopoLVM's pods restarting).
     await waitFor(
       "the overcommitted LVs removed and the pool's space returned",
       lvs,
@@ -340,9 +344,9 @@ describe("thin overcommit at the PVC level (seed 003's plan)", () => {
         !ls.some((l) => handles.some((h) => h.includes(l.lv_name))) &&
         Number(ls.find((l) => l.vg_name === THIN_VG && l.lv_name === "pool")!.data_percent) <=
           poolBefore + 0.5,
-      300_000,
+      600_000,
     );
-  });
+  }, 1_200_000); // two pod starts, the writes, and the wait above
 });
 
 test("a thick PVC that cannot fit is refused by the scheduler, with the reason in the pod's events", async () => {
