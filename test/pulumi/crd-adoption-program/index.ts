@@ -12,6 +12,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { LvmSystem } from "../../../src";
+import { withSkipAwait } from "../skip-await";
 
 const config = new pulumi.Config();
 const crdDirectory = config.get("crdDirectory");
@@ -25,20 +26,7 @@ function skipAwaitWithoutKubelet(
   args: pulumi.ResourceTransformationArgs,
 ): pulumi.ResourceTransformationResult | undefined {
   if (args.type !== "kubernetes:apps/v1:DaemonSet") return undefined;
-  const metadata = pulumi.output(args.props.metadata as pulumi.Input<Record<string, unknown>>);
-  return {
-    props: {
-      ...args.props,
-      metadata: metadata.apply((m: Record<string, unknown> | undefined) => ({
-        ...m,
-        annotations: {
-          ...((m?.annotations as Record<string, string> | undefined) ?? {}),
-          "pulumi.com/skipAwait": "true",
-        },
-      })),
-    },
-    opts: args.opts,
-  };
+  return withSkipAwait(args);
 }
 
 /**

@@ -11,6 +11,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { LvmSystem, NodeSet, type NodeSelectorArgs, type TemplateArgs } from "../../../src";
+import { withSkipAwait } from "../skip-await";
 
 const config = new pulumi.Config();
 const kubeconfig = config.requireSecret("kubeconfig");
@@ -41,22 +42,8 @@ function skipAwaitWithoutKubelet(
     return { props: { ...args.props, skipAwait: true }, opts: args.opts };
   // A Service with a selector is awaited until it has a ready endpoint: the operator's webhook
   // Service never gets one here (up ran into the provider's 10-minute timeout).
-  if (/^kubernetes:(apps\/v1:(DaemonSet|Deployment|StatefulSet)|core\/v1:Service)$/.test(args.type)) {
-    const metadata = pulumi.output(args.props.metadata as pulumi.Input<Record<string, unknown>>);
-    return {
-      props: {
-        ...args.props,
-        metadata: metadata.apply((m: Record<string, unknown> | undefined) => ({
-          ...m,
-          annotations: {
-            ...((m?.annotations as Record<string, string> | undefined) ?? {}),
-            "pulumi.com/skipAwait": "true",
-          },
-        })),
-      },
-      opts: args.opts,
-    };
-  }
+  if (/^kubernetes:(apps\/v1:(DaemonSet|Deployment|StatefulSet)|core\/v1:Service)$/.test(args.type))
+    return withSkipAwait(args);
   return undefined;
 }
 
