@@ -7,6 +7,7 @@
  * overrides the focus.
  */
 import type { Cluster } from "./cluster";
+import type { Json } from "../env/cluster";
 import { waitFor } from "./objects";
 
 const SANITY_DIR = "/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity";
@@ -19,6 +20,8 @@ export const SANITY_FOCUS =
       "CreateVolume|DeleteVolume|should work|NodeGetInfo|GetCapacity");
 
 export interface SanityOptions {
+  /** TopoLVM's namespace. */
+  readonly namespace: string;
   /** The TopoLVM device class its volumes are created in. */
   readonly deviceClass: string;
   readonly volumeBytes: number;
@@ -37,41 +40,63 @@ export interface SanityResult {
   readonly failure?: string;
 }
 
+/** TopoLVM's pods in `namespace` as "name: container=restarts ..." lines, for a failure's report. */
+async function restartsIn(cluster: Cluster, namespace: string): Promise<string> {
+  const r = await cluster.cp.request("GET", `/api/v1/namespaces/${namespace}/pods`);
+  return ((r.body?.items ?? []) as Json[])
+    .map(
+      (p) =>
+        `${p.metadata.name} (${p.metadata.uid}, ${p.status?.phase}): ` +
+        ((p.status?.containerStatuses ?? []) as Json[]).map((s) => `${s.name}=${s.restartCount}`).join(" "),
+    )
+    .join("\n");
+}
+
+/**
+ * The running topolvm-controller pod's CSI socket, found under that pod's own directory (by its uid).
+ * Not by searching every pod's emptyDir: a replaced controller pod's directory (and its dead socket)
+ * stays until the kubelet cleans it up, and a link to it fails every controller call.
+ */
+async function controllerSocket(cluster: Cluster, namespace: string): Promise<string> {
+  const r = await cluster.cp.request("GET", `/api/v1/namespaces/${namespace}/pods`);
+  const live = ((r.body?.items ?? []) as Json[]).filter(
+    (p) =>
+      p.metadata.name.startsWith("topolvm-controller-") &&
+      !p.metadata.deletionTimestamp &&
+      p.status?.phase === "Running" &&
+      ((p.status.containerStatuses ?? []) as Json[]).every((s) => s.ready),
+  );
+  if (live.length !== 1) return "";
+  const found = await cluster.guest.run([
+    "find",
+    `/var/lib/kubelet/pods/${live[0].metadata.uid}/volumes`,
+    "-name",
+    "csi-topolvm.sock",
+    "-type",
+    "s",
+  ]);
+  return found.trim().split("\n")[0] ?? "";
+}
+
 /** Runs csi-sanity in the guest; the caller waits for TopoLVM's pods to be ready first. */
 export async function runCsiSanity(cluster: Cluster, o: SanityOptions): Promise<SanityResult> {
   const g = cluster.guest;
   const focus = o.focus ?? SANITY_FOCUS;
-  const find = async (pattern: string) =>
-    (await g.run(["find", "/var/lib/kubelet", "-name", "csi-topolvm.sock", "-type", "s", "-path", pattern]))
-      .trim()
-      .split("\n")[0] ?? "";
+  // topolvm-node's socket is a hostPath: one fixed path.
+  const nodeSock = "/var/lib/kubelet/plugins/topolvm.io/node/csi-topolvm.sock";
   // A starved plugin may be in a probe restart: wait until both sockets exist; an empty path
   // (stop 24's CI run) would make the links below dangle.
-  const { nodeSock, controllerSock } = await waitFor(
-    "topolvm-node's and topolvm-controller's CSI sockets",
+  const { controllerSock } = await waitFor(
+    "topolvm-node's and the running topolvm-controller pod's CSI sockets",
     async () => ({
-      nodeSock: await find("*/plugins/topolvm.io/node/*"),
-      controllerSock: await find("*/volumes/kubernetes.io~empty-dir/*"),
+      node: (await g.exec(["test", "-S", nodeSock])).code === 0,
+      controllerSock: await controllerSocket(cluster, o.namespace),
     }),
-    (v) => v.nodeSock.endsWith("/csi-topolvm.sock") && v.controllerSock.endsWith("/csi-topolvm.sock"),
+    (v) => v.node && v.controllerSock.endsWith("/csi-topolvm.sock"),
     300_000,
-    async () => `${await cluster.nodeLogs(30)}`,
+    async () => `${await restartsIn(cluster, o.namespace)}\n${await cluster.nodeLogs(30)}`,
   );
-  // A unix socket's path is at most 107 bytes (sun_path); the controller's, in its pod's emptyDir
-  // (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/socket-dir/csi-topolvm.sock), is
-  // 118, and every dial of it failed with EINVAL until each spec ran into its timeout (0 of 25 in
-  // 1,503 s). connect(2) follows symlinks, so short links reach both sockets — as the kubelet's
-  // own sockets are reached through short paths.
-  await g.run([
-    "sh",
-    "-c",
-    // csi-sanity makes the target and staging directories with mkdir, not mkdir -p: the parent first.
-    // Both under the CSI plugin directory, which topolvm-node's container mounts: not under
-    // /var/lib/kubelet/pods, where the kubelet removes a directory that is no pod's as an orphan.
-    `mkdir -p /run/pl-sanity ${SANITY_DIR}` +
-      ` && ln -sfn '${nodeSock}' /run/pl-sanity/node.sock && ln -sfn '${controllerSock}' /run/pl-sanity/controller.sock` +
-      ` && printf "topolvm.io/device-class: ${o.deviceClass}\\n" >/var/lib/pl-cluster/sanity-params.yaml`,
-  ]);
+  const restartsBefore = await restartsIn(cluster, o.namespace);
   const t0 = Date.now();
   const r = await g.exec(
     [
@@ -93,6 +118,9 @@ export async function runCsiSanity(cluster: Cluster, o: SanityOptions): Promise<
   if (r.code === 0) return { code: 0, summary, ms };
   // The first failed spec's own report (ginkgo's "[FAILED]" block): what the summary cannot say.
   const at = r.stdout.search(/\[FAIL(ED)?\]/);
-  const failure = `${r.stdout.slice(Math.max(0, at - 1500), at + 2500)}\nstderr:\n${r.stderr.slice(-2000)}`;
+  const failure =
+    `${r.stdout.slice(Math.max(0, at - 1500), at + 2500)}\nstderr:\n${r.stderr.slice(-2000)}\n` +
+    `controller socket: ${controllerSock}\nTopoLVM's pods before the run:\n${restartsBefore}\n` +
+    `after it:\n${await restartsIn(cluster, o.namespace).catch((e: Error) => e.message)}`;
   return { code: r.code, summary, ms, failure };
 }
