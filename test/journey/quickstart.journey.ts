@@ -50,6 +50,7 @@ import {
   pvTags,
   signatures as nodeSignatures,
 } from "./node";
+import { Timings } from "../timings";
 
 jest.setTimeout(1_800_000);
 
@@ -58,19 +59,14 @@ let ws: PulumiWorkspace | undefined;
 let scratch: string | undefined;
 let kubernetesPlugin = "";
 /** Step → its wall time and the 1-minute load average when it ended. */
-const timings: Record<string, string> = {};
+// Each step live on stderr (unbuffered, unlike the console) and in a table at the end.
+const timings = new Timings((line) =>
+  process.stderr.write(`[journey ${new Date().toISOString()}] ${line}\n`),
+);
 /** What web-0 wrote in step 3: every later step checks the data against it. */
 let webSum: string | undefined;
 
-async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
-  const t0 = Date.now();
-  try {
-    return await f();
-  } finally {
-    timings[name] = `${((Date.now() - t0) / 1000).toFixed(1)} s (load ${os.loadavg()[0]!.toFixed(1)})`;
-    process.stderr.write(`[journey ${new Date().toISOString()}] ${name}: ${timings[name]}\n`); // live, unbuffered
-  }
-}
+const timed = <T>(name: string, f: () => Promise<T>): Promise<T> => timings.timed(name, f);
 
 function c(): Cluster {
   if (!cluster) throw new Error("the cluster did not start (see the beforeAll error)");
@@ -97,7 +93,7 @@ beforeAll(async () => {
 }, 1_800_000);
 
 afterAll(async () => {
-  console.log(`journey timings (s): ${JSON.stringify({ ...timings }, null, 1)}`);
+  console.log(timings.table("journey, seconds"));
   console.log(`cluster timings (ms): ${JSON.stringify(cluster?.timings)}`);
   await cluster?.stop();
   ws?.cleanup();

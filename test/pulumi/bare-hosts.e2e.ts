@@ -23,6 +23,7 @@ import { requireCommandPlugin } from "./command-plugin";
 import { makeClientKey, requireSshd, startGuestSshd, type ClientKey } from "./guest-sshd";
 import * as bareHost from "./bare-host-guest";
 import { diagnostics, linesWith, planList } from "./preview-plan";
+import { Timings } from "../timings";
 
 jest.setTimeout(1_800_000);
 
@@ -51,18 +52,8 @@ let bundle: string;
 /** The agent's token and CA as the host holds them (read in the guest after the install). */
 let token = "";
 let caCertificate = "";
-const started = Date.now();
-const timings: string[] = [];
-
-/** Runs `fn`, recording how long it took (printed at the end with the load average). */
-function timed<T>(what: string, fn: () => T): T {
-  const t0 = Date.now();
-  try {
-    return fn();
-  } finally {
-    timings.push(`${what}: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  }
-}
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 beforeAll(async () => {
   requirePulumiBinaries();
@@ -91,7 +82,7 @@ beforeAll(async () => {
   });
   await bareHost.writableOpt(guest);
   await startGuestSshd(guest, { port: SSH_PORT, noNodePort: NO_NODE_PORT, authorizedKeys: [key.publicKey] });
-  timings.push(`guest boot + sshd: ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  timings.add("guest boot + sshd", Date.now() - t0);
 
   ws = new PulumiWorkspace("edge", randomBytes(12).toString("hex"), {
     root: dir,
@@ -119,9 +110,7 @@ afterAll(async () => {
   ws?.cleanup();
   errWs?.cleanup();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
-  console.log(
-    `bare-hosts e2e: ${((Date.now() - started) / 1000).toFixed(1)} s (load ${fs.readFileSync("/proc/loadavg", "utf8").trim()})\n  ${timings.join("\n  ")}`,
-  );
+  console.log(timings.table("bare-hosts e2e, seconds"));
 });
 
 /** The example's `hosts` config: every host at 127.0.0.1 (qemu's forwarded ports), user root. */

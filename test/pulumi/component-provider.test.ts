@@ -19,7 +19,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import * as YAML from "yaml";
 import {
@@ -45,6 +44,7 @@ import {
   requireFreshBuild,
 } from "./component-package";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
+import { Timings } from "../timings";
 
 jest.setTimeout(900_000);
 
@@ -82,17 +82,8 @@ let ws: PulumiWorkspace | undefined;
 let token: string;
 let L1: string, L2: string, L3: string;
 let devices: string[];
-/** Seconds per step, and the 1-minute load average when it ended (a shared 2-core machine). */
-const timings: Record<string, { s: number; load: number }> = {};
-
-function timed<T>(name: string, f: () => T): T {
-  const t0 = Date.now();
-  try {
-    return f();
-  } finally {
-    timings[name] = { s: (Date.now() - t0) / 1000, load: os.loadavg()[0]! };
-  }
-}
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 beforeAll(async () => {
   requirePulumiBinaries();
@@ -147,11 +138,7 @@ afterAll(async () => {
   await cp?.stop();
   scratch?.cleanup();
   ws?.cleanup();
-  console.log(
-    `component provider (Python), seconds (1-min load average at the end): ${Object.entries(timings)
-      .map(([k, v]) => `${k} ${v.s.toFixed(1)} (${v.load.toFixed(1)})`)
-      .join("; ")}`,
-  );
+  console.log(timings.table("component provider (Python), seconds"));
 });
 
 const writesSince = (n: number) => commandLog(scratch!.path("commands.jsonl")).slice(n).filter(isWrite);

@@ -25,6 +25,7 @@ import * as YAML from "yaml";
 import { repoRoot, startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries } from "./cli";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
+import { Timings } from "../timings";
 
 jest.setTimeout(1_800_000);
 
@@ -42,15 +43,8 @@ let cp: ControlPlane | undefined;
 let scratch: string;
 let pluginDir: string;
 const stacks: PulumiWorkspace[] = [];
-const timings: Record<string, number> = {};
-const timed = <T>(step: string, f: () => T): T => {
-  const t0 = Date.now();
-  try {
-    return f();
-  } finally {
-    timings[step] = (Date.now() - t0) / 1000;
-  }
-};
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 /** A new stack of the program in its own workspace (a new backend: another team's, another day's). */
 function newStack(name: string, config: Record<string, string>): PulumiWorkspace {
@@ -78,7 +72,7 @@ afterAll(async () => {
   await cp?.stop();
   for (const ws of stacks) ws.cleanup();
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
-  console.log(`crd adoption timings (s): ${JSON.stringify(timings)}`);
+  console.log(timings.table("crd adoption, seconds"));
 });
 
 /* ----------------------------------------------------------------- the test's own reads ---- */

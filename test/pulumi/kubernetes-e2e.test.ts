@@ -21,6 +21,7 @@ import { kubernetesObjects, missingObjects, objectGetter } from "./apiserver-obj
 import { PulumiWorkspace, requirePulumiBinaries } from "./cli";
 import { kubernetesSdkVersion, requireKubernetesPlugin } from "./kubernetes-plugin";
 import { leftAfterDestroy, topolvmChart } from "./topolvm-chart";
+import { Timings } from "../timings";
 
 jest.setTimeout(1_800_000);
 
@@ -35,15 +36,8 @@ let cp: ControlPlane | undefined;
 let ws: PulumiWorkspace | undefined;
 let scratch: string;
 let pluginDir: string;
-const timings: Record<string, number> = {};
-const timed = <T>(step: string, f: () => T): T => {
-  const t0 = Date.now();
-  try {
-    return f();
-  } finally {
-    timings[step] = (Date.now() - t0) / 1000;
-  }
-};
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 beforeAll(async () => {
   requirePulumiBinaries();
@@ -67,7 +61,7 @@ afterAll(async () => {
   await cp?.stop();
   ws?.cleanup();
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
-  console.log(`kubernetes e2e timings (s): ${JSON.stringify(timings)}`);
+  console.log(timings.table("kubernetes e2e, seconds"));
 });
 
 /* ----------------------------------------------------------------- the test's own reads ---- */

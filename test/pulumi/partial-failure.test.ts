@@ -26,6 +26,7 @@ import {
   type AgentProcess,
 } from "../agent/harness";
 import { PulumiWorkspace, requirePulumiBinaries, type Deployment, type StateResource } from "./cli";
+import { Timings } from "../timings";
 
 jest.setTimeout(600_000);
 
@@ -51,8 +52,8 @@ let ws: PulumiWorkspace | undefined;
 let A1: string, B1: string, B2: string;
 /** The test's exclusive open of B2, while it is held. */
 let held: number | undefined;
-const started = Date.now();
-const durations: string[] = [];
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 beforeAll(async () => {
   requirePulumiBinaries();
@@ -89,20 +90,8 @@ afterAll(async () => {
   for (const agent of Object.values(agents)) await agent.stop();
   for (const s of Object.values(scratch)) s.cleanup();
   ws?.cleanup();
-  console.log(
-    `engine partial failure: ${((Date.now() - started) / 1000).toFixed(1)} s (${durations.join(", ")})`,
-  );
+  console.log(timings.table("engine partial failure, seconds"));
 });
-
-/** Runs `fn`, noting how long it took under `label` (printed at the end). */
-function timed<T>(label: string, fn: () => T): T {
-  const t = Date.now();
-  try {
-    return fn();
-  } finally {
-    durations.push(`${label} ${((Date.now() - t) / 1000).toFixed(1)} s`);
-  }
-}
 
 const loops = (node: Node) => scratch[node].loops;
 const log = (node: Node) => commandLog(scratch[node].path("commands.jsonl"));

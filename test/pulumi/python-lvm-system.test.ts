@@ -22,7 +22,6 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
 import {
   commandLog,
@@ -55,6 +54,7 @@ import {
 } from "./component-package";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
 import { leftAfterDestroy, RETAINED_CRDS, topolvmChart } from "./topolvm-chart";
+import { Timings } from "../timings";
 
 jest.setTimeout(1_800_000);
 
@@ -84,17 +84,8 @@ let ws: PulumiWorkspace | undefined;
 let devices: string[];
 /** The Kubernetes objects the LvmSystem's `up` created, from the state. */
 let declared: DeclaredObject[] = [];
-/** Seconds per step, and the 1-minute load average when it ended (a shared 2-core machine). */
-const timings: Record<string, { s: number; load: number }> = {};
-
-async function timed<T>(name: string, f: () => Promise<T>): Promise<T> {
-  const t0 = Date.now();
-  try {
-    return await f();
-  } finally {
-    timings[name] = { s: (Date.now() - t0) / 1000, load: os.loadavg()[0]! };
-  }
-}
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 /** `pulumi <args>`, without blocking the event loop (the pod network answers the API server here); throws unless it exits 0. */
 async function pulumi(args: readonly string[], opts: { input?: string } = {}): Promise<RunResult> {
@@ -190,13 +181,7 @@ afterAll(async () => {
   await network?.close();
   scratch?.cleanup();
   ws?.cleanup();
-  console.log(
-    `LvmSystem and cluster-mode NodeSet from Python, seconds (1-min load average at the end): ${Object.entries(
-      timings,
-    )
-      .map(([k, v]) => `${k} ${v.s.toFixed(1)} (${v.load.toFixed(1)})`)
-      .join("; ")}`,
-  );
+  console.log(timings.table("LvmSystem and cluster-mode NodeSet from Python, seconds"));
 });
 
 describe("an LvmSystem from Python, applied with the real Kubernetes provider", () => {

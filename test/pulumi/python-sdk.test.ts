@@ -16,6 +16,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { pulumiBinDir, pulumiVersion, PulumiWorkspace, requirePulumiBinaries } from "./cli";
 import { inferSchema, pythonWheelsDir } from "./component-package";
+import { Timings } from "../timings";
 
 jest.setTimeout(300_000);
 
@@ -41,16 +42,8 @@ const PROGRAMS = [
 let ws: PulumiWorkspace | undefined;
 let schema: { resources: Record<string, { isComponent?: boolean }>; types: Record<string, unknown> };
 let python: string;
-const timings: Record<string, number> = {};
-
-function timed<T>(name: string, f: () => T): T {
-  const t0 = Date.now();
-  try {
-    return f();
-  } finally {
-    timings[name] = (Date.now() - t0) / 1000;
-  }
-}
+const timings = new Timings();
+const timed = <T>(name: string, f: () => T): T => timings.timed(name, f);
 
 beforeAll(async () => {
   requirePulumiBinaries();
@@ -58,7 +51,7 @@ beforeAll(async () => {
   const t0 = Date.now();
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the package's exports, as the plugin runner requires them
   const text = await inferSchema(REPO, require("../../src"));
-  timings["schema (in process)"] = (Date.now() - t0) / 1000;
+  timings.add("schema (in process)", Date.now() - t0);
   schema = JSON.parse(text) as typeof schema;
   ws = new PulumiWorkspace("sdk", randomBytes(12).toString("hex"), {
     root: ROOT,
@@ -91,11 +84,7 @@ beforeAll(async () => {
 
 afterAll(() => {
   ws?.cleanup();
-  console.log(
-    `Python SDK, seconds: ${Object.entries(timings)
-      .map(([k, v]) => `${k} ${v.toFixed(1)}`)
-      .join("; ")}`,
-  );
+  console.log(timings.table("Python SDK, seconds"));
 });
 
 it("the schema has exactly the seven components and no type named …Args", () => {

@@ -35,7 +35,7 @@ import {
   type LvmRow,
 } from "../conformance/cases";
 import { startGuest, type DiskSpec, type Guest } from "./guest";
-import { formatBoots, Timings } from "./timings";
+import { formatBoots, Timings } from "../timings";
 import { startGuestAgent, type GuestAgent } from "./guest-agent";
 
 const GiB = 1024 ** 3;

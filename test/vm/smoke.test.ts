@@ -20,7 +20,7 @@ import { parseNodeInventory } from "../../src/inventory/parse";
 import { parseSysfs } from "../../src/inventory/sysfs";
 import type { RawNodeInventory } from "../../src/inventory/types";
 import { Guest, REPO_ROOT, startGuest } from "./guest";
-import { formatBoots, Timings } from "./timings";
+import { formatBoots, Timings } from "../timings";
 
 const GiB = 1024 ** 3;
 const VG = "vgpl";
