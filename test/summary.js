@@ -24,7 +24,7 @@ for (const [name, file] of files) {
     continue;
   }
   const failedSuites = r.testResults.filter((s) => s.status === "failed");
-  for (const s of failedSuites) console.error(`FAILED SUITE ${s.name}\n${(s.message || "").slice(0, 2000)}`);
+  for (const s of failedSuites) console.error(`FAILED SUITE ${s.name}\n${(s.message || "").slice(0, 4000)}`);
   const secs = r.testResults.length
     ? (Math.max(...r.testResults.map((s) => s.endTime)) - r.startTime) / 1000
     : 0;

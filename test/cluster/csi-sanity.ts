@@ -118,9 +118,10 @@ export async function runCsiSanity(cluster: Cluster, o: SanityOptions): Promise<
   if (r.code === 0) return { code: 0, summary, ms };
   // The first failed spec's own report (ginkgo's "[FAILED]" block): what the summary cannot say.
   const at = r.stdout.search(/\[FAIL(ED)?\]/);
+  // What a truncated report must still show comes first: the pods' restarts, then the failed spec.
   const failure =
-    `${r.stdout.slice(Math.max(0, at - 1500), at + 2500)}\nstderr:\n${r.stderr.slice(-2000)}\n` +
-    `controller socket: ${controllerSock}\nTopoLVM's pods before the run:\n${restartsBefore}\n` +
-    `after it:\n${await restartsIn(cluster, o.namespace).catch((e: Error) => e.message)}`;
+    `controller socket: ${controllerSock}\nTopoLVM's pods (container=restarts) before the run:\n${restartsBefore}\n` +
+    `after it:\n${await restartsIn(cluster, o.namespace).catch((e: Error) => e.message)}\n` +
+    `first failure:\n${r.stdout.slice(Math.max(0, at - 300), at + 2500)}\nstderr:\n${r.stderr.slice(-1500)}`;
   return { code: r.code, summary, ms, failure };
 }
