@@ -96,6 +96,21 @@ export async function runCsiSanity(cluster: Cluster, o: SanityOptions): Promise<
     300_000,
     async () => `${await restartsIn(cluster, o.namespace)}\n${await cluster.nodeLogs(30)}`,
   );
+  // A unix socket's path is at most 107 bytes (sun_path); the controller's, in its pod's emptyDir
+  // (/var/lib/kubelet/pods/<uid>/volumes/kubernetes.io~empty-dir/socket-dir/csi-topolvm.sock), is
+  // 118, and every dial of it failed with EINVAL until each spec ran into its timeout (0 of 25 in
+  // 1,503 s). connect(2) follows symlinks, so short links reach both sockets — as the kubelet's
+  // own sockets are reached through short paths.
+  await g.run([
+    "sh",
+    "-c",
+    // csi-sanity makes the target and staging directories with mkdir, not mkdir -p: the parent first.
+    // Both under the CSI plugin directory, which topolvm-node's container mounts: not under
+    // /var/lib/kubelet/pods, where the kubelet removes a directory that is no pod's as an orphan.
+    `mkdir -p /run/pl-sanity ${SANITY_DIR}` +
+      ` && ln -sfn '${nodeSock}' /run/pl-sanity/node.sock && ln -sfn '${controllerSock}' /run/pl-sanity/controller.sock` +
+      ` && printf "topolvm.io/device-class: ${o.deviceClass}\\n" >/var/lib/pl-cluster/sanity-params.yaml`,
+  ]);
   const restartsBefore = await restartsIn(cluster, o.namespace);
   const t0 = Date.now();
   const r = await g.exec(
