@@ -30,7 +30,12 @@ export function claimObject(
 }
 
 export interface RunOptions {
-  /** @default 300_000 (pod start, volume provisioning and mkfs on a TCG node) */
+  /**
+   * @default 600_000: pod start, volume provisioning and mkfs on a TCG node. 300 s ran out in CI
+   * (2026-11-28, load 4–5) for the first PVC after TopoLVM's install: the scheduler refused it for 2.4
+   * minutes ("did not have enough free storage": csi-provisioner, restarted 3 times, had not yet
+   * published the node's capacity), and the pod had succeeded when it was looked at later.
+   */
   readonly timeoutMs?: number;
   /** Delete the pod after it succeeded, so its claims can be used again. @default true */
   readonly removeAfter?: boolean;
@@ -72,7 +77,7 @@ export async function runWithClaims(
     namespace,
     name,
     ["Succeeded", "Failed"],
-    o.timeoutMs ?? 300_000,
+    o.timeoutMs ?? 600_000,
   );
   const log = await cluster.podLogs(namespace, name);
   if (pod.status.phase !== "Succeeded") {
