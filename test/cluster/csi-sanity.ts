@@ -8,7 +8,7 @@
  */
 import type { Cluster } from "./cluster";
 import type { Json } from "../env/cluster";
-import { waitFor } from "./objects";
+import { podLine, podsIn, waitFor } from "./objects";
 
 const SANITY_DIR = "/var/lib/kubelet/plugins/kubernetes.io/csi/csi-sanity";
 
@@ -40,16 +40,9 @@ export interface SanityResult {
   readonly failure?: string;
 }
 
-/** TopoLVM's pods in `namespace` as "name: container=restarts ..." lines, for a failure's report. */
+/** TopoLVM's pods in `namespace`, a line each with their containers' restarts, for a failure's report. */
 async function restartsIn(cluster: Cluster, namespace: string): Promise<string> {
-  const r = await cluster.cp.request("GET", `/api/v1/namespaces/${namespace}/pods`);
-  return ((r.body?.items ?? []) as Json[])
-    .map(
-      (p) =>
-        `${p.metadata.name} (${p.metadata.uid}, ${p.status?.phase}): ` +
-        ((p.status?.containerStatuses ?? []) as Json[]).map((s) => `${s.name}=${s.restartCount}`).join(" "),
-    )
-    .join("\n");
+  return (await podsIn(cluster.cp, namespace)).map(podLine).join("\n");
 }
 
 /**
@@ -58,8 +51,7 @@ async function restartsIn(cluster: Cluster, namespace: string): Promise<string> 
  * stays until the kubelet cleans it up, and a link to it fails every controller call.
  */
 async function controllerSocket(cluster: Cluster, namespace: string): Promise<string> {
-  const r = await cluster.cp.request("GET", `/api/v1/namespaces/${namespace}/pods`);
-  const live = ((r.body?.items ?? []) as Json[]).filter(
+  const live = (await podsIn(cluster.cp, namespace)).filter(
     (p) =>
       p.metadata.name.startsWith("topolvm-controller-") &&
       !p.metadata.deletionTimestamp &&

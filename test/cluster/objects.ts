@@ -90,6 +90,27 @@ export async function get(cp: ControlPlane, path: string): Promise<Json | undefi
   return r.body;
 }
 
+/** The pods of `namespace` (every namespace's when it is undefined). */
+export async function podsIn(cp: ControlPlane, namespace?: string): Promise<Json[]> {
+  const path = namespace === undefined ? "/api/v1/pods" : `/api/v1/namespaces/${namespace}/pods`;
+  return ((await get(cp, path))?.items ?? []) as Json[];
+}
+
+/**
+ * One pod for a failure's report: namespace/name, the start of its uid (a replaced pod has a new
+ * one), phase, and each container's readiness, restarts, state, and why it last ended (OOMKilled, a
+ * liveness kill's exit 137, an error: a restart count alone cannot tell a crash from the kubelet's kill).
+ */
+export function podLine(p: Json): string {
+  const containers = ((p.status?.containerStatuses ?? []) as Json[]).map((c) => {
+    const last = c.lastState?.terminated as Json | undefined;
+    const ended = last ? ` (last ended: ${last.reason ?? "?"}, exit ${last.exitCode ?? "?"})` : "";
+    return `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}${ended}`;
+  });
+  const uid = String(p.metadata.uid ?? "").slice(0, 8);
+  return `${p.metadata.namespace}/${p.metadata.name} [${uid}] ${p.status?.phase}: ${containers.join(", ")}`;
+}
+
 export async function remove(cp: ControlPlane, path: string): Promise<void> {
   const r = await cp.request("DELETE", path);
   if (r.status !== 200 && r.status !== 202 && r.status !== 404) {
@@ -161,7 +182,7 @@ export async function waitPodsReady(
 ): Promise<Json[]> {
   return waitFor(
     `${atLeast}+ pods in ${namespace} Running and ready`,
-    async () => ((await get(cp, `/api/v1/namespaces/${namespace}/pods`))?.items ?? []) as Json[],
+    () => podsIn(cp, namespace),
     (pods) =>
       pods.length >= atLeast &&
       pods.every(

@@ -25,7 +25,7 @@ import {
   topolvmImageArchive,
   TOPOLVM_REPOSITORY,
 } from "../cluster/images";
-import { apply, eventsOf, get } from "../cluster/objects";
+import { apply, eventsOf, podLine, podsIn } from "../cluster/objects";
 import { boundVolume, checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
 import { CHART_VERSION, chartDir, installSnapshotController, UNDER_TCG_VALUES } from "../cluster/topolvm";
 import type { Json } from "../env/cluster";
@@ -316,20 +316,8 @@ export async function runPulumi(ws: PulumiWorkspace, cluster: Cluster, args: str
  * lines of each container's log (and of its previous run): why they are not serving.
  */
 export async function podSummary(cluster: Cluster): Promise<string> {
-  const pods: Json[] = (await get(cluster.cp, "/api/v1/pods"))?.items ?? [];
-  const lines = pods.map((p) => {
-    const cs: Json[] = p.status?.containerStatuses ?? [];
-    const containers = cs
-      .map((c) => {
-        // Why the container last ended (OOMKilled, a liveness kill's exit 137, an error): a restart
-        // count alone cannot tell a crash from the kubelet's kill.
-        const last = c.lastState?.terminated as Json | undefined;
-        const ended = last ? ` (last ended: ${last.reason ?? "?"}, exit ${last.exitCode ?? "?"})` : "";
-        return `${c.name} ready=${c.ready} restarts=${c.restartCount} ${Object.keys(c.state ?? {})[0]}${ended}`;
-      })
-      .join(", ");
-    return `${p.metadata.namespace}/${p.metadata.name} ${p.status?.phase}: ${containers}`;
-  });
+  const pods = await podsIn(cluster.cp);
+  const lines = pods.map(podLine);
   const troubled = pods.filter(
     (p) =>
       p.metadata.namespace === NAMESPACE &&
