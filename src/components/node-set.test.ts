@@ -52,8 +52,13 @@ describe("NodeSet", () => {
         name: "edge",
         namespace: "lvm-system",
         labels: { team: "platform" },
-        // its DeviceClasses make the StorageClasses: the operator leaves them alone (issue 17)
-        annotations: { "lvm.topolvm.io/device-class-objects": "pulumi" },
+        annotations: {
+          // its DeviceClasses make the StorageClasses: the operator leaves them alone (issue 17)
+          "lvm.topolvm.io/device-class-objects": "pulumi",
+          // up waits until the operator built every node (and its dependents, TopoLVM's lvmd, with it)
+          "pulumi.com/waitFor": "condition=LVMNodesReady",
+          "pulumi.com/timeoutSeconds": "600",
+        },
       },
       spec: { nodeSelector: args.nodeSelector, template: args.template },
     });
@@ -67,9 +72,57 @@ describe("NodeSet", () => {
       expect(cr.inputs.metadata).toEqual({
         name: "edge",
         namespace: "lvm-system",
-        annotations: { "lvm.topolvm.io/device-class-objects": "pulumi" },
+        annotations: expect.objectContaining({ "lvm.topolvm.io/device-class-objects": "pulumi" }),
       });
+      expect(Object.keys(cr.inputs.metadata)).not.toContain("labels");
     }
+  });
+
+  describe("awaitNodesReady: up waits for the set's LVMNodesReady condition", () => {
+    const awaitOf = async (args: NodeSetArgs) => {
+      const cr = find(await runProgram(() => new NodeSet("edge", args)), CR, "edge");
+      const a = cr.inputs.metadata.annotations as Record<string, string>;
+      return [a["pulumi.com/waitFor"], a["pulumi.com/timeoutSeconds"]];
+    };
+    const agents = { "node-a": { url: "http://127.0.0.1:9443", token: "t" } };
+
+    test("by default in operator mode, for 600 s; readyTimeoutSeconds sets the limit", async () => {
+      expect(await awaitOf(edgeArgs())).toEqual(["condition=LVMNodesReady", "600"]);
+      expect(await awaitOf({ ...edgeArgs(), readyTimeoutSeconds: 1800 })).toEqual([
+        "condition=LVMNodesReady",
+        "1800",
+      ]);
+    });
+
+    test("awaitNodesReady false: no await annotations at all", async () => {
+      expect(await awaitOf({ ...edgeArgs(), awaitNodesReady: false })).toEqual([undefined, undefined]);
+    });
+
+    test("sandbox mode (agents) does not wait unless asked: Pulumi applied the disks, no operator need run", async () => {
+      expect(await awaitOf({ ...edgeArgs(), agents })).toEqual([undefined, undefined]);
+      expect(await awaitOf({ ...edgeArgs(), agents, awaitNodesReady: true })).toEqual([
+        "condition=LVMNodesReady",
+        "600",
+      ]);
+    });
+
+    test("a timeout that is not a positive whole number, or one with awaitNodesReady false, is refused by path", async () => {
+      for (const [extra, message] of [
+        [{ readyTimeoutSeconds: 0 }, "  args.readyTimeoutSeconds: "],
+        [{ readyTimeoutSeconds: 1.5 }, "  args.readyTimeoutSeconds: "],
+        [
+          { awaitNodesReady: false, readyTimeoutSeconds: 60 },
+          "  args.readyTimeoutSeconds: is set, but awaitNodesReady is false: up does not wait for the nodes",
+        ],
+      ] as const) {
+        const { error, registered } = await runFailingProgram(
+          () => new NodeSet("edge", { ...edgeArgs(), ...extra }),
+        );
+        expect(error).toBeInstanceOf(ValidationError);
+        expect(error.message).toContain(message);
+        expect(registered).toBe(0);
+      }
+    });
   });
 
   test("nodeSetName and namespace override the defaults", async () => {

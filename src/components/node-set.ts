@@ -1,30 +1,13 @@
-import { CLASSES_MANAGED_BY_ANNOTATION } from "../api/class-objects";
-import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { z } from "zod";
-import {
-  checkLVMNodeSetSpec,
-  classObjectName,
-  dnsSubdomainProblem,
-  GROUP_VERSION,
-  type LVMNodeSetSpec,
-  type ValidationProblem,
-} from "../api";
 import { NodeSetDisks, type NodeResult } from "../../provider";
 import { DeviceClass } from "./device-class";
-import { DEFAULT_NAMESPACE, type LvmSystem } from "./lvm-system";
+import type { LvmSystem } from "./lvm-system";
 import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
-import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
-import {
-  argsProblems,
-  labels,
-  namespaceName,
-  nonEmptyStringInput,
-  objectName,
-  throwIfInvalid,
-} from "./validate-args";
+import { servedNodeSetsOf } from "./served-node-sets";
 import { VolumeGroup } from "./volume-group";
 import { withDependencies } from "./depends-on";
+import { lvmNodeSetResource } from "./node-set-resource";
+import { validateNodeSet } from "./node-set-validate";
 import { recordNodeSet } from "./peer-facts";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
@@ -102,6 +85,25 @@ export interface NodeSetArgs {
    * @example { kubeconfig: config.requireSecret("kubeconfig"), serviceAccountName: system.provisionerServiceAccountName }
    */
   readonly cluster?: ClusterMode;
+  /**
+   * Whether `pulumi up` waits for the operator to build the set on its nodes: the set's
+   * `LVMNodesReady` condition, for the generation just applied (every selected node's LVMNode
+   * Ready: volume groups and device classes built and healthy). Its dependents (a Topolvm given this
+   * node set, your workloads) are created only after that, so lvmd never starts on a node before its
+   * volume group exists, and an up that cannot build them fails with the set's reason instead of
+   * succeeding. Not the set's `Ready`: that one also waits for TopoLVM, which waits for this.
+   * `false`: up returns once the LVMNodeSet is stored and the operator builds it afterwards
+   * (`kubectl wait -n lvm-system lvmnodeset/<name> --for=condition=LVMNodesReady`).
+   * @default true, except in sandbox mode (`agents`), where Pulumi applies the disks itself and no
+   * operator need run
+   */
+  readonly awaitNodesReady?: boolean;
+  /**
+   * How long `pulumi up` waits for LVMNodesReady (awaitNodesReady) before it fails.
+   * @default 600
+   * @example 1800
+   */
+  readonly readyTimeoutSeconds?: number;
 }
 
 /**
@@ -141,7 +143,11 @@ export class NodeSet extends pulumi.ComponentResource {
 
   constructor(name: string, args: NodeSetArgs, opts?: NodeSetOptions) {
     const { system, ...resourceOpts } = opts ?? {};
-    const { spec, nodeSetName, namespace } = validate(name, args, system && servedNodeSetsOf(system));
+    const { spec, nodeSetName, namespace, readyTimeoutSeconds } = validateNodeSet(
+      name,
+      args,
+      system && servedNodeSetsOf(system),
+    );
     const dependsOn = system ? withDependencies(resourceOpts.dependsOn, [system]) : resourceOpts.dependsOn;
     super(NODE_SET_TYPE, name, {}, { ...resourceOpts, ...(dependsOn ? { dependsOn } : {}) });
     // For the Topolvm given this node set.
@@ -167,22 +173,9 @@ export class NodeSet extends pulumi.ComponentResource {
           )
         : undefined;
 
-    new k8s.apiextensions.CustomResource(
+    lvmNodeSetResource(
       name,
-      {
-        apiVersion: GROUP_VERSION,
-        kind: "LVMNodeSet",
-        // No empty labels map: the API server drops it, and the provider would then see a change on
-        // every preview.
-        metadata: {
-          name: nodeSetName,
-          namespace,
-          ...(Object.keys(args.labels ?? {}).length ? { labels: args.labels } : {}),
-          // Its DeviceClass children make the StorageClasses and VolumeSnapshotClasses: the operator must not.
-          annotations: { [CLASSES_MANAGED_BY_ANNOTATION]: "pulumi" },
-        },
-        spec,
-      },
+      { nodeSetName, namespace, labels: args.labels, spec, readyTimeoutSeconds },
       // Applied by Pulumi through the agents (sandbox or cluster mode): the set changes only after its
       // disks did, so the operator, which applies every change of the set too, finds the node already
       // converged instead of racing Pulumi's apply of the plan the user saw (one of the two would be
@@ -226,130 +219,3 @@ export class NodeSet extends pulumi.ComponentResource {
 }
 
 export const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
-
-/** A URL checked when it is known; an Output (an AgentHost's endpoint) is checked by the provider. */
-const agentUrl = z.union([
-  z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v)),
-  z.string().superRefine((url, ctx) => {
-    let parsed: URL | undefined;
-    try {
-      parsed = new URL(url);
-    } catch {
-      // reported below
-    }
-    if (!parsed || (parsed.protocol !== "http:" && parsed.protocol !== "https:"))
-      ctx.addIssue({
-        code: "custom",
-        message: `must be an http:// or https:// URL (got ${JSON.stringify(url)})`,
-      });
-  }),
-]);
-
-/** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
-const otherArgsSchema = z.strictObject({
-  nodeSetName: objectName.optional(),
-  namespace: namespaceName.optional(),
-  labels: labels.optional(),
-  defaultStorageClass: z.boolean().optional(),
-  agents: z
-    .record(
-      z.string(),
-      z.strictObject({
-        url: agentUrl,
-        token: nonEmptyStringInput,
-        caCertificate: z
-          .union([z.string(), z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v))])
-          .optional(),
-      }),
-    )
-    .superRefine((agents, ctx) => {
-      for (const node of Object.keys(agents)) {
-        const problem = dnsSubdomainProblem(node);
-        if (problem)
-          ctx.addIssue({ code: "custom", path: [node], message: `is not a node name: it ${problem}` });
-      }
-    })
-    .optional(),
-  cluster: z
-    .strictObject({
-      kubeconfig: nonEmptyStringInput,
-      context: z.string().min(1).optional(),
-      serviceAccountName: nonEmptyStringInput,
-    })
-    .optional(),
-});
-
-function validate(
-  name: string,
-  args: NodeSetArgs,
-  served: ServedNodeSets | undefined,
-): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string } {
-  const {
-    nodeSetName,
-    namespace,
-    labels: nodeSetLabels,
-    defaultStorageClass,
-    agents,
-    cluster,
-    ...spec
-  } = args ?? ({} as NodeSetArgs);
-  const problems: ValidationProblem[] = [
-    ...argsProblems(otherArgsSchema, {
-      nodeSetName,
-      namespace,
-      labels: nodeSetLabels,
-      defaultStorageClass,
-      agents,
-      cluster,
-    }),
-    ...defaultNameProblems(name, nodeSetName),
-  ];
-  if (agents && cluster)
-    problems.push({
-      path: "args.cluster",
-      message: "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
-    });
-  const checked = checkLVMNodeSetSpec(spec, ["args"]);
-  if (!checked.ok) problems.push(...checked.problems);
-  else if (defaultStorageClass) problems.push(...defaultClassProblems(checked.value));
-  else if (served) problems.push(...servedProblems(served, nodeSetName ?? name, nodeSetName, checked.value));
-  throwIfInvalid("NodeSet", name, problems);
-  return {
-    spec: (checked as { value: LVMNodeSetSpec }).value,
-    nodeSetName: nodeSetName ?? name,
-    namespace: namespace ?? DEFAULT_NAMESPACE,
-  };
-}
-
-/** defaultStorageClass needs a default device class that creates its StorageClass. */
-function defaultClassProblems(spec: LVMNodeSetSpec): ValidationProblem[] {
-  const dc = (spec.template.deviceClasses ?? []).find((c) => c.default);
-  if (!dc)
-    return [
-      {
-        path: "args.defaultStorageClass",
-        message: "is true, but no device class of the template is the default",
-      },
-    ];
-  if (classObjectName(dc, dc.storageClass) === undefined)
-    return [
-      {
-        path: "args.defaultStorageClass",
-        message: `is true, but the default device class "${dc.name}" creates no StorageClass (storageClass.creationPolicy Never)`,
-      },
-    ];
-  return [];
-}
-
-function defaultNameProblems(name: string, nodeSetName: string | undefined): ValidationProblem[] {
-  if (nodeSetName !== undefined) return [];
-  const problem = dnsSubdomainProblem(name);
-  return problem
-    ? [
-        {
-          path: "args.nodeSetName",
-          message: `defaults to the component name, which ${problem}; set nodeSetName`,
-        },
-      ]
-    : [];
-}

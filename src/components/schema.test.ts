@@ -35,6 +35,8 @@ describe("Pulumi schema inference", () => {
       "template",
       "agents",
       "cluster",
+      "awaitNodesReady",
+      "readyTimeoutSeconds",
     ]);
     expect(result.components.NodeSet!.inputs.cluster).toMatchObject({
       $ref: "#/types/pulumi-lvm:index:ClusterMode",

@@ -14,7 +14,7 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { DEFAULT_IMAGE } from "../../src/version";
 import type { Cluster } from "../cluster/cluster";
-import { apply, eventsOf, get, remove, waitFor } from "../cluster/objects";
+import { apply, eventsOf, get, podsIn, remove, waitFor } from "../cluster/objects";
 import { boundVolume, checksumIn, claimObject, LVM_ENV, runWithClaims } from "../cluster/workloads";
 import type { Json } from "../env/cluster";
 import type { PulumiWorkspace } from "../pulumi/cli";
@@ -125,15 +125,26 @@ describe("1. pulumi preview", () => {
 });
 
 describe("2. pulumi up", () => {
-  it("agent and operator pods Running from our image; LVMNodeSet and LVMNode Ready", async () => {
+  it("agent and operator pods Running from our image; the LVMNodeSet built when up returns, so lvmd never restarted; the set and its LVMNode Ready", async () => {
     await timed("up", () => pulumi(["up", "--yes", "--skip-preview"]));
-    const pods: Json[] = (await get(c().cp, `/api/v1/namespaces/${NAMESPACE}/pods`))!.items;
+    const pods = await podsIn(c().cp, NAMESPACE);
     const ours = pods.filter((p) => p.spec.containers.some((x: Json) => x.image === DEFAULT_IMAGE));
     const commands = ours.map((p) => p.spec.containers[0].command.join(" ")).sort();
     expect(commands).toEqual(["pulumi-lvm agent", "pulumi-lvm operator", "pulumi-lvm operator"]);
     for (const p of ours) expect(p.status.phase).toBe("Running");
 
-    const nodeSet = await timed("LVMNodeSet Ready (after up)", () =>
+    // up returned only once the operator had built the set on its node (NodeSet's awaitNodesReady):
+    // LVMNodesReady, for the generation up applied; and by now (TopoLVM installed) Ready.
+    const nodeSet = (await get(
+      c().cp,
+      `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`,
+    ))!;
+    const nodesReady = nodeSet.status?.conditions?.find((x: Json) => x.type === "LVMNodesReady");
+    expect([nodesReady?.status, nodesReady?.observedGeneration]).toEqual([
+      "True",
+      nodeSet.metadata.generation,
+    ]);
+    await timed("LVMNodeSet Ready (after up)", () =>
       waitFor(
         "LVMNodeSet quickstart Ready",
         () => get(c().cp, `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`),
@@ -141,7 +152,13 @@ describe("2. pulumi up", () => {
         600_000,
       ),
     );
-    expect(nodeSet).toBeDefined();
+    // So TopoLVM (which depends on the node set) started lvmd on a built volume group: lvmd never
+    // exited with "volume group not found" (before, it did in every run, and topolvm-node and its
+    // sidecars restarted with it).
+    const lvmd = pods.filter((p) => p.metadata.name.startsWith("topolvm-lvmd-"));
+    expect(
+      lvmd.map((p) => p.status.containerStatuses.map((x: Json) => [x.name, x.restartCount, x.lastState])),
+    ).toEqual([[["lvmd", 0, {}]]]);
     const nodes: Json[] = (await get(
       c().cp,
       `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodes`,

@@ -80,7 +80,13 @@ describe("the program", () => {
       labels: { "acme.com/site": "ber-01" },
       // The NodeSet component's mark that its DeviceClasses own the classes (the operator then
       // creates none for this set: docs/operator.md, issue 17).
-      annotations: { "lvm.topolvm.io/device-class-objects": "pulumi" },
+      // And the Kubernetes provider's await: up waits until the operator built the set on its nodes
+      // (NodeSet's awaitNodesReady).
+      annotations: {
+        "lvm.topolvm.io/device-class-objects": "pulumi",
+        "pulumi.com/waitFor": "condition=LVMNodesReady",
+        "pulumi.com/timeoutSeconds": "600",
+      },
     });
     expect(cr.spec.nodeSelector).toEqual({
       nodeSelectorTerms: [

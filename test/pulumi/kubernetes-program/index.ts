@@ -42,7 +42,13 @@ function skipAwaitWithoutKubelet(
     return { props: { ...args.props, skipAwait: true }, opts: args.opts };
   // A Service with a selector is awaited until it has a ready endpoint: the operator's webhook
   // Service never gets one here (up ran into the provider's 10-minute timeout).
-  if (/^kubernetes:(apps\/v1:(DaemonSet|Deployment|StatefulSet)|core\/v1:Service)$/.test(args.type))
+  // An LVMNodeSet is awaited until the operator reports its nodes built (NodeSet's awaitNodesReady): no operator
+  // pod runs here either.
+  if (
+    /^kubernetes:(apps\/v1:(DaemonSet|Deployment|StatefulSet)|core\/v1:Service|lvm\.topolvm\.io\/v2alpha1:LVMNodeSet)$/.test(
+      args.type,
+    )
+  )
     return withSkipAwait(args);
   return undefined;
 }

@@ -20,7 +20,11 @@ config = pulumi.Config()
 volume_group = config.require("volumeGroup")
 
 # Workloads the Kubernetes provider awaits until they roll out, and a Service until it has endpoints.
-AWAITED = re.compile(r"^kubernetes:(apps/v1:(DaemonSet|Deployment|StatefulSet)|core/v1:Service)$")
+# An LVMNodeSet is awaited until the operator reports its nodes built (NodeSet's awaitNodesReady), and no operator
+# pod runs here either.
+AWAITED = re.compile(
+    r"^kubernetes:(apps/v1:(DaemonSet|Deployment|StatefulSet)|core/v1:Service|lvm\.topolvm\.io/v2alpha1:LVMNodeSet)$"
+)
 
 
 def edited(value, edit):
@@ -51,7 +55,7 @@ def skip_await_without_kubelet(args: pulumi.ResourceTransformArgs):
     """TEST-ONLY TRANSFORM, because the test's cluster has no kubelet: no pod ever runs, so awaiting a
     rollout could only time out. The same as test/pulumi/kubernetes-program's transformation, written
     as a Python `transforms` option: the engine runs it on every child the component provider
-    registers under the LvmSystem (and under its TopoLVM chart). Every object is still created, and
+    registers under the LvmSystem (and under its TopoLVM chart) and the NodeSet. Every object is still created, and
     read back by the test. Never in a user's program."""
     props = args.props
     # No operator pod serves the admission webhook: with failurePolicy Fail no LVMNodeSet could be
@@ -137,7 +141,9 @@ if config.get_bool("clusterNodeSet"):
             kubeconfig=pulumi.Config("kubernetes").require_secret("kubeconfig"),
             service_account_name=system.provisioner_service_account_name,
         ),
-        opts=pulumi.ResourceOptions(depends_on=[system]),
+        # Its LVMNodeSet too: up waits until the operator built the set (awaitNodesReady), and no
+        # operator pod runs here.
+        opts=pulumi.ResourceOptions(depends_on=[system], transforms=[skip_await_without_kubelet]),
     )
     pulumi.export("nodes", node_set.nodes)
     pulumi.export("storageClasses", node_set.storage_class_names)
