@@ -1,24 +1,13 @@
+/**
+ * The parts of a NodeSet's args check that do not need its types (node-set.ts's validate() uses
+ * them): the zod schema of the args besides the spec, and the checks that need the checked spec. A
+ * separate file because node-set.ts had grown past 350 lines; validate() stays there, with
+ * NodeSetArgs, so that this file imports nothing from it (src/import-cycles.test.ts).
+ */
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
-import {
-  checkLVMNodeSetSpec,
-  classObjectName,
-  dnsSubdomainProblem,
-  type LVMNodeSetSpec,
-  type ValidationProblem,
-} from "../api";
-import { DEFAULT_NAMESPACE } from "./lvm-system";
-import type { NodeSetArgs } from "./node-set";
-import { DEFAULT_READY_TIMEOUT_SECONDS } from "./node-set-resource";
-import { servedProblems, type ServedNodeSets } from "./served-node-sets";
-import {
-  argsProblems,
-  labels,
-  namespaceName,
-  nonEmptyStringInput,
-  objectName,
-  throwIfInvalid,
-} from "./validate-args";
+import { classObjectName, dnsSubdomainProblem, type LVMNodeSetSpec, type ValidationProblem } from "../api";
+import { labels, namespaceName, nonEmptyStringInput, objectName } from "./validate-args";
 
 /** A URL checked when it is known; an Output (an AgentHost's endpoint) is checked by the provider. */
 const agentUrl = z.union([
@@ -39,7 +28,7 @@ const agentUrl = z.union([
 ]);
 
 /** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
-const otherArgsSchema = z.strictObject({
+export const otherArgsSchema = z.strictObject({
   nodeSetName: objectName.optional(),
   namespace: namespaceName.optional(),
   labels: labels.optional(),
@@ -74,63 +63,8 @@ const otherArgsSchema = z.strictObject({
   readyTimeoutSeconds: z.number().int().positive().optional(),
 });
 
-/** A NodeSet's args checked (every problem at once, by path) and resolved to what it creates. */
-export function validateNodeSet(
-  name: string,
-  args: NodeSetArgs,
-  served: ServedNodeSets | undefined,
-): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string; readyTimeoutSeconds?: number } {
-  const {
-    nodeSetName,
-    namespace,
-    labels: nodeSetLabels,
-    defaultStorageClass,
-    agents,
-    cluster,
-    awaitNodesReady,
-    readyTimeoutSeconds,
-    ...spec
-  } = args ?? ({} as NodeSetArgs);
-  const problems: ValidationProblem[] = [
-    ...argsProblems(otherArgsSchema, {
-      nodeSetName,
-      namespace,
-      labels: nodeSetLabels,
-      defaultStorageClass,
-      agents,
-      cluster,
-      awaitNodesReady,
-      readyTimeoutSeconds,
-    }),
-    ...defaultNameProblems(name, nodeSetName),
-  ];
-  if (agents && cluster)
-    problems.push({
-      path: "args.cluster",
-      message: "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
-    });
-  const checked = checkLVMNodeSetSpec(spec, ["args"]);
-  if (!checked.ok) problems.push(...checked.problems);
-  else if (defaultStorageClass) problems.push(...defaultClassProblems(checked.value));
-  else if (served) problems.push(...servedProblems(served, nodeSetName ?? name, nodeSetName, checked.value));
-  if (awaitNodesReady === false && readyTimeoutSeconds !== undefined)
-    problems.push({
-      path: "args.readyTimeoutSeconds",
-      message: "is set, but awaitNodesReady is false: up does not wait for the nodes",
-    });
-  throwIfInvalid("NodeSet", name, problems);
-  // Sandbox mode: Pulumi applied the disks itself, and no operator need run to make the set Ready.
-  const awaited = awaitNodesReady ?? !agents;
-  return {
-    spec: (checked as { value: LVMNodeSetSpec }).value,
-    nodeSetName: nodeSetName ?? name,
-    namespace: namespace ?? DEFAULT_NAMESPACE,
-    ...(awaited ? { readyTimeoutSeconds: readyTimeoutSeconds ?? DEFAULT_READY_TIMEOUT_SECONDS } : {}),
-  };
-}
-
 /** defaultStorageClass needs a default device class that creates its StorageClass. */
-function defaultClassProblems(spec: LVMNodeSetSpec): ValidationProblem[] {
+export function defaultClassProblems(spec: LVMNodeSetSpec): ValidationProblem[] {
   const dc = (spec.template.deviceClasses ?? []).find((c) => c.default);
   if (!dc)
     return [
@@ -149,7 +83,7 @@ function defaultClassProblems(spec: LVMNodeSetSpec): ValidationProblem[] {
   return [];
 }
 
-function defaultNameProblems(name: string, nodeSetName: string | undefined): ValidationProblem[] {
+export function defaultNameProblems(name: string, nodeSetName: string | undefined): ValidationProblem[] {
   if (nodeSetName !== undefined) return [];
   const problem = dnsSubdomainProblem(name);
   return problem

@@ -1,13 +1,15 @@
 import * as pulumi from "@pulumi/pulumi";
 import { NodeSetDisks, type NodeResult } from "../../provider";
 import { DeviceClass } from "./device-class";
-import type { LvmSystem } from "./lvm-system";
+import { DEFAULT_NAMESPACE, type LvmSystem } from "./lvm-system";
 import type { NodeSelectorSpec, NodeSetTemplate } from "./spec-args";
-import { servedNodeSetsOf } from "./served-node-sets";
+import { servedNodeSetsOf, servedProblems, type ServedNodeSets } from "./served-node-sets";
+import { argsProblems, throwIfInvalid } from "./validate-args";
+import { checkLVMNodeSetSpec, type LVMNodeSetSpec, type ValidationProblem } from "../api";
 import { VolumeGroup } from "./volume-group";
 import { withDependencies } from "./depends-on";
-import { lvmNodeSetResource } from "./node-set-resource";
-import { validateNodeSet } from "./node-set-validate";
+import { DEFAULT_READY_TIMEOUT_SECONDS, lvmNodeSetResource } from "./node-set-resource";
+import { defaultClassProblems, defaultNameProblems, otherArgsSchema } from "./node-set-validate";
 import { recordNodeSet } from "./peer-facts";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
@@ -143,7 +145,7 @@ export class NodeSet extends pulumi.ComponentResource {
 
   constructor(name: string, args: NodeSetArgs, opts?: NodeSetOptions) {
     const { system, ...resourceOpts } = opts ?? {};
-    const { spec, nodeSetName, namespace, readyTimeoutSeconds } = validateNodeSet(
+    const { spec, nodeSetName, namespace, readyTimeoutSeconds } = validate(
       name,
       args,
       system && servedNodeSetsOf(system),
@@ -219,3 +221,58 @@ export class NodeSet extends pulumi.ComponentResource {
 }
 
 export const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
+
+/** A NodeSet's args checked (every problem at once, by path) and resolved to what it creates. */
+function validate(
+  name: string,
+  args: NodeSetArgs,
+  served: ServedNodeSets | undefined,
+): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string; readyTimeoutSeconds?: number } {
+  const {
+    nodeSetName,
+    namespace,
+    labels: nodeSetLabels,
+    defaultStorageClass,
+    agents,
+    cluster,
+    awaitNodesReady,
+    readyTimeoutSeconds,
+    ...spec
+  } = args ?? ({} as NodeSetArgs);
+  const problems: ValidationProblem[] = [
+    ...argsProblems(otherArgsSchema, {
+      nodeSetName,
+      namespace,
+      labels: nodeSetLabels,
+      defaultStorageClass,
+      agents,
+      cluster,
+      awaitNodesReady,
+      readyTimeoutSeconds,
+    }),
+    ...defaultNameProblems(name, nodeSetName),
+  ];
+  if (agents && cluster)
+    problems.push({
+      path: "args.cluster",
+      message: "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
+    });
+  const checked = checkLVMNodeSetSpec(spec, ["args"]);
+  if (!checked.ok) problems.push(...checked.problems);
+  else if (defaultStorageClass) problems.push(...defaultClassProblems(checked.value));
+  else if (served) problems.push(...servedProblems(served, nodeSetName ?? name, nodeSetName, checked.value));
+  if (awaitNodesReady === false && readyTimeoutSeconds !== undefined)
+    problems.push({
+      path: "args.readyTimeoutSeconds",
+      message: "is set, but awaitNodesReady is false: up does not wait for the nodes",
+    });
+  throwIfInvalid("NodeSet", name, problems);
+  // Sandbox mode: Pulumi applied the disks itself, and no operator need run to make the set Ready.
+  const awaited = awaitNodesReady ?? !agents;
+  return {
+    spec: (checked as { value: LVMNodeSetSpec }).value,
+    nodeSetName: nodeSetName ?? name,
+    namespace: namespace ?? DEFAULT_NAMESPACE,
+    ...(awaited ? { readyTimeoutSeconds: readyTimeoutSeconds ?? DEFAULT_READY_TIMEOUT_SECONDS } : {}),
+  };
+}
