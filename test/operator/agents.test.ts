@@ -225,9 +225,14 @@ describe("the operator drives the node agents", () => {
     lvm(devices("n1"), ["vgreduce", VG, second!]);
     expect(membersOf(devices("n1"), VG)).toHaveLength(1);
     const t0 = Date.now();
+    // Repaired, and the agent's command log has the vgextend's end: lvm commits the volume group's
+    // metadata before the process exits, and the agent records a command once it has exited, so the
+    // VG can show 2 members while the log does not have it yet (CI of 2026-11-29 read the log in
+    // between and failed).
     await eventually(
-      "n1 repaired",
-      async () => membersOf(devices("n1"), VG).length === 2,
+      "n1 repaired, the vgextend recorded by its agent",
+      async () =>
+        membersOf(devices("n1"), VG).length === 2 && agentWrites("n1").some((c) => c.tool === "vgextend"),
       RESYNC_MS * 4,
       200,
     );
