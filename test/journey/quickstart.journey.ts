@@ -135,10 +135,8 @@ describe("2. pulumi up", () => {
 
     // up returned only once the operator had built the set on its node (NodeSet's awaitNodesReady):
     // LVMNodesReady, for the generation up applied; and by now (TopoLVM installed) Ready.
-    const nodeSet = (await get(
-      c().cp,
-      `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`,
-    ))!;
+    const setPath = `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`;
+    const nodeSet = (await get(c().cp, setPath))!;
     const nodesReady = nodeSet.status?.conditions?.find((x: Json) => x.type === "LVMNodesReady");
     expect([nodesReady?.status, nodesReady?.observedGeneration]).toEqual([
       "True",
@@ -147,7 +145,7 @@ describe("2. pulumi up", () => {
     await timed("LVMNodeSet Ready (after up)", () =>
       waitFor(
         "LVMNodeSet quickstart Ready",
-        () => get(c().cp, `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`),
+        () => get(c().cp, setPath),
         (o) => conditionTrue(o, "Ready"),
         600_000,
       ),
