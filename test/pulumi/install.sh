@@ -133,21 +133,17 @@ if [ "${#missing[@]}" -eq 0 ] && [ -x "$exec_shim" ]; then
   exit 0
 fi
 
-go_bin=$(command -v go || true)
-[ -n "$go_bin" ] || { [ -x /usr/local/go/bin/go ] && go_bin=/usr/local/go/bin/go; } || true
-[ -n "$go_bin" ] || fail "no Go toolchain found (looked in PATH and /usr/local/go/bin/go)"
 command -v node >/dev/null || fail "no node on PATH (the language host and the plugin run it)"
-
+# The toolchain, caches and settings of every other Go build (test/env/go-build.sh).
+# shellcheck source=../env/go-build.sh
+source "$repo/test/env/go-build.sh"
+go_toolchain "$cache" || fail "no Go toolchain to build with"
+# GOFLAGS as this script always had it (go-build.sh's -mod=readonly is for its shared module): the
+# language hosts' builds below pass -mod=readonly themselves. The checksum database reachable here has
+# no entry for pkg/v3 nor sdk/v3 v3.248.0 (404), so it is not asked for these modules (go_toolchain's
+# GONOSUMDB); the go.sum files in test/pulumi/go pin their hashes, and go checks every download
+# against them.
 export GOFLAGS=-mod=mod
-export GOCACHE="$cache/go/build"
-export GOMODCACHE="$cache/go/mod"
-export GOTOOLCHAIN=local
-export CGO_ENABLED=0
-# The checksum database reachable here has no entry for pkg/v3 nor sdk/v3 v3.248.0 (404), so it is
-# not asked for these modules; the go.sum files in test/pulumi/go pin their hashes, and go checks
-# every download against them.
-export GONOSUMDB=github.com/pulumi/pulumi
-mkdir -p "$GOCACHE" "$GOMODCACHE"
 
 echo "install.sh: building ${missing[*]:-nothing} (pulumi $cli_version, language hosts from $hosts_snapshot) with $("$go_bin" version) into $bin"
 echo "install.sh: GOCACHE=$GOCACHE GOMODCACHE=$GOMODCACHE"
