@@ -17,7 +17,7 @@ import { execFileSync } from "node:child_process";
 import { createHash, type Hash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { defaultArchive } from "../../deploy/image/build";
+import { buildImage, type BuildResult } from "../../deploy/image/build";
 import { writeImage } from "../../deploy/image/oci";
 import type { LayerSource } from "../../deploy/image/layer";
 import type { TarEntry } from "../../deploy/image/tar";
@@ -28,12 +28,31 @@ import { pin } from "./binaries";
 export const PAUSE_IMAGE = "localhost/pulumi-lvm-test/pause:1";
 export const TOOLS_IMAGE = "localhost/pulumi-lvm-test/tools:1";
 export const TOPOLVM_REPOSITORY = "localhost/pulumi-lvm-test/topolvm-with-sidecar";
-/** The product image's archive (`npm run image`, test/image/install.sh): the agent's pods run it. */
-export function productImageArchive(): string {
-  const archive = defaultArchive();
-  if (!fs.existsSync(archive)) throw new Error(`no product image at ${archive}: run npm run image`);
-  return archive;
+/**
+ * The product image, as `npm run image` builds it (its layers from the image cache, so after
+ * test/image/install.sh only the archive is written again), for the node to import on each boot,
+ * and its Debian layer as an image of its own for startCluster's `seededImages`. That layer changes
+ * only with deploy/image/debian.lock; the package layer changes with every commit. Once the Debian
+ * layer's blob and unpacked snapshot are on the seeded state disk, containerd's import of the product
+ * image finds both there and unpacks only the package layer (4 MB gzip instead of 60): the Debian
+ * layer's gunzip under TCG was most of a boot's 46 s import of the product image.
+ */
+export async function productImages(
+  log: (line: string) => void,
+): Promise<{ readonly product: BuildResult; readonly base: string }> {
+  const product = await buildImage({ log });
+  const debian = product.layers[0];
+  // build.ts writes the Debian layer first, then the package's.
+  if (product.layers.length !== 2 || !debian?.createdBy.startsWith("Debian "))
+    throw new Error(
+      `productImages: expected the product image's layers to be Debian's, then the package's; got ${product.layers.map((l) => l.createdBy).join(", ")}`,
+    );
+  const base = await cached(PRODUCT_BASE_IMAGE, [debian.file], (archive) =>
+    writeImage({ name: PRODUCT_BASE_IMAGE, layers: [debian], config: {}, archive }),
+  );
+  return { product, base };
 }
+export const PRODUCT_BASE_IMAGE = "localhost/pulumi-lvm-test/product-base:debian";
 
 export const topolvmImage = () => `${TOPOLVM_REPOSITORY}:${pin("TOPOLVM_VERSION").replace(/^v/, "")}`;
 

@@ -11,7 +11,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { buildImage } from "../../deploy/image/build";
 import { DEFAULT_IMAGE } from "../../src/version";
 import { requireClusterBinaries, type ClusterBinaries } from "../cluster/binaries";
 import { startCluster, type Cluster } from "../cluster/cluster";
@@ -19,6 +18,7 @@ import {
   PAUSE_IMAGE,
   TOOLS_IMAGE,
   pauseImage,
+  productImages,
   snapshotControllerImage,
   toolsImage,
   topolvmImage,
@@ -79,8 +79,8 @@ export function requireJourneyBinaries(): JourneyBinaries {
 }
 
 /** The node's images: the ones that rarely change go into the cached state disk (startCluster's
- * `seededImages`: pause, tools, TopoLVM, snapshot controller); ours (npm run image) is imported on
- * each boot. */
+ * `seededImages`: pause, tools, TopoLVM, snapshot controller, and our image's Debian layer); ours
+ * (npm run image) is imported on each boot, where only its package layer is new to the node. */
 export interface JourneyImages {
   readonly seeded: readonly string[];
   readonly images: readonly string[];
@@ -90,7 +90,7 @@ export async function journeyImages(
   bins: ClusterBinaries,
   log: (line: string) => void,
 ): Promise<JourneyImages> {
-  const ours = await buildImage({ log });
+  const { product: ours, base } = await productImages(log);
   log(
     `image ${ours.name}: ${ours.archive} (layers cached: Debian ${ours.cached.debian}, package ${ours.cached.bundle})`,
   );
@@ -100,6 +100,7 @@ export async function journeyImages(
       await toolsImage(),
       await topolvmImageArchive(bins),
       await snapshotControllerImage(bins),
+      base,
     ],
     images: [ours.archive],
   };
