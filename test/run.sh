@@ -8,14 +8,14 @@
 #               (jest.kubernetes.config.js)
 #   guest lane  the real cluster in a qemu guest (jest.config.js's cluster project), started once
 #               the host lane's unit and integration tests are done, beside bare hosts and the
-#               Kubernetes tier
-#
-# Not yet here: the user's journey (`npm run test:journey`, which needs what setup-late.sh builds).
+#               Kubernetes tier; then the user's journey (test/journey: examples/quickstart with
+#               the real engine and Kubernetes provider on the same kind of node), alone once both
+#               the cluster tier and the host lane are done
 #
 # The lanes are balanced by what they cost (docs/testing-cluster.md, "CI budget"): bare hosts runs
-# in the host lane, after its own tests. The journey is left out for CI's time limit: alone it passes
-# (15/15, 1,386 s), but last in the guest lane it would bring a cold run to about 97 minutes (a warm
-# one to about 67); beside the host lane its emulated node starved.
+# in the host lane, after its own tests. The emulated nodes never run beside the unit and integration
+# tests, nor beside each other: starved there, TopoLVM's steps timed out and the journey's operator
+# lost its leader Lease over and over.
 #
 # What only the later tiers need (openssh-server's binaries aside, which test/setup.sh installs) is
 # built by test/setup-late.sh, started here in the background while the host lane's tests run: the
@@ -97,6 +97,13 @@ host=$!
   if await_ready cluster; then
     run_jest cluster --selectProjects cluster --runInBand
   fi
+  # Then the user's journey, alone: not beside another emulated node, nor beside the host lane (its
+  # operator lost the leader Lease over and over there, 2026-11-27). It needs the cluster's binaries
+  # and the Kubernetes provider plugin.
+  while [ ! -e "$reports/host-lane.done" ] && kill -0 "$host" 2>/dev/null; do sleep 5; done
+  if await_ready cluster && await_ready kubernetes; then
+    run_jest journey -c jest.journey.config.js --runInBand
+  fi
 ) 2>&1 | tag guest &
 guest=$!
 
@@ -107,5 +114,5 @@ wait "$guest" || status=1
 late_status=$(cat "$reports/setup-late.status" 2>/dev/null || echo none)
 say "lanes finished (test/setup-late.sh's status: $late_status)"
 [ "$late_status" = 0 ] || status=1
-node test/summary.js "$reports" host kubernetes bare-hosts cluster || status=1
+node test/summary.js "$reports" host kubernetes bare-hosts cluster journey || status=1
 exit "$status"

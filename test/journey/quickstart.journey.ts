@@ -6,7 +6,7 @@
  * repaired by the operator, 7 no plain secret in state, 6 destroy with Retain, 6b a second stack of
  * the quickstart with deletionPolicy Delete on the disk left free (the node's set is gone after 6):
  * its destroy refused while a PVC uses the volume group, done once it is deleted. Checked with the cluster's API and the node's own
- * tools (node.ts), never through our code. Not yet in `npm test` (test/run.sh says why):
+ * tools (node.ts), never through our code. The last tier of `npm test` (test/run.sh); alone:
  * `npm run test:journey` (jest.journey.config.js: *.journey.ts, not *.test.ts).
  */
 import * as fs from "node:fs";
