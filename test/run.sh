@@ -13,9 +13,9 @@
 #               the cluster tier and the host lane are done
 #
 # The lanes are balanced by what they cost (docs/testing-cluster.md, "CI budget"): bare hosts runs
-# in the host lane, after its own tests. The emulated nodes never run beside the unit and integration
-# tests, nor beside each other: starved there, TopoLVM's steps timed out and the journey's operator
-# lost its leader Lease over and over.
+# in the host lane, after its own tests. The two emulated Kubernetes nodes (the cluster tier's, then
+# the journey's) never run beside the unit and integration tests, nor beside each other: starved
+# there, TopoLVM's steps timed out and the journey's operator lost its leader Lease over and over.
 #
 # What only the later tiers need (openssh-server's binaries aside, which test/setup.sh installs) is
 # built by test/setup-late.sh, started here in the background while the host lane's tests run: the
