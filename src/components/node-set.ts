@@ -222,34 +222,30 @@ export class NodeSet extends pulumi.ComponentResource {
 
 export const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
 
+const OTHER_ARG_KEYS: ReadonlySet<string> = new Set(Object.keys(otherArgsSchema.shape));
+
 /** A NodeSet's args checked (every problem at once, by path) and resolved to what it creates. */
 function validate(
   name: string,
   args: NodeSetArgs,
   served: ServedNodeSets | undefined,
 ): { spec: LVMNodeSetSpec; nodeSetName: string; namespace: string; readyTimeoutSeconds?: number } {
+  // NodeSet's own args (otherArgsSchema's keys) apart from the LVMNodeSet spec's, each checked by
+  // its own schema. Object.fromEntries defines each member, as the rest pattern did (no __proto__ setter).
+  const entries = Object.entries(args ?? {});
+  const other = Object.fromEntries(entries.filter(([key]) => OTHER_ARG_KEYS.has(key)));
+  const spec = Object.fromEntries(entries.filter(([key]) => !OTHER_ARG_KEYS.has(key)));
   const {
     nodeSetName,
     namespace,
-    labels: nodeSetLabels,
     defaultStorageClass,
     agents,
     cluster,
     awaitNodesReady,
     readyTimeoutSeconds,
-    ...spec
-  } = args ?? ({} as NodeSetArgs);
+  } = other as Pick<NodeSetArgs, keyof typeof otherArgsSchema.shape>;
   const problems: ValidationProblem[] = [
-    ...argsProblems(otherArgsSchema, {
-      nodeSetName,
-      namespace,
-      labels: nodeSetLabels,
-      defaultStorageClass,
-      agents,
-      cluster,
-      awaitNodesReady,
-      readyTimeoutSeconds,
-    }),
+    ...argsProblems(otherArgsSchema, other),
     ...defaultNameProblems(name, nodeSetName),
   ];
   if (agents && cluster)
