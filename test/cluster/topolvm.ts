@@ -7,9 +7,7 @@
  * manifests. Only the image references (imported locally, images.ts) and one controller replica
  * (a single node) are the test's.
  *
- * The chart snapshot is the git tree, not the packaged chart: its Chart.yaml lists the cert-manager
- * subchart (disabled by default) whose package is not in the tree, and helm refuses a chart with a
- * missing dependency. The rendered copy drops that entry; nothing else in the chart is changed.
+ * The chart is test/env/topolvm-chart.ts's prepared copy of the pinned snapshot.
  */
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
@@ -19,43 +17,12 @@ import type { LVMNodeSpec } from "../../src/api";
 import { snapshotClassManifest, storageClassManifest } from "../../src/components/device-class";
 import { checkTopolvmArgs, type TopolvmSettings } from "../../src/components/topolvm-args";
 import type { ControlPlane, Json } from "../env/cluster";
-import { cacheDir, REPO_ROOT } from "../vm/guest";
+import { CHART_VERSION, chartDir } from "../env/topolvm-chart";
+import { cacheDir } from "../vm/guest";
 import type { ClusterBinaries } from "./binaries";
 import { pin } from "./binaries";
 import { SNAPSHOT_CONTROLLER_IMAGE, TOPOLVM_REPOSITORY } from "./images";
 import { apply, get, waitFor } from "./objects";
-
-export const CHART_VERSION = "17.1.0";
-const CHART_SNAPSHOT = `topolvm-chart-v${CHART_VERSION}.tar.gz`;
-
-/** The chart, unpacked once through test/env/sources.sh (sha256 pinned), as helm can read it. */
-export function chartDir(): string {
-  const dest = path.join(cacheDir(), "cluster", "src");
-  const top = execFileSync(
-    "bash",
-    [
-      "-c",
-      'source "$1"; unpack_snapshot "$2" "$3"',
-      "bash",
-      path.join(REPO_ROOT, "test/env/sources.sh"),
-      CHART_SNAPSHOT,
-      dest,
-    ],
-    { encoding: "utf8" },
-  ).trim();
-  const chart = path.join(top, "charts", "topolvm");
-  const copy = path.join(dest, `topolvm-chart-${CHART_VERSION}-rendered`);
-  if (!fs.existsSync(path.join(copy, "Chart.yaml"))) {
-    fs.rmSync(copy, { recursive: true, force: true });
-    fs.cpSync(chart, copy, { recursive: true });
-    const text = fs.readFileSync(path.join(copy, "Chart.yaml"), "utf8");
-    const cut = text.replace(/\ndependencies:\n(?: {2}.*\n)*/, "\n");
-    if (cut === text) throw new Error(`no dependencies block in ${copy}/Chart.yaml to drop`);
-    fs.writeFileSync(path.join(copy, "Chart.yaml"), cut);
-    fs.rmSync(path.join(copy, "Chart.lock"), { force: true });
-  }
-  return copy;
-}
 
 export interface TopolvmInstall {
   readonly namespace: string;

@@ -8,7 +8,9 @@
 # Source it, then:
 #   unpack_snapshot <file name> <dest dir>   verify and unpack into <dest dir> (once; a stamp file
 #                                            names the hash, so a changed pin unpacks again);
-#                                            prints the top directory of the tree (<dest>/<name>-<tag>)
+#                                            prints the top directory of the tree (<dest>/<name>-<tag>);
+#                                            an unpacked tree whose stamp has the pinned hash is used
+#                                            as it is, without the snapshots
 # Both fail loudly: a missing or different snapshot is an error, never a skipped build.
 
 _sources_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -32,13 +34,15 @@ snapshot_sha256() {
 
 unpack_snapshot() {
   local file="$1" dest="$2" dir want got top
-  dir=$(sources_dir) || return 1
   want=$(snapshot_sha256 "$file") || return 1
   top="$dest/${file%.tar.gz}"
+  # Unpacked before from a snapshot with the pinned hash: the snapshots themselves are not needed
+  # (a clone with no shared/ beside it and a warm cache runs, as its cached Go builds do).
   if [ -d "$top" ] && [ "$(cat "$dest/.${file}.sha256" 2>/dev/null)" = "$want" ]; then
     echo "$top"
     return 0
   fi
+  dir=$(sources_dir) || return 1
   [ -f "$dir/$file" ] || { echo "sources.sh: $dir/$file is missing" >&2; return 1; }
   got=$(sha256sum "$dir/$file" | awk '{ print $1 }')
   if [ "$got" != "$want" ]; then

@@ -27,7 +27,8 @@ import {
 } from "../cluster/images";
 import { apply, eventsOf, podLine, podsIn } from "../cluster/objects";
 import { boundVolume, checksumIn, claimObject, runWithClaims } from "../cluster/workloads";
-import { CHART_VERSION, chartDir, installSnapshotController, UNDER_TCG_VALUES } from "../cluster/topolvm";
+import { installSnapshotController, UNDER_TCG_VALUES } from "../cluster/topolvm";
+import { CHART_VERSION, chartDir } from "../env/topolvm-chart";
 import type { Json } from "../env/cluster";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
 import { requireKubernetesPlugin } from "../pulumi/kubernetes-plugin";

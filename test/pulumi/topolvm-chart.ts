@@ -3,38 +3,23 @@
  * TypeScript, python-lvm-system.test.ts from Python): nothing is downloaded. And what a destroy of
  * an LvmSystem installing it keeps: the CRDs retained, ours and the chart's.
  */
-import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as YAML from "yaml";
-import { repoRoot } from "../env/cluster";
+import { CHART_VERSION, chartDir } from "../env/topolvm-chart";
 import type { DeclaredObject, GetObject } from "./apiserver-objects";
 
 /**
- * TopoLVM's chart from the verified snapshot (topolvm/topolvm @ topolvm-chart-v17.1.0,
- * charts/topolvm), prepared as a released chart package is: the snapshot is the source tree, whose
- * cert-manager subchart (`condition: cert-manager.enabled`, false by default and here) is only
- * fetched into charts/ at release. Helm refuses a chart whose declared dependency is absent (and
- * Pulumi's Helm would try to download it because of Chart.lock), so this copy drops that disabled
- * dependency. The templates rendered are the chart's, unchanged. Returns the chart's directory
- * under `dest`.
+ * A copy of TopoLVM's chart (test/env/topolvm-chart.ts: the pinned snapshot, prepared as a released
+ * chart package is) in `dest`, for a program that names it by path. Returns the chart's directory.
  */
 export function topolvmChart(dest: string): string {
-  const top = execFileSync(
-    "bash",
-    ["-c", 'source test/env/sources.sh && unpack_snapshot topolvm-chart-v17.1.0.tar.gz "$1"', "-", dest],
-    { cwd: repoRoot, encoding: "utf8" },
-  ).trim();
   const chart = path.join(dest, "topolvm");
-  fs.cpSync(path.join(top, "charts", "topolvm"), chart, { recursive: true });
+  fs.cpSync(chartDir(), chart, { recursive: true });
   const meta = YAML.parse(fs.readFileSync(path.join(chart, "Chart.yaml"), "utf8")) as Record<string, unknown>;
-  expect(meta).toMatchObject({ name: "topolvm", version: "17.1.0", appVersion: "0.41.0" });
-  expect(meta.dependencies).toEqual([
-    expect.objectContaining({ name: "cert-manager", condition: "cert-manager.enabled" }),
-  ]);
-  delete meta.dependencies;
-  fs.writeFileSync(path.join(chart, "Chart.yaml"), YAML.stringify(meta));
-  fs.rmSync(path.join(chart, "Chart.lock"));
+  expect(meta).toMatchObject({ name: "topolvm", version: CHART_VERSION, appVersion: "0.41.0" });
+  expect(meta.dependencies).toBeUndefined();
+  expect(fs.existsSync(path.join(chart, "Chart.lock"))).toBe(false);
   return chart;
 }
 
