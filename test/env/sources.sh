@@ -32,13 +32,17 @@ snapshot_sha256() {
   }
 }
 
+# Whether <top> was unpacked from the snapshot with hash <want> (its stamp file <stamp> says so).
+_unpacked() { [ -d "$1" ] && [ "$(cat "$2" 2>/dev/null)" = "$3" ]; }
+
 unpack_snapshot() {
-  local file="$1" dest="$2" dir want got top
+  local file="$1" dest="$2" dir want got top stamp
   want=$(snapshot_sha256 "$file") || return 1
   top="$dest/${file%.tar.gz}"
+  stamp="$dest/.${file}.sha256"
   # Unpacked before from a snapshot with the pinned hash: the snapshots themselves are not needed
   # (a clone with no shared/ beside it and a warm cache runs, as its cached Go builds do).
-  if [ -d "$top" ] && [ "$(cat "$dest/.${file}.sha256" 2>/dev/null)" = "$want" ]; then
+  if _unpacked "$top" "$stamp" "$want"; then
     echo "$top"
     return 0
   fi
@@ -49,10 +53,18 @@ unpack_snapshot() {
     echo "sources.sh: $dir/$file has sha256 $got, test/env/sources.sha256 pins $want: refusing it" >&2
     return 1
   fi
-  mkdir -p "$dest"
-  rm -rf "$top"
-  tar -xzf "$dir/$file" -C "$dest" || { echo "sources.sh: cannot unpack $dir/$file" >&2; return 1; }
-  [ -d "$top" ] || { echo "sources.sh: $file did not unpack to $top" >&2; return 1; }
-  echo "$want" >"$dest/.${file}.sha256"
+  mkdir -p "$dest" || return 1
+  # Two tiers can ask for the same tree at once on a cold cache (the cluster tier and the Kubernetes
+  # tier both read TopoLVM's chart): one unpacks under the lock, the others wait and use its tree.
+  # The stamp goes first and comes back last, so an interrupted unpack is redone.
+  (
+    flock 9 || exit 1
+    _unpacked "$top" "$stamp" "$want" && exit 0
+    rm -f "$stamp"
+    rm -rf "$top"
+    tar -xzf "$dir/$file" -C "$dest" || { echo "sources.sh: cannot unpack $dir/$file" >&2; exit 1; }
+    [ -d "$top" ] || { echo "sources.sh: $file did not unpack to $top" >&2; exit 1; }
+    echo "$want" >"$stamp"
+  ) 9>"$dest/.${file}.lock" || return 1
   echo "$top"
 }

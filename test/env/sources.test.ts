@@ -4,7 +4,7 @@
  * tier's chart once failed there while every cached Go build passed); anything else still needs the
  * snapshot with the pinned hash, and says so.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -67,4 +67,50 @@ it("refuses a snapshot whose hash is not the pinned one, and unpacks nothing", (
   expect(r.status).not.toBe(0);
   expect(r.stderr).toContain(`test/env/sources.sha256 pins ${PINNED}: refusing it`);
   expect(fs.existsSync(dest)).toBe(false);
+});
+
+/**
+ * The real script, copied beside a pin file of the test's own (sources.sh reads the pins next to
+ * itself), and a snapshot of many small files, so that unpacking takes a while.
+ */
+function fakeSnapshot(): { script: string; sources: string; file: string; files: number } {
+  const here = path.join(tmp, "env");
+  fs.mkdirSync(here);
+  fs.copyFileSync(path.join(REPO, "test/env/sources.sh"), path.join(here, "sources.sh"));
+  const tree = path.join(tmp, "tree", "fake-v1");
+  const files = 3000;
+  for (let d = 0; d < 30; d++) {
+    fs.mkdirSync(path.join(tree, `d${d}`), { recursive: true });
+    for (let f = 0; f < files / 30; f++)
+      fs.writeFileSync(path.join(tree, `d${d}`, `f${f}`), `${d}/${f}\n`.repeat(50));
+  }
+  const sources = path.join(tmp, "sources");
+  fs.mkdirSync(sources);
+  const file = "fake-v1.tar.gz";
+  const tar = spawnSync("tar", ["-czf", path.join(sources, file), "-C", path.join(tmp, "tree"), "fake-v1"]);
+  expect(tar.status).toBe(0);
+  const sum = spawnSync("sha256sum", [path.join(sources, file)], { encoding: "utf8" }).stdout.split(" ")[0];
+  fs.writeFileSync(path.join(here, "sources.sha256"), `${sum}  ${file}\n`);
+  return { script: path.join(here, "sources.sh"), sources, file, files };
+}
+
+it("four callers at once on a cold cache: one unpacks, all get the whole tree", async () => {
+  const { script, sources, file, files } = fakeSnapshot();
+  const dest = path.join(tmp, "cache");
+  const run = () =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const p = spawn("bash", ["-c", 'source "$1" && unpack_snapshot "$2" "$3"', "-", script, file, dest], {
+        env: { ...process.env, PULUMI_LVM_SOURCES: sources },
+      });
+      let out = "";
+      let err = "";
+      p.stdout.on("data", (d: Buffer) => (out += d.toString()));
+      p.stderr.on("data", (d: Buffer) => (err += d.toString()));
+      p.on("close", (code) => resolve({ code, out: out.trim(), err: err.trim() }));
+    });
+  const runs = await Promise.all([run(), run(), run(), run()]);
+  const top = path.join(dest, "fake-v1");
+  expect(runs).toEqual(Array(4).fill({ code: 0, out: top, err: "" }));
+  const count = spawnSync("bash", ["-c", 'find "$1" -type f | wc -l', "-", top], { encoding: "utf8" });
+  expect(Number(count.stdout.trim())).toBe(files);
 });

@@ -35,14 +35,24 @@ export function chartDir(): string {
   ).trim();
   const chart = path.join(top, "charts", "topolvm");
   const copy = path.join(dest, `topolvm-chart-${CHART_VERSION}-rendered`);
-  if (!fs.existsSync(path.join(copy, "Chart.yaml"))) {
-    fs.rmSync(copy, { recursive: true, force: true });
-    fs.cpSync(chart, copy, { recursive: true });
-    const text = fs.readFileSync(path.join(copy, "Chart.yaml"), "utf8");
-    const cut = text.replace(/\ndependencies:\n(?: {2}.*\n)*/, "\n");
-    if (cut === text) throw new Error(`no dependencies block in ${copy}/Chart.yaml to drop`);
-    fs.writeFileSync(path.join(copy, "Chart.yaml"), cut);
-    fs.rmSync(path.join(copy, "Chart.lock"), { force: true });
+  if (fs.existsSync(path.join(copy, "Chart.yaml"))) return copy;
+  // Prepared in a directory of this process's own and renamed into place, so a tier reading the
+  // chart at the same moment (the cluster tier and the Kubernetes tier, on a cold cache) sees either
+  // no copy or a whole one.
+  const own = `${copy}.${process.pid}`;
+  fs.rmSync(own, { recursive: true, force: true });
+  fs.cpSync(chart, own, { recursive: true });
+  const text = fs.readFileSync(path.join(own, "Chart.yaml"), "utf8");
+  const cut = text.replace(/\ndependencies:\n(?: {2}.*\n)*/, "\n");
+  if (cut === text) throw new Error(`no dependencies block in ${own}/Chart.yaml to drop`);
+  fs.writeFileSync(path.join(own, "Chart.yaml"), cut);
+  fs.rmSync(path.join(own, "Chart.lock"), { force: true });
+  try {
+    fs.renameSync(own, copy);
+  } catch (e) {
+    // Another process put its copy there first: the same files.
+    fs.rmSync(own, { recursive: true, force: true });
+    if (!fs.existsSync(path.join(copy, "Chart.yaml"))) throw e;
   }
   return copy;
 }
