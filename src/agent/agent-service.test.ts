@@ -82,9 +82,13 @@ describe("metricsText", () => {
     const { AgentMetrics } = await import("./metrics");
     let calls = 0;
     let fail = true;
+    // The cache's age is the service's clock, not the wall's: a loaded machine (a cold CI's Go builds
+    // beside it) once took over 200 ms between two lines here and saw a second discovery.
+    let nowMs = Date.parse("2026-11-29T08:00:00Z");
     const node = new FakeNode(["/dev/sdb"]);
     const service = new AgentService({
       node: "n",
+      clock: () => new Date(nowMs),
       run: node.run,
       discover: async () => {
         calls++;
@@ -102,8 +106,11 @@ describe("metricsText", () => {
     expect(calls).toBe(1);
     await service.metricsText();
     expect(calls).toBe(1); // the failure is not retried on every scrape
+    nowMs += 199;
+    await service.metricsText();
+    expect(calls).toBe(1); // still within the cache age
     fail = false;
-    await new Promise((r) => setTimeout(r, 250));
+    nowMs += 1;
     await Promise.all(Array.from({ length: 20 }, () => service.metricsText()));
     expect(calls).toBe(2);
   });

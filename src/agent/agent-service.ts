@@ -89,7 +89,7 @@ export class AgentService {
   async inventory(call?: { fresh?: boolean }): Promise<NodeInventory> {
     try {
       const inventory = await this.deps.discover(call);
-      this.cachedInventory = { at: Date.now(), inventory };
+      this.cachedInventory = { at: this.clock().getTime(), inventory };
       return inventory;
     } catch (e) {
       this.deps.metrics.errors.inc({ kind: "discovery" });
@@ -169,7 +169,7 @@ export class AgentService {
    */
   async metricsText(): Promise<string> {
     const maxAge = this.deps.metricsMaxAgeMs ?? 15_000;
-    const now = Date.now();
+    const now = this.clock().getTime();
     const fresh = this.cachedInventory && now - this.cachedInventory.at <= maxAge;
     if (!fresh && !this.metricsRefresh && now - this.lastMetricsRefresh >= maxAge) {
       this.lastMetricsRefresh = now;
