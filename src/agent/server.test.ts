@@ -303,7 +303,9 @@ describe("bad input: a clear 4xx, and no command runs", () => {
     let open!: () => void;
     gate = new Promise((r) => (open = r));
     const first = post("/v1/apply", { spec, planHash: plan.hash });
-    await new Promise((r) => setTimeout(r, 50));
+    // Until the first apply holds the node (it waits at the gate in its discovery), not a fixed
+    // 50 ms: on a loaded machine the request may not have arrived by then.
+    while (!service.busy) await new Promise((r) => setTimeout(r, 5));
     const second = await post("/v1/apply", { spec, planHash: plan.hash });
     expect(second.status).toBe(409);
     expect(second.json.error.code).toBe("OperationInProgress");
