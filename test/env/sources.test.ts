@@ -2,7 +2,8 @@
  * test/env/sources.sh's unpack_snapshot: a tree unpacked before from the pinned snapshot is used
  * without the snapshots (a clone with no ../shared/sources beside it and a warm cache: the cluster
  * tier's chart once failed there while every cached Go build passed); anything else still needs the
- * snapshot with the pinned hash, and says so.
+ * snapshot with the pinned hash, and says so; callers at once on a cold cache share one unpack (the
+ * cluster tier and the Kubernetes tier both read TopoLVM's chart).
  */
 import { spawn, spawnSync } from "node:child_process";
 import * as fs from "node:fs";
