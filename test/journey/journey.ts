@@ -317,19 +317,23 @@ export async function runPulumi(ws: PulumiWorkspace, cluster: Cluster, args: str
  * for our own pods (agent, operator) that are not ready or have restarted, their events and the last
  * lines of each container's log (and of its previous run): why they are not serving.
  */
-export async function podSummary(cluster: Cluster): Promise<string> {
+export async function podSummary(
+  cluster: Cluster,
+  also: (pod: Json) => boolean = () => false,
+): Promise<string> {
   const pods = await podsIn(cluster.cp);
   const lines = pods.map(podLine);
-  const troubled = pods.filter(
+  const detailed = pods.filter(
     (p) =>
-      p.metadata.namespace === NAMESPACE &&
-      ((p.status?.containerStatuses ?? []) as Json[]).some((c) => !c.ready || c.restartCount > 0),
+      also(p) ||
+      (p.metadata.namespace === NAMESPACE &&
+        ((p.status?.containerStatuses ?? []) as Json[]).some((c) => !c.ready || c.restartCount > 0)),
   );
-  for (const p of troubled) lines.push(...(await podDetails(cluster, p)));
+  for (const p of detailed) lines.push(...(await podDetails(cluster, p)));
   return lines.join("\n");
 }
 
-/** A pod's events and each container's last 20 log lines (and its previous run's, after a restart). */
+/** A pod's events and each container's last 40 log lines (and its previous run's, after a restart). */
 async function podDetails(cluster: Cluster, pod: Json): Promise<string[]> {
   const { namespace, name } = pod.metadata as { namespace: string; name: string };
   const out = [`----- ${namespace}/${name}: events -----`, ...(await eventsOf(cluster.cp, namespace, name))];
@@ -337,9 +341,10 @@ async function podDetails(cluster: Cluster, pod: Json): Promise<string[]> {
     for (const previous of c.restartCount > 0 ? [false, true] : [false]) {
       const r = await cluster.cp.request(
         "GET",
-        `/api/v1/namespaces/${namespace}/pods/${name}/log?container=${c.name}&tailLines=20${previous ? "&previous=true" : ""}`,
+        `/api/v1/namespaces/${namespace}/pods/${name}/log?container=${c.name}&tailLines=40${previous ? "&previous=true" : ""}`,
       );
-      const text = typeof r.body === "string" ? r.body : JSON.stringify(r.body);
+      // An empty answer has no body: JSON.stringify(undefined) is undefined, not text.
+      const text = typeof r.body === "string" ? r.body : (JSON.stringify(r.body) ?? "(no body)");
       out.push(
         `----- ${namespace}/${name} ${c.name}${previous ? " (previous run)" : ""}: log, HTTP ${r.status} -----`,
         text.trimEnd(),
