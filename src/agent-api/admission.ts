@@ -30,9 +30,11 @@ export const DELETION_GUARD_LABEL = "lvm.topolvm.io/deletion-guard";
 /**
  * A deletion guard: a ConfigMap listing LVMNodeSets of its namespace (data.nodeSets, one name a
  * line) whose deletion would be refused (volumes in their volume groups, deletionPolicy Delete).
- * Deleting it is refused for the same reason, by the same webhook (failurePolicy Ignore). The
- * Topolvm component makes one that depends on TopoLVM's chart, so `pulumi destroy` deletes it first
- * and stops there, before TopoLVM is gone: TopoLVM is what removes a volume once its PVC is deleted.
+ * Deleting it is refused for the same reason, by the same webhook (failurePolicy Fail: a webhook
+ * that does not answer in time refuses too). The Topolvm component makes one that depends on
+ * TopoLVM's chart, so `pulumi destroy` deletes it first and stops there, before TopoLVM is gone:
+ * TopoLVM is what removes a volume once its PVC is deleted. To let it go unchecked (no operator will
+ * answer again), remove its label: the webhook's objectSelector no longer matches.
  */
 export function deletionGuard(o: { name: string; namespace: string; nodeSets: readonly string[] }) {
   return {
@@ -173,7 +175,8 @@ export interface WebhookOptions {
  * answers, sets cannot be created or their spec changed (nothing would reconcile them anyway), but
  * deletions and finalizer removals still pass (docs/operator.md). A third, failurePolicy Ignore:
  * deleting a set whose deletionPolicy is Delete (the API server checks that, matchConditions; a
- * Retain set never reaches the webhook), refused while its volume groups hold TopoLVM volumes.
+ * Retain set never reaches the webhook), refused while its volume groups hold TopoLVM volumes. A
+ * fourth, failurePolicy Fail: deleting a deletion guard (deletionGuard), the same check.
  */
 export function webhookConfiguration(o: WebhookOptions) {
   const webhook = (plural: "lvmnodesets" | "lvmnodes", path: string) => ({
@@ -237,11 +240,14 @@ export function webhookConfiguration(o: WebhookOptions) {
           nodeSets.matchConditions[1]!,
         ],
       },
-      // Deleting a deletion guard (deletionGuard): the same check for the sets it lists.
+      // Deleting a deletion guard (deletionGuard): the same check for the sets it lists. Fail, unlike
+      // the set's: passed unchecked, destroy would go on to delete TopoLVM, and nothing would remove
+      // a volume once its PVC is deleted (the set Terminating for good). On an emulated node the
+      // webhook missed its 10 s and Ignore let exactly that through. Its label is the way out.
       {
         ...nodeSets,
         name: `${DELETION_GUARDS}.${API_GROUP}`,
-        failurePolicy: "Ignore",
+        failurePolicy: "Fail",
         rules: [
           {
             apiGroups: [""],

@@ -41,12 +41,13 @@ describe("LvmSystem admission", () => {
       "lvmnodeset-deletions.lvm.topolvm.io",
       "deletion-guards.lvm.topolvm.io",
     ]);
-    // Create and spec changes: Fail (no unchecked set); deletions: Ignore (no operator, no refusal).
+    // Create and spec changes: Fail (no unchecked set); a set's deletion: Ignore (no operator, no
+    // refusal); the deletion guard's: Fail (passed unchecked, destroy would delete TopoLVM next).
     expect(vwc.webhooks.map((w: { failurePolicy: string }) => w.failurePolicy)).toEqual([
       "Fail",
       "Fail",
       "Ignore",
-      "Ignore",
+      "Fail",
     ]);
     expect(
       vwc.webhooks.map((w: { rules: Array<{ operations: string[] }> }) => w.rules[0]!.operations),

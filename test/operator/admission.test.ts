@@ -19,6 +19,7 @@ import { issueAgentCertificates } from "../../src/components/agent-certificates"
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient } from "../../src/kube/client";
 import {
+  DELETION_GUARD_LABEL,
   deletionGuard,
   lvmNodeOwnerPolicy,
   NOT_CONTROLLED_MESSAGE,
@@ -390,6 +391,33 @@ describe("deleting a set with deletionPolicy Delete (issue 16, 6b)", () => {
     expect((await cp.request("DELETE", setsPath(DELETE_NS, "kept"))).status).toBe(200);
     expect(reviews.slice(before)).toEqual([]);
     await gone("kept");
+  });
+
+  test("with no operator answering, the deletion guard stays (failurePolicy Fail): destroy stops before TopoLVM; its label removed, it goes", async () => {
+    await withLvmNode("guarded", "guarded", "n9");
+    await logicalVolume("pvc-guarded-1", "n9", "thin");
+    const guardPath = `/api/v1/namespaces/${DELETE_NS}/configmaps/guarded-deletion-guard`;
+    await must(
+      cp,
+      "POST",
+      `/api/v1/namespaces/${DELETE_NS}/configmaps`,
+      deletionGuard({ name: "guarded-deletion-guard", namespace: DELETE_NS, nodeSets: ["guarded"] }),
+    );
+    await stopWebhook();
+    try {
+      const refused = await cp.request("DELETE", guardPath);
+      expect(refused.status).toBe(500);
+      expect(refused.body.message).toContain('failed calling webhook "deletion-guards.lvm.topolvm.io"');
+      expect((await cp.request("GET", guardPath)).status).toBe(200);
+      // The way out, on purpose: without its label the webhook no longer matches it.
+      await must(cp, "PATCH", guardPath, { metadata: { labels: { [DELETION_GUARD_LABEL]: null } } });
+      expect((await cp.request("DELETE", guardPath)).status).toBe(200);
+    } finally {
+      await startWebhook();
+    }
+    await must(cp, "DELETE", `${LVS}/pvc-guarded-1`);
+    expect((await cp.request("DELETE", setsPath(DELETE_NS, "guarded"))).status).toBe(200);
+    await gone("guarded");
   });
 
   test("with no operator answering (failurePolicy Ignore), the deletion passes: the set never becomes undeletable", async () => {
