@@ -68,13 +68,23 @@ const topolvmValues = config.getObject<Record<string, unknown>>("topolvmValues")
 const agentImagePullPolicy = config.get("agentImagePullPolicy");
 // Extra operator flags (`pulumi-lvm operator --help`), e.g. a longer leader Lease on slow nodes.
 const operatorArgs = config.getObject<string[]>("operatorArgs");
+// How long the API server waits for the operator's admission webhook (1–30 s, default 10): slow
+// nodes need more, or set changes and the deletion guard are refused for the delay alone.
+const webhookTimeoutSeconds = config.getNumber("webhookTimeoutSeconds");
 
 const system = new LvmSystem("lvm", {
   // Default: the image `npm run image` builds for this version (docs/image.md); set agentImage to your
   // registry's copy of it.
   agentImage: config.get("agentImage"),
   ...(agentImagePullPolicy ? { agentImagePullPolicy } : {}),
-  ...(operatorArgs ? { operator: { args: operatorArgs } } : {}),
+  ...(operatorArgs || webhookTimeoutSeconds
+    ? {
+        operator: {
+          ...(operatorArgs ? { args: operatorArgs } : {}),
+          ...(webhookTimeoutSeconds ? { admission: { timeoutSeconds: webhookTimeoutSeconds } } : {}),
+        },
+      }
+    : {}),
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
 });
 

@@ -177,6 +177,9 @@ export function quickstartStack(
     [`${project}:agentImage`]: DEFAULT_IMAGE,
     [`${project}:agentImagePullPolicy`]: "Never",
     [`${project}:operatorArgs`]: OPERATOR_ARGS_UNDER_TCG,
+    // The webhook's longest wait: under TCG its answer took over 10 s, and the deletion guard,
+    // refused for the delay alone (failurePolicy Fail), would fail step 6b for the wrong reason.
+    [`${project}:webhookTimeoutSeconds`]: 30,
     [`${project}:topolvmChartVersion`]: CHART_VERSION,
     [`${project}:topolvmChartPath`]: chartDir(),
     [`${project}:topolvmValues`]: {
