@@ -425,10 +425,42 @@ describe("6b. a second stack with deletionPolicy Delete: destroy refused while a
     expect((await lvmReport("pvs", "pv_name,vg_name")).filter(([, g]) => g === vg)).toEqual([[disk, vg]]);
   });
 
+  /**
+   * Where a deleted claim's volume is on its way out (a failure's report): the writer pod, the PVC,
+   * its PV and TopoLVM's LogicalVolume (each gone, or its phase, finalizers and deletion time), their
+   * events, and TopoLVM's pods with their logs.
+   */
+  async function releaseChain(claimName: string, handle: string): Promise<string> {
+    const pvc = await get(c().cp, `/api/v1/namespaces/default/persistentvolumeclaims/${claimName}`);
+    const pvName = pvc?.spec?.volumeName as string | undefined;
+    const pv = pvName ? await get(c().cp, `/api/v1/persistentvolumes/${pvName}`) : undefined;
+    const lvs = ((await get(c().cp, "/apis/topolvm.io/v1/logicalvolumes"))?.items ?? []) as Json[];
+    const lv = lvs.find((l) => l.status?.volumeID === handle);
+    const line = (what: string, o: Json | undefined) =>
+      o
+        ? `${what}: phase ${o.status?.phase ?? "-"}, finalizers ${JSON.stringify(o.metadata.finalizers ?? [])}, deleted at ${o.metadata.deletionTimestamp ?? "-"}`
+        : `${what}: gone`;
+    const writer = await get(c().cp, `/api/v1/namespaces/default/pods/${claimName}-writer`);
+    return [
+      line(`pod default/${claimName}-writer`, writer),
+      line(`PVC default/${claimName}`, pvc),
+      ...(await eventsOf(c().cp, "default", claimName)),
+      line(`PV ${pvName ?? "(none named)"}`, pv),
+      ...(pvName ? await eventsOf(c().cp, "default", pvName) : []),
+      line(`LogicalVolume of ${handle}`, lv),
+      await podSummary(c(), (p) => /^topolvm-(controller|node)/.test(p.metadata.name)),
+    ].join("\n");
+  }
+
   it("pulumi destroy fails promptly naming the PVC, the node and vg-scratch; the volume and TopoLVM stay", async () => {
     const r = await timed("destroy refused (PVC in use)", () =>
-      ws2!.runAsync(["destroy", "--yes", "--skip-preview"], { timeoutMs: 900_000 }),
+      // Live on stderr: a destroy that hangs shows where (it took over 8 minutes once).
+      ws2!.runAsync(["destroy", "--yes", "--skip-preview"], {
+        timeoutMs: 300_000,
+        echo: (text) => process.stderr.write(text),
+      }),
     );
+    if (r.code === null) throw new Error(`${r.output}\n----- pods -----\n${await podSummary(c())}`);
     expect(r.code).not.toBe(0);
     expect(r.output).toContain(
       `volume group ${vg} on node ${c().nodeName} still holds logical volume ${volumeHandle}`,
@@ -447,6 +479,18 @@ describe("6b. a second stack with deletionPolicy Delete: destroy refused while a
 
   it("after the PVC is deleted, pulumi destroy removes vg-scratch and its PV label; vg-data stays", async () => {
     const disk = (await disksBySerial())[serial]!;
+    // The writer pod was deleted when it ended (runWithClaims), but the kubelet removes it only once
+    // its volume is unmounted, and until then it keeps the PVC (kubernetes.io/pvc-protection): two
+    // waits, so a failure says which part of the chain stalled (it passed 300 s once in CI).
+    await timed("writer pod gone", () =>
+      waitFor(
+        `pod default/${claim}-writer gone`,
+        () => get(c().cp, `/api/v1/namespaces/default/pods/${claim}-writer`),
+        (p) => p === undefined,
+        300_000,
+        () => releaseChain(claim, volumeHandle),
+      ),
+    );
     await timed("PVC deleted, its LV removed by TopoLVM", async () => {
       await remove(c().cp, `/api/v1/namespaces/default/persistentvolumeclaims/${claim}`);
       await waitFor(
@@ -454,6 +498,7 @@ describe("6b. a second stack with deletionPolicy Delete: destroy refused while a
         () => lvmReport("lvs", "vg_name,lv_name"),
         (lvs) => !lvs.some(([g, l]) => g === vg && l === volumeHandle),
         300_000,
+        () => releaseChain(claim, volumeHandle),
       );
     });
     await timed("destroy (stack 2, deletionPolicy Delete)", () =>
