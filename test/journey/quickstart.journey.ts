@@ -473,8 +473,17 @@ describe("6b. a second stack with deletionPolicy Delete: destroy refused while a
       `/apis/lvm.topolvm.io/v2alpha1/namespaces/${NAMESPACE}/lvmnodesets/quickstart`,
     );
     expect(set?.metadata?.deletionTimestamp).toBeUndefined();
+    // There, not only not being deleted: a destroy that got past the guard deletes TopoLVM outright,
+    // and `csi?.metadata?.deletionTimestamp` alone passed on a CSIDriver that was gone (CI, stop 33).
     const csi = await get(c().cp, "/apis/storage.k8s.io/v1/csidrivers/topolvm.io");
-    expect(csi?.metadata?.deletionTimestamp).toBeUndefined();
+    expect(csi).toBeDefined();
+    expect(csi!.metadata.deletionTimestamp).toBeUndefined();
+    const controller = await get(
+      c().cp,
+      `/apis/apps/v1/namespaces/${NAMESPACE}/deployments/topolvm-controller`,
+    );
+    expect(controller?.metadata?.name).toBe("topolvm-controller");
+    expect(controller!.metadata.deletionTimestamp).toBeUndefined();
   });
 
   it("after the PVC is deleted, pulumi destroy removes vg-scratch and its PV label; vg-data stays", async () => {
