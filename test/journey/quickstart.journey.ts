@@ -490,7 +490,7 @@ describe("6b. a second stack with deletionPolicy Delete: destroy refused while a
     const disk = (await disksBySerial())[serial]!;
     // The writer pod was deleted when it ended (runWithClaims), but the kubelet removes it only once
     // its volume is unmounted, and until then it keeps the PVC (kubernetes.io/pvc-protection): two
-    // waits, so a failure says which part of the chain stalled (it passed 300 s once in CI).
+    // waits, so a failure says which part of the chain stalled.
     await timed("writer pod gone", () =>
       waitFor(
         `pod default/${claim}-writer gone`,
