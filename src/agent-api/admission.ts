@@ -27,6 +27,12 @@ export const DELETION_GUARDS = "deletion-guards";
 /** The label that makes a ConfigMap a deletion guard (deletionGuard). */
 export const DELETION_GUARD_LABEL = "lvm.topolvm.io/deletion-guard";
 
+/** The annotation that says, on the guard itself, what it is and how to let it go (deletionGuard). */
+export const DELETION_GUARD_DESCRIPTION = "lvm.topolvm.io/description";
+
+const DELETION_GUARD_HELP =
+  "pulumi-lvm deletion guard: the operator's webhook refuses to delete it while the LVMNodeSets in data.nodeSets (deletionPolicy Delete) still hold TopoLVM volumes, so TopoLVM stays to remove them once their PVCs are deleted. With no operator left to answer, remove the label lvm.topolvm.io/deletion-guard, then delete it.";
+
 /**
  * A deletion guard: a ConfigMap listing LVMNodeSets of its namespace (data.nodeSets, one name a
  * line) whose deletion would be refused (volumes in their volume groups, deletionPolicy Delete).
@@ -40,7 +46,13 @@ export function deletionGuard(o: { name: string; namespace: string; nodeSets: re
   return {
     apiVersion: "v1" as const,
     kind: "ConfigMap" as const,
-    metadata: { name: o.name, namespace: o.namespace, labels: { [DELETION_GUARD_LABEL]: "true" } },
+    metadata: {
+      name: o.name,
+      namespace: o.namespace,
+      labels: { [DELETION_GUARD_LABEL]: "true" },
+      // What a person finds when the guard's deletion fails with no operator to answer.
+      annotations: { [DELETION_GUARD_DESCRIPTION]: DELETION_GUARD_HELP },
+    },
     data: { nodeSets: o.nodeSets.join("\n") },
   };
 }

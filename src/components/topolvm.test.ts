@@ -207,6 +207,12 @@ describe("Topolvm: each node set declared once", () => {
         name: "tl-deletion-guard",
         namespace: "lvm-system",
         labels: { "lvm.topolvm.io/deletion-guard": "true" },
+        // Says on the object what it is and how to let it go with no operator to answer.
+        annotations: {
+          "lvm.topolvm.io/description": expect.stringContaining(
+            "remove the label lvm.topolvm.io/deletion-guard",
+          ),
+        },
       },
       data: { nodeSets: "north" },
     });
