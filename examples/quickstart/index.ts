@@ -77,14 +77,10 @@ const system = new LvmSystem("lvm", {
   // registry's copy of it.
   agentImage: config.get("agentImage"),
   ...(agentImagePullPolicy ? { agentImagePullPolicy } : {}),
-  ...(operatorArgs || webhookTimeoutSeconds
-    ? {
-        operator: {
-          ...(operatorArgs ? { args: operatorArgs } : {}),
-          ...(webhookTimeoutSeconds ? { admission: { timeoutSeconds: webhookTimeoutSeconds } } : {}),
-        },
-      }
-    : {}),
+  operator: {
+    ...(operatorArgs ? { args: operatorArgs } : {}),
+    ...(webhookTimeoutSeconds ? { admission: { timeoutSeconds: webhookTimeoutSeconds } } : {}),
+  },
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],
 });
 
