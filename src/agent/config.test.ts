@@ -104,6 +104,15 @@ describe("parseAgentConfig", () => {
     );
   });
 
+  it("--lvm-shell-writes: off by default; only with the lvm shell (--lvm-sync-io, not --no-lvm-shell)", () => {
+    expect(parseAgentConfig([...base, "--lvm-sync-io"], {}).lvmShellWrites ?? false).toBe(false);
+    expect(parseAgentConfig([...base, "--lvm-sync-io", "--lvm-shell-writes"], {}).lvmShellWrites).toBe(true);
+    for (const args of [["--lvm-shell-writes"], ["--lvm-sync-io", "--no-lvm-shell", "--lvm-shell-writes"]])
+      expect(() => parseAgentConfig([...base, ...args], {})).toThrow(
+        "--lvm-shell-writes: runs writes in the lvm shell, which needs --lvm-sync-io and not --no-lvm-shell",
+      );
+  });
+
   it("--lvm-sync-io: off by default, on when given; with a command prefix only with --host-root (lvm reads the copy in another mount namespace)", () => {
     expect(parseAgentConfig(base, {}).lvmSyncIo ?? false).toBe(false);
     expect(parseAgentConfig([...base, "--lvm-sync-io"], {}).lvmSyncIo).toBe(true);

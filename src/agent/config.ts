@@ -45,9 +45,16 @@ export interface AgentConfig {
   /**
    * Run the reading lvm reports (discovery's `lvm fullreport`) in one long-lived lvm shell
    * (src/agent/lvm-shell.ts): on with lvmSyncIo (the shell needs its own copy of the configuration),
-   * off with --no-lvm-shell. Every writing command stays one process per command. @default lvmSyncIo
+   * off with --no-lvm-shell. Writing commands stay one process per command unless lvmShellWrites.
+   * @default lvmSyncIo
    */
   readonly lvmShell?: boolean;
+  /**
+   * Run the plan's writes (not pvmove) in the lvm shell too (--lvm-shell-writes; needs the shell):
+   * each saves a process start and lvm's set-up (docs/lvm-performance.md, "Writes in the shell").
+   * @default false
+   */
+  readonly lvmShellWrites?: boolean;
   /**
    * Keep wipefs/blkid probes and static sysfs attributes between discoveries, keyed so that any write
    * to a device misses (src/inventory/probe-cache.ts); off with --no-probe-cache. An apply's or
@@ -90,6 +97,7 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
                              else /etc/lvm) with use_aio = 0, written to <state-dir>/lvm-sync-io at start;
                              the reading reports then run in one lvm shell (<state-dir>/lvm-shell)
   --no-lvm-shell             with --lvm-sync-io: run every lvm command as a process of its own
+  --lvm-shell-writes         with --lvm-sync-io: run the plan's writes (not pvmove) in the lvm shell too
   --no-probe-cache           probe every device's signatures and read all of sysfs on every inventory
                              (default: reuse them while a device's write counters and change times say
                              it cannot have changed; an apply or teardown never reuses them)
@@ -150,6 +158,7 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
     ...(c["lvm-system-dir"] ? { lvmSystemDir: c["lvm-system-dir"] } : {}),
     ...(c["lvm-sync-io"] ? { lvmSyncIo: true } : {}),
     ...(c["lvm-sync-io"] && !c["no-lvm-shell"] ? { lvmShell: true } : {}),
+    ...(c["lvm-shell-writes"] ? { lvmShellWrites: true } : {}),
     probeCache: !c["no-probe-cache"],
     ...(c["host-root"] ? { hostRoot: c["host-root"] } : {}),
     ...(c["lvm-config"] ? { lvmConfig: c["lvm-config"] } : {}),
@@ -180,6 +189,7 @@ const FLAGS = {
   "lvm-system-dir": { type: "string" },
   "lvm-sync-io": { type: "boolean" },
   "no-lvm-shell": { type: "boolean" },
+  "lvm-shell-writes": { type: "boolean" },
   "no-probe-cache": { type: "boolean" },
   "host-root": { type: "string" },
   "lvm-config": { type: "string" },
@@ -247,6 +257,7 @@ const fieldsSchema = z.object({
   "lvm-system-dir": absolutePath.optional(),
   "lvm-sync-io": z.boolean().default(false),
   "no-lvm-shell": z.boolean().default(false),
+  "lvm-shell-writes": z.boolean().default(false),
   "no-probe-cache": z.boolean().default(false),
   "host-root": absolutePath.optional(),
   "lvm-config": z.string().optional(),
@@ -313,6 +324,8 @@ function crossFlagProblems(
     );
   if (v["no-lvm-shell"] && !v["lvm-sync-io"])
     add("no-lvm-shell", "is only used with --lvm-sync-io (without it every lvm command is one-shot already)");
+  if (v["lvm-shell-writes"] && (!v["lvm-sync-io"] || v["no-lvm-shell"]))
+    add("lvm-shell-writes", "runs writes in the lvm shell, which needs --lvm-sync-io and not --no-lvm-shell");
   if (v["host-root"] !== undefined && !(v["lvm-sync-io"] && prefixed))
     add("host-root", "is only used by --lvm-sync-io with --command-prefix");
   if (typeof v.audience === "string" && v.audience.split(",").some((a) => !a.trim()))

@@ -9,7 +9,7 @@ import {
   withLvmConfig,
 } from "./lvm-command";
 import type { LvmShell } from "./lvm-shell";
-import { shellLine, shellRefusal } from "./lvm-shell-protocol";
+import { SHELL_WRITES, shellLine, shellRefusal } from "./lvm-shell-protocol";
 
 export { ALLOWED_TOOLS, CommandRefusedError, LVM_TOOLS, lvmConfigString, PROBE_TOOLS } from "./lvm-command";
 
@@ -41,11 +41,15 @@ export type CommandStartEntry = Pick<
 >;
 
 /**
- * How an lvm command was answered: in the shell, or by a process of its own and why (`stays-one-shot`: shellRefusal,
- * `no-shell`, `unconfined`, `not-quotable`, `shell-busy`, `shell-down`, `exact-error`: the shell's
- * answer was a failure or had messages, `shell-died`: the shell died under it).
+ * How an lvm command was answered: in the shell (a report, or a write), or by a process of its own and
+ * why (`stays-one-shot`: shellRefusal, `no-shell`, `unconfined`, `not-quotable`, `shell-busy`,
+ * `shell-down`, `exact-error`: the shell's answer to a report was a failure or had messages, or a
+ * write's command line was refused, `shell-died`: the shell died under a report, `shell-prompted`: a
+ * write asked a question, which only a process with its stdin closed answers "no").
  */
-export type LvmRoute = { readonly via: "shell" } | { readonly via: "one-shot"; readonly reason: string };
+export type LvmRoute =
+  | { readonly via: "shell"; readonly kind: "report" | "write" }
+  | { readonly via: "one-shot"; readonly reason: string };
 
 export interface LvmRunnerOptions {
   /**
@@ -86,11 +90,20 @@ export interface LvmRunnerOptions {
    */
   readonly logStart?: (entry: CommandStartEntry) => void;
   /**
-   * The agent's lvm shell (./lvm-shell.ts), for the reading reports shellRefusal lets through; every
-   * other command, and every report the shell cannot answer cleanly, runs one process per command.
+   * The agent's lvm shell (./lvm-shell.ts), for the reading reports shellRefusal lets through (and the
+   * writes, with `shellWrites`); every other command, and every report the shell cannot answer
+   * cleanly, runs one process per command.
    * @default undefined (every command one-shot)
    */
   readonly shell?: Pick<LvmShell, "run">;
+  /**
+   * Run the plan's writes (not pvmove) in the shell too (--lvm-shell-writes): each still checked,
+   * logged before and after, killed with the shell at its timeout; its exit status, stdout and stderr
+   * rebuilt from lvm's command log as lvm prints them; a write that prompts runs one-shot; a write
+   * under which the shell dies fails (it is never retried: it may have taken effect).
+   * @default false
+   */
+  readonly shellWrites?: boolean;
   /** Told how each lvm command was answered (for /metrics). */
   readonly routed?: (tool: string, route: LvmRoute) => void;
 }
@@ -175,10 +188,10 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
     const commandTimeout = runOptions.timeoutMs ?? timeoutMs;
     let reason = "no-shell";
     if (lvm && options.shell) {
-      const line = shellLine(words);
+      const line = shellLine(shellWords(words, devices));
       reason = runOptions.unconfined
         ? "unconfined"
-        : shellRefusal(argv, devices !== undefined) !== undefined
+        : shellRefusal(argv, { devices, writes: options.shellWrites ?? false }) !== undefined
           ? "stays-one-shot"
           : line === undefined
             ? "not-quotable"
@@ -194,7 +207,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
           runOptions.signal,
         );
         if ("stdout" in answered) {
-          options.routed?.(tool, { via: "shell" });
+          if (!write(tool)) options.routed?.(tool, { via: "shell", kind: "report" });
           return answered;
         }
         reason = answered.reason;
@@ -213,10 +226,13 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
 }
 
 /**
- * One report in the shell. Its answer when clean; a timeout or abort throws as a one-shot command's
- * would (the shell's process group was killed); otherwise why the runner must run it by itself
- * (busy or down: not run here; a failure or messages: for lvm's own exit status and stderr; the
- * shell died: retried once, a reading report being safe to run twice).
+ * One command in the shell. A report's answer when clean, a write's whenever lvm answered (a failure
+ * throws LvmCommandError with its exit status and stderr); a timeout or abort throws as a one-shot
+ * command's would (the shell's process group was killed); otherwise why the runner must run it by
+ * itself (busy or down: not run here; a report's failure or messages: for lvm's own exit status and
+ * stderr; a write's refused command line or prompt: lvm ran nothing; the shell died under a report:
+ * retried once, a reading report being safe to run twice). The shell dying under a write fails it:
+ * it may or may not have taken effect, and only the next discovery can tell.
  */
 async function inShell(
   options: LvmRunnerOptions,
@@ -233,6 +249,7 @@ async function inShell(
   let shellPid: number | undefined;
   const outcome = await shell.run(line, {
     timeoutMs,
+    write: write(tool),
     ...(signal ? { signal } : {}),
     onStart: (pid) => {
       shellPid = pid;
@@ -279,16 +296,51 @@ async function inShell(
       options.log?.(endEntry(tool, full, argv, startedAt, durationMs, stopped, { via: "shell", shellPid }));
       throw commandError(argv, stopped);
     }
+    case "wrote":
+      options.log?.(entry({ exitCode: outcome.exitCode }));
+      options.routed?.(tool, { via: "shell", kind: "write" });
+      if (outcome.exitCode !== 0) throw new LvmCommandError(argv, outcome.exitCode, outcome.stderr);
+      return { argv, stdout: outcome.stdout, stderr: outcome.stderr, durationMs };
     case "answered":
       options.log?.(entry({ exitCode: outcome.exitCode, rerun: outcome.why }));
       return { reason: "exact-error" };
-    case "died":
+    case "prompted":
       options.log?.(
-        entry({ exitCode: null, ...(outcome.signal ? { signal: outcome.signal } : {}), rerun: outcome.why }),
+        entry({ exitCode: null, signal: "SIGKILL", rerun: `lvm asked: ${outcome.prompt.trim()}` }),
       );
+      return { reason: "shell-prompted" };
+    case "died": {
+      const how = outcome.signal ? { signal: outcome.signal } : {};
+      if (write(tool)) {
+        options.log?.(entry({ exitCode: null, ...how }));
+        options.routed?.(tool, { via: "shell", kind: "write" });
+        throw new LvmCommandError(argv, null, "", {
+          ...how,
+          cause: `${outcome.why} while it ran this write: it may or may not have taken effect, so it was not run again; the next plan shows what it did`,
+        });
+      }
+      options.log?.(entry({ exitCode: null, ...how, rerun: outcome.why }));
       if (signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
       return { reason: "shell-died" };
+    }
   }
+}
+
+/**
+ * The words sent to the shell: a confined agent's writes name its devices with `--devices` too. lvm's
+ * shell keeps a report's `--devices` in a state in which a later command without it sees no device
+ * ("device is not in devices list"), so each command of a confined agent's shell names them: the same
+ * devices its filter accepts, so lvm sees what it sees one-shot.
+ */
+function shellWords(words: readonly string[], devices: readonly string[] | undefined): readonly string[] {
+  if (!devices || !write(words[0]!)) return words;
+  // words: the tool, --config and its value, then the caller's argv.
+  return [...words.slice(0, 3), "--devices", devices.join(","), ...words.slice(3)];
+}
+
+/** A writing lvm command (the shell answers it with its output rebuilt from lvm's log). */
+function write(tool: string): boolean {
+  return (SHELL_WRITES as readonly string[]).includes(tool);
 }
 
 function endEntry(
@@ -345,9 +397,11 @@ function describeFailure(
     ? "timed out"
     : details.aborted
       ? "was aborted"
-      : exitCode === null
-        ? `did not run (${details.cause ?? details.signal ?? "unknown"})`
-        : `exited ${exitCode}`;
+      : exitCode === null && details.signal && details.cause
+        ? `did not finish (${details.cause})`
+        : exitCode === null
+          ? `did not run (${details.cause ?? details.signal ?? "unknown"})`
+          : `exited ${exitCode}`;
   const err = stderr.trim();
   return `${argv.join(" ")} ${how}${err ? `: ${err}` : ""}`;
 }

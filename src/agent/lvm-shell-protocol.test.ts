@@ -1,4 +1,4 @@
-import { parseShellAnswer, shellLine, shellRefusal } from "./lvm-shell-protocol";
+import { isPrompt, parseShellAnswer, shellLine, shellRefusal, writeOutput } from "./lvm-shell-protocol";
 
 /** What lvm 2.03.16's shell wrote to LVM_REPORT_FD for `pvs --reportformat json` (captured on this machine). */
 const CAPTURED = [
@@ -80,26 +80,101 @@ describe("shellLine", () => {
 
 describe("shellRefusal: what stays one process per command", () => {
   const json = ["--reportformat", "json"];
+  const mine = ["/dev/loop0", "/dev/loop1"];
+  const unconfined = { devices: undefined };
+  const confined = { devices: mine };
+  const withWrites = (scope: { devices: string[] | undefined }) => ({ ...scope, writes: true });
   it.each([
-    [["lvm", "fullreport", ...json, "--units", "b", "--nosuffix"], false],
-    [["lvm", "fullreport", ...json, "--devices", "/dev/loop0,/dev/loop1"], true],
-    [["vgs", ...json, "-o", "vg_name"], false],
-    [["pvs", ...json], false],
-  ])("lets %j through (confined %s)", (argv, confined) => {
-    expect(shellRefusal(argv, confined)).toBeUndefined();
+    [["lvm", "fullreport", ...json, "--units", "b", "--nosuffix"], unconfined],
+    [["lvm", "fullreport", ...json, "--devices", "/dev/loop0,/dev/loop1"], confined],
+    [["vgs", ...json, "-o", "vg_name"], unconfined],
+    [["pvs", ...json], unconfined],
+    [["pvcreate", "/dev/loop0"], withWrites(unconfined)],
+    [["vgcreate", "--addtag", "owner", "vg1", "/dev/loop0", "/dev/loop1"], withWrites(confined)],
+    [
+      [
+        "lvcreate",
+        "--type",
+        "thin-pool",
+        "--name",
+        "p",
+        "--extents",
+        "90%VG",
+        "--chunksize",
+        "64k",
+        "--poolmetadatasize",
+        "8m",
+        "--zero",
+        "y",
+        "--addtag",
+        "o",
+        "vg1",
+      ],
+      withWrites(confined),
+    ],
+    [["lvchange", "--activate", "n", "vg1/p"], withWrites(unconfined)],
+    [["vgremove", "--force", "vg1"], withWrites(unconfined)],
+  ])("lets %j through (%j)", (argv, scope) => {
+    expect(shellRefusal(argv, scope)).toBeUndefined();
   });
 
   it.each([
-    [["pvcreate", "/dev/loop0"], false, /not a reading report/],
-    [["pvmove", "--interval", "5", "/dev/loop0"], false, /not a reading report/],
-    [["lvm", "config", "--type", "current"], false, /not a reading report/],
-    [["pvs"], false, /--reportformat json/],
-    [["pvs", "--reportformat", "basic"], false, /--reportformat json/],
-    [["pvs", ...json, "--reportformat", "json"], false, /--reportformat json/],
-    [["pvs", ...json, "--foreign"], false, /--foreign is not an option known to be safe/],
-    [["lvm", "fullreport", ...json], true, /confined agent's shell runs only reports naming --devices/],
-    [["lvm", "fullreport", ...json, "--devices", "/dev/loop0"], false, /--devices would stay set/],
-  ])("keeps %j one-shot (confined %s)", (argv, confined, why) => {
-    expect(shellRefusal(argv, confined)).toMatch(why);
+    [["pvcreate", "/dev/loop0"], unconfined, /writes run in the shell only with --lvm-shell-writes/],
+    [["vgremove", "vg1"], confined, /writes run in the shell only with --lvm-shell-writes/],
+    [["pvmove", "--interval", "1", "/dev/loop0"], withWrites(unconfined), /not a reading report/],
+    [["pvcreate", "--yes", "/dev/loop0"], withWrites(unconfined), /--yes is not an option known to be safe/],
+    [
+      ["vgcreate", "--devices", "/dev/loop0", "vg1", "/dev/loop0"],
+      withWrites(confined),
+      /--devices is not an option/,
+    ],
+    [["lvm", "config", "--type", "current"], unconfined, /not a reading report/],
+    [["pvs"], unconfined, /--reportformat json/],
+    [["pvs", "--reportformat", "basic"], unconfined, /--reportformat json/],
+    [["pvs", ...json, "--reportformat", "json"], unconfined, /--reportformat json/],
+    [["pvs", ...json, "--foreign"], unconfined, /--foreign is not an option known to be safe/],
+    [["lvm", "fullreport", ...json], confined, /only reports naming --devices with exactly its devices/],
+    // A subset would stay set for the writes after it, which would then not see the rest of a group.
+    [["lvm", "fullreport", ...json, "--devices", "/dev/loop0"], confined, /exactly its devices/],
+    [["lvm", "fullreport", ...json, "--devices", "/dev/loop1,/dev/loop0"], confined, /exactly its devices/],
+    [["lvm", "fullreport", ...json, "--devices", "/dev/loop0"], unconfined, /--devices would stay set/],
+  ])("keeps %j one-shot (%j)", (argv, scope, why) => {
+    expect(shellRefusal(argv, scope)).toMatch(why);
+  });
+});
+
+describe("writeOutput: a write's output as lvm prints it run by itself", () => {
+  const entry = (log_type: string, log_message: string, log_context = "processing") => ({
+    log_type,
+    log_context,
+    log_message,
+  });
+  it("prints to stdout, errors and warnings to stderr, indented by two spaces; statuses not at all", () => {
+    expect(
+      writeOutput({
+        retCode: 5,
+        messages: [
+          entry("warn", "Device read short 131072 bytes remaining"),
+          entry("error", "Cannot use /dev/loop7: device is rejected by filter config"),
+          entry("status", "failure"),
+          entry("print", 'Physical volume "/dev/loop1" successfully created.'),
+        ],
+      }),
+    ).toEqual({
+      stdout: '  Physical volume "/dev/loop1" successfully created.\n',
+      stderr:
+        "  Device read short 131072 bytes remaining\n  Cannot use /dev/loop7: device is rejected by filter config\n",
+    });
+    expect(writeOutput({ retCode: 1, messages: [] }, "raw\n")).toEqual({ stdout: "", stderr: "raw\n" });
+  });
+
+  it("tells a prompt waiting for its answer", () => {
+    expect(isPrompt("WARNING: ext4 signature detected on /dev/loop0 at offset 1080. Wipe it? [y/n]: ")).toBe(
+      true,
+    );
+    expect(
+      isPrompt("WARNING: ext4 signature detected on /dev/loop0 at offset 1080. Wipe it? [y/n]: [n]\n"),
+    ).toBe(false);
+    expect(isPrompt("  Device read short\n")).toBe(false);
   });
 });

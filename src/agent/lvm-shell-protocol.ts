@@ -10,9 +10,14 @@
  *   (`log_context` "shell", `log_object_type` "cmd", `log_type` "status"). That entry ends the answer.
  * - In a shell, `--reportformat` is ignored: the format is the configuration's `report/output_format`,
  *   so the shell's copy sets "json" and only commands asking for `--reportformat json` go through it.
- * - lvm's messages (errors, warnings, prints) go into the command log instead of stderr: a command
+ * - lvm's messages (errors, warnings, prints) go into the command log instead of stderr: a report
  *   whose log holds anything but its status, or that failed, is not answered from the shell (the
- *   runner re-runs it by itself, so its error carries lvm's own exit status and stderr).
+ *   runner re-runs it by itself, so its error carries lvm's own exit status and stderr). A write is
+ *   never re-run: its output is rebuilt from the log as lvm prints it one-shot (writeOutput).
+ * - A prompt ("... Wipe it? [y/n]: ") is the one thing lvm writes to stderr in the shell, and it reads
+ *   the answer from the shell's stdin. The agent never answers yes (one-shot, stdin is closed: lvm
+ *   takes "no" and fails); lvm asks before it changes anything, so a write that prompts is killed
+ *   with the shell there and run one-shot (isPrompt).
  * - The shell splits a line at white space; a word that begins with ' or " runs to the next same
  *   quote, with no escapes; a word beginning with # ends the line; 64 words at most.
  */
@@ -37,6 +42,23 @@ export const LVM_SHELL_SETTINGS: ReadonlyMap<string, string> = new Map([
 
 /** The report commands that may run in the shell: reading only, and printing a JSON report. */
 const SHELL_REPORTS = ["fullreport", "pvs", "vgs", "lvs"];
+/**
+ * The writing commands that may run in the shell when the agent is told to (--lvm-shell-writes): the
+ * plan's steps but pvmove, which runs for minutes polling at --interval and would hold the shell.
+ */
+export const SHELL_WRITES = [
+  "pvcreate",
+  "vgcreate",
+  "vgextend",
+  "vgreduce",
+  "pvremove",
+  "pvchange",
+  "lvcreate",
+  "lvextend",
+  "lvchange",
+  "lvremove",
+  "vgremove",
+] as const;
 /** lvm_split's MAX_ARGS is 64, the command's name included; stay clear of it. */
 const MAX_SHELL_WORDS = 60;
 
@@ -56,41 +78,86 @@ const SHELL_OPTIONS = new Map([
 ]);
 
 /**
- * Why a command the runner was asked to run stays one process per command, or undefined when it may
- * run in the shell. One-shot: every command that writes (their stderr and exit status are journaled
- * as lvm prints them, and a kill -9 of the agent must not leave a half-read shell another operation
- * could use), pvmove (runs for minutes, polling at --interval: it would hold the shell), anything not
- * a JSON report (the shell prints only its configured format), a report with an option not in
- * SHELL_OPTIONS, and the confined agent's unconfined `vgs` (decided by the runner: it must not share
- * a process whose device filter is the agent's).
- *
- * `confined`: the runner gives every lvm command a device filter of its --devices; discovery then
- * names them with `--devices` too. Since the shell keeps `--devices` (above), a confined agent's shell
- * runs only reports naming `--devices`, an unconfined agent's only reports without it.
+ * Options a write may give in the shell: exactly those the plan's steps use (src/planner/argv.ts),
+ * checked on lvm 2.03.16 to give in the shell what they give one-shot (test/agent/lvm-shell.test.ts).
+ * `--devices` is not one of them: the runner adds it, with exactly the agent's devices, to a confined
+ * agent's writes in the shell (see shellRefusal).
  */
-export function shellRefusal(argv: readonly string[], confined: boolean): string | undefined {
+const SHELL_WRITE_OPTIONS = new Map([
+  ["--addtag", true],
+  ["--extents", true],
+  ["--name", true],
+  ["--type", true],
+  ["--chunksize", true],
+  ["--poolmetadatasize", true],
+  ["--zero", true],
+  ["--activate", true],
+  ["--force", false],
+]);
+
+/** What the runner may send to its shell: reports always, the plan's writes when told to. */
+export interface ShellScope {
+  /**
+   * The agent's devices (a confined agent: every lvm command gets a filter of exactly these), or
+   * undefined (unconfined).
+   */
+  readonly devices: readonly string[] | undefined;
+  /** Writes too (--lvm-shell-writes). @default false */
+  readonly writes?: boolean;
+}
+
+/**
+ * Why a command the runner was asked to run stays one process per command, or undefined when it may
+ * run in the shell. One-shot: pvmove (runs for minutes, polling at --interval: it would hold the
+ * shell), every other write unless the agent was told to run writes in the shell, a write with an
+ * option not in SHELL_WRITE_OPTIONS, anything not a JSON report (the shell prints only its configured
+ * format), a report with an option not in SHELL_OPTIONS, and the confined agent's unconfined `vgs`
+ * (decided by the runner: it must not share a process whose device filter is the agent's).
+ *
+ * `--devices`, which lvm's shell keeps for the commands after (above), in a state in which a later
+ * command without it sees no device at all: a confined agent's shell runs only reports naming
+ * `--devices` with exactly the agent's devices, and the runner gives its writes the same `--devices`
+ * (the devices its filter accepts: what lvm sees one-shot); an unconfined agent's shell runs only
+ * commands without it.
+ */
+export function shellRefusal(argv: readonly string[], scope: ShellScope): string | undefined {
   const [tool, sub] = argv;
+  if ((SHELL_WRITES as readonly string[]).includes(tool ?? "")) {
+    if (!scope.writes) return `${tool} writes (writes run in the shell only with --lvm-shell-writes)`;
+    return optionRefusal(argv.slice(1), SHELL_WRITE_OPTIONS);
+  }
   const report = tool === "lvm" ? sub : tool;
   if (report === undefined || !SHELL_REPORTS.includes(report))
     return `${tool === "lvm" ? `lvm ${sub ?? ""}`.trim() : tool} is not a reading report`;
   const words = argv.slice(tool === "lvm" ? 2 : 1);
+  const refused = optionRefusal(words, SHELL_OPTIONS);
+  if (refused) return refused;
   const formats: string[] = [];
-  let devices = false;
+  const devices: string[] = [];
   for (let i = 0; i < words.length; i++) {
-    const w = words[i]!;
-    if (!w.startsWith("-")) continue;
-    const takesValue = SHELL_OPTIONS.get(w);
-    if (takesValue === undefined) return `${w} is not an option known to be safe in a shared lvm process`;
-    if (w === "--reportformat") formats.push(words[i + 1] ?? "");
-    if (w === "--devices") devices = true;
-    if (takesValue) i++;
+    if (words[i] === "--reportformat") formats.push(words[i + 1] ?? "");
+    if (words[i] === "--devices") devices.push(words[i + 1] ?? "");
   }
   if (formats.length !== 1 || formats[0] !== "json")
     return "only reports asking for --reportformat json run in the shell (it prints JSON only)";
-  if (devices !== confined)
-    return confined
-      ? "a confined agent's shell runs only reports naming --devices (lvm's shell keeps --devices)"
-      : "--devices would stay set in lvm's shell for the reports after this one";
+  if (!scope.devices)
+    return devices.length
+      ? "--devices would stay set in lvm's shell for the reports after this one"
+      : undefined;
+  if (devices.length !== 1 || devices[0] !== scope.devices.join(","))
+    return "a confined agent's shell runs only reports naming --devices with exactly its devices (lvm's shell keeps --devices)";
+  return undefined;
+}
+
+/** Why the first option in `words` not in `allowed` keeps the command one-shot; undefined when all are allowed. */
+function optionRefusal(words: readonly string[], allowed: ReadonlyMap<string, boolean>): string | undefined {
+  for (let i = 0; i < words.length; i++) {
+    const w = words[i]!;
+    if (!w.startsWith("-")) continue;
+    const takesValue = allowed.get(w);
+    if (takesValue === undefined) return `${w} is not an option known to be safe in a shared lvm process`;
+    if (takesValue) i++;
+  }
   return undefined;
 }
 
@@ -171,3 +238,30 @@ export function parseShellAnswer(text: string): ShellAnswer | undefined {
 export function exitStatusOf(retCode: number): number {
   return retCode === 1 ? 0 : retCode;
 }
+
+/**
+ * A write's stdout and stderr as lvm prints them run by itself, from its answer in the shell: each
+ * `print` entry is a line of stdout, each other entry (error, warn) a line of stderr, with the two
+ * spaces lvm indents its messages by (checked against one-shot runs of the plan's writes, failing and
+ * succeeding, in test/agent/lvm-shell.test.ts). `extra`: what the command wrote to stderr itself.
+ */
+export function writeOutput(answer: ShellAnswer, extra = ""): { stdout: string; stderr: string } {
+  let stdout = "";
+  let stderr = extra;
+  for (const m of answer.messages) {
+    // Per-object statuses ("failure" of a volume group) are the log's own, never printed.
+    if (m.log_type === "status") continue;
+    const line = `  ${m.log_message ?? ""}\n`;
+    if (m.log_type === "print") stdout += line;
+    else stderr += line;
+  }
+  return { stdout, stderr };
+}
+
+/** lvm asking a yes/no question on stderr (it then waits for the answer on the shell's stdin). */
+export function isPrompt(stderr: string): boolean {
+  return /\[y\/n\]: $/.test(stderr);
+}
+
+/** lvm's return code for a command line it refused to parse: nothing ran. */
+export const EINVALID_CMD_LINE = 3;

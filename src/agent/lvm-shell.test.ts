@@ -1,4 +1,4 @@
-import { FakeLvmShell, oneShotText } from "../../test/support/agent/fake-lvm-shell";
+import { FakeLvmShell, oneShotText, type FakeReply } from "../../test/support/agent/fake-lvm-shell";
 import { createLvmRunner, LvmCommandError, type CommandLogEntry, type LvmRoute } from "./lvm-runner";
 import { LvmShell, type ShellEnd } from "./lvm-shell";
 import { AgentMetrics } from "./metrics";
@@ -70,7 +70,10 @@ describe("the runner's lvm shell", () => {
     expect(lines[1]).toMatch(
       /^'lvm' 'fullreport' '--config' 'devices \{ use_devicesfile=0 \}' '--reportformat' 'json'/,
     );
-    expect(t.routes).toEqual([{ via: "shell" }, { via: "shell" }]);
+    expect(t.routes).toEqual([
+      { via: "shell", kind: "report" },
+      { via: "shell", kind: "report" },
+    ]);
     expect(t.starts).toHaveLength(2);
     expect(t.log.map((e) => [e.via, e.exitCode, e.shellPid])).toEqual([
       ["shell", 0, 1000],
@@ -156,7 +159,7 @@ describe("the runner's lvm shell", () => {
     expect(t.ends).toEqual(["died"]);
     await t.run(REPORT);
     expect(t.fake.processes).toHaveLength(2);
-    expect(t.routes[1]).toEqual({ via: "shell" });
+    expect(t.routes[1]).toEqual({ via: "shell", kind: "report" });
   });
 
   it("fails with the retry's own error when the report fails by itself too", async () => {
@@ -191,7 +194,11 @@ describe("the runner's lvm shell", () => {
     release!();
     await inShell;
     expect(meanwhile.stdout).toBe(oneShotText(ROWS));
-    expect(t.routes).toEqual([{ via: "shell" }, { via: "one-shot", reason: "shell-busy" }, { via: "shell" }]);
+    expect(t.routes).toEqual([
+      { via: "shell", kind: "report" },
+      { via: "one-shot", reason: "shell-busy" },
+      { via: "shell", kind: "report" },
+    ]);
   });
 
   it("goes one-shot for a while when a new shell does not answer its first command, and says so in /metrics", async () => {
@@ -215,7 +222,7 @@ describe("the runner's lvm shell", () => {
     expect(await metrics.render(undefined, new Set())).toMatch(/^pulumi_lvm_agent_lvm_shell_available 1$/m);
     await t.run(REPORT);
     expect(t.fake.processes).toHaveLength(2);
-    expect(t.routes.at(-1)).toEqual({ via: "shell" });
+    expect(t.routes.at(-1)).toEqual({ via: "shell", kind: "report" });
   });
 
   it("goes one-shot when the shell cannot be spawned", async () => {
@@ -257,6 +264,105 @@ describe("the runner's lvm shell", () => {
       { via: "one-shot", reason: "unconfined" },
       { via: "one-shot", reason: "stays-one-shot" },
     ]);
+  });
+
+  describe("writes (--lvm-shell-writes)", () => {
+    const PVCREATE = ["pvcreate", "/dev/loop3"];
+    function writer(reply: ConstructorParameters<typeof FakeLvmShell>[0]) {
+      const t = setup(reply);
+      const run = createLvmRunner({
+        commandPrefix: [process.execPath, "-e", ONE_SHOT_TOOL, "--"],
+        shell: t.shell,
+        shellWrites: true,
+        log: (e) => t.log.push(e),
+        routed: (_tool, r) => t.routes.push(r),
+        timeoutMs: 20_000,
+      });
+      return { ...t, run };
+    }
+
+    it("answers a write in the shell with what lvm prints one-shot on stdout", async () => {
+      const t = writer((line) =>
+        line.startsWith("formats")
+          ? {}
+          : { prints: ['Physical volume \\"/dev/loop3\\" successfully created.'] },
+      );
+      const r = await t.run(PVCREATE);
+      expect(r).toMatchObject({
+        stdout: '  Physical volume "/dev/loop3" successfully created.\n',
+        stderr: "",
+      });
+      expect(t.fake.current!.lines[1]).toMatch(/^'pvcreate' '--config' '.*' '\/dev\/loop3'\n$/);
+      expect(t.routes).toEqual([{ via: "shell", kind: "write" }]);
+      expect(t.log).toHaveLength(1);
+      expect(t.log[0]).toMatchObject({ via: "shell", exitCode: 0, requested: PVCREATE });
+    });
+
+    it("fails a write with lvm's exit status and its messages as stderr, without running it again", async () => {
+      const t = writer((line) =>
+        line.startsWith("formats")
+          ? {}
+          : { retCode: 5, messages: ["A volume group called vg0 already exists."] },
+      );
+      const err = await t.run(["vgcreate", "vg0", "/dev/loop3"]).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LvmCommandError);
+      expect(err).toMatchObject({ exitCode: 5, stderr: "  A volume group called vg0 already exists.\n" });
+      expect((err as Error).message).toBe(
+        "vgcreate vg0 /dev/loop3 exited 5: A volume group called vg0 already exists.",
+      );
+      expect(t.log).toHaveLength(1); // no one-shot run after it
+      expect(t.routes).toEqual([{ via: "shell", kind: "write" }]);
+    });
+
+    it("runs a refused command line (lvm ran nothing) by itself, for lvm's exact usage error", async () => {
+      const t = writer((line) => (line.startsWith("formats") ? {} : { retCode: 3, messages: ["bad"] }));
+      await t.run(PVCREATE);
+      expect(t.routes).toEqual([{ via: "one-shot", reason: "exact-error" }]);
+      expect(t.log.map((e) => [e.via, e.exitCode])).toEqual([
+        ["shell", 3],
+        [undefined, 0],
+      ]);
+    });
+
+    it("kills the shell at a prompt (lvm changed nothing yet) and runs the write by itself, where lvm reads no", async () => {
+      const prompt = "WARNING: ext4 signature detected on /dev/loop3 at offset 1080. Wipe it? [y/n]: ";
+      const t = writer((line): FakeReply => (line.startsWith("formats") ? {} : { prompt }));
+      const r = await t.run(PVCREATE);
+      expect(r.stdout).toBe(oneShotText(ROWS)); // the stand-in tool's one-shot answer
+      expect(t.fake.processes[0]!.signals).toEqual(["SIGKILL"]);
+      expect(t.ends).toEqual(["prompt"]);
+      expect(t.routes).toEqual([{ via: "one-shot", reason: "shell-prompted" }]);
+      expect(t.log[0]).toMatchObject({
+        via: "shell",
+        exitCode: null,
+        signal: "SIGKILL",
+        rerun: `lvm asked: ${prompt.trim()}`,
+      });
+      expect(t.log[1]!.via).toBeUndefined();
+    });
+
+    it("fails a write under which the shell died, and never runs it again (it may have taken effect)", async () => {
+      const t = writer((line) => (line.startsWith("formats") ? {} : "die"));
+      const err = await t.run(PVCREATE).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(LvmCommandError);
+      expect(err).toMatchObject({ exitCode: null, details: { signal: "SIGKILL" } });
+      expect((err as Error).message).toBe(
+        "pvcreate /dev/loop3 did not finish (the lvm shell was killed by SIGKILL while it ran this write: it may or may not have taken effect, so it was not run again; the next plan shows what it did)",
+      );
+      expect(t.log).toHaveLength(1);
+      expect(t.ends).toEqual(["died"]);
+    });
+
+    it("still runs pvmove and options not checked in the shell one-shot", async () => {
+      const t = writer(() => ({}));
+      await t.run(["pvmove", "--interval", "1", "/dev/loop3"]);
+      await t.run(["pvcreate", "--yes", "/dev/loop3"]);
+      expect(t.fake.processes).toHaveLength(0);
+      expect(t.routes).toEqual([
+        { via: "one-shot", reason: "stays-one-shot" },
+        { via: "one-shot", reason: "stays-one-shot" },
+      ]);
+    });
   });
 
   it("closes the shell: stdin ended, later reports one-shot", async () => {

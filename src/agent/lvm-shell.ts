@@ -1,8 +1,16 @@
 import { spawn } from "node:child_process";
-import { exitStatusOf, parseShellAnswer, type ShellAnswer } from "./lvm-shell-protocol";
+import {
+  EINVALID_CMD_LINE,
+  exitStatusOf,
+  isPrompt,
+  parseShellAnswer,
+  writeOutput,
+  type ShellAnswer,
+} from "./lvm-shell-protocol";
 
 /**
- * One long-lived `lvm` shell for the agent's reading reports (issue 18; docs/lvm-performance.md):
+ * One long-lived `lvm` shell for the agent's reading reports, and its writes when told to (issue 18;
+ * docs/lvm-performance.md):
  * commands on stdin, answers delimited by the command log on LVM_REPORT_FD (./lvm-shell-protocol.ts).
  * The runner decides what may run here and logs each command; this file only runs the process:
  *
@@ -36,10 +44,10 @@ export interface LvmShellOptions {
 
 export interface LvmShellObserver {
   started?(pid: number | undefined): void;
-  /** `why`: "timeout", "aborted", "died", "protocol", "start-failed", "closed". */
+  /** `why`: "timeout", "aborted", "died", "protocol", "prompt", "start-failed", "closed". */
   ended?(why: ShellEnd): void;
 }
-export type ShellEnd = "timeout" | "aborted" | "died" | "protocol" | "start-failed" | "closed";
+export type ShellEnd = "timeout" | "aborted" | "died" | "protocol" | "prompt" | "start-failed" | "closed";
 
 /** The shell process as LvmShell uses it: the real one spawns lvm in its own process group. */
 export interface ShellProcess {
@@ -58,6 +66,13 @@ export type ShellOutcome =
   | { readonly kind: "ok"; readonly stdout: string }
   /** lvm answered, but not cleanly (failed, or printed messages): re-run it by itself for its exact error. */
   | { readonly kind: "answered"; readonly exitCode: number; readonly why: string }
+  /** A write's answer: its exit status, stdout and stderr as lvm prints them run by itself (writeOutput). */
+  | { readonly kind: "wrote"; readonly exitCode: number; readonly stdout: string; readonly stderr: string }
+  /**
+   * A write asked a question (`prompt`, on stderr): the shell was killed there, before lvm changed
+   * anything; run it by itself, where lvm reads "no" from a closed stdin.
+   */
+  | { readonly kind: "prompted"; readonly prompt: string }
   | { readonly kind: "timed-out" | "aborted"; readonly stderr: string; readonly signal?: string }
   /** The shell died or garbled its answer while the command ran; `why` says how. */
   | { readonly kind: "died"; readonly why: string; readonly signal?: string }
@@ -69,12 +84,20 @@ export interface ShellRunOptions {
   readonly signal?: AbortSignal;
   /** Called synchronously right before the command is written to the shell (the runner logs its start). */
   readonly onStart?: (pid: number | undefined) => void;
+  /** A writing command: answered with its output rebuilt from the log ("wrote"), or "prompted". @default false */
+  readonly write?: boolean;
 }
 
 interface Pending {
   readonly proc: ShellProcess;
+  readonly write: boolean;
   text: string;
+  /** What the command wrote to stdout and stderr itself (not in its answer), in order. */
   readonly extra: string[];
+  stdout: string;
+  stderr: string;
+  /** A write's prompt was seen on stderr. */
+  readonly prompted: (prompt: string) => void;
   readonly settle: (outcome: ShellOutcome | "protocol") => void;
   readonly exited: (code: number | null, signal: string | null, error?: string) => void;
 }
@@ -109,7 +132,7 @@ export class LvmShell {
       if (!proc || this.closed) return { kind: "unavailable", why: "down" };
       if (options.signal?.aborted) return { kind: "aborted", stderr: "" };
       options.onStart?.(proc.pid);
-      return await this.exchange(proc, line, options.timeoutMs, options.signal);
+      return await this.exchange(proc, line, options.timeoutMs, options.signal, options.write ?? false);
     } finally {
       this.busy = false;
     }
@@ -144,7 +167,13 @@ export class LvmShell {
     // The first answer proves the configuration took (an lvm without the command log would never
     // delimit a command): `formats` reads no device and prints one line.
     this.probing = proc;
-    const first = await this.exchange(proc, "formats\n", this.options.startTimeoutMs ?? 10_000, undefined);
+    const first = await this.exchange(
+      proc,
+      "formats\n",
+      this.options.startTimeoutMs ?? 10_000,
+      undefined,
+      false,
+    );
     this.probing = undefined;
     this.starting = undefined;
     if ((first.kind === "answered" || first.kind === "ok") && this.proc === proc) return proc;
@@ -160,9 +189,10 @@ export class LvmShell {
     line: string,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    write: boolean,
   ): Promise<ShellOutcome> {
     return new Promise<ShellOutcome>((resolve) => {
-      let stopping: "timed-out" | "aborted" | undefined;
+      let stopping: "timed-out" | "aborted" | "prompted" | undefined;
       let killTimer: NodeJS.Timeout | undefined;
       let settled = false;
       const finish = (outcome: ShellOutcome) => {
@@ -186,8 +216,19 @@ export class LvmShell {
       signal?.addEventListener("abort", onAbort, { once: true });
       const pending: Pending = {
         proc,
+        write,
         text: "",
         extra: [],
+        stdout: "",
+        stderr: "",
+        prompted: (prompt) => {
+          if (stopping) return;
+          // lvm waits for an answer on our stdin and has changed nothing yet: kill it there.
+          stopping = "prompted";
+          this.forget(proc, "prompt");
+          proc.killGroup("SIGKILL");
+          finish({ kind: "prompted", prompt });
+        },
         settle: (result) => {
           if (stopping) return; // its end is the process's exit
           if (result !== "protocol") return finish(result);
@@ -196,6 +237,7 @@ export class LvmShell {
           finish({ kind: "died", why: "the lvm shell wrote output that is not an answer" });
         },
         exited: (code, sig, error) => {
+          if (stopping === "prompted") return; // answered already
           if (stopping)
             return finish({
               kind: stopping,
@@ -228,15 +270,17 @@ export class LvmShell {
       p.text = "";
       // Output the command wrote to stdout or stderr before its answer is in the same poll; let it
       // arrive before judging the answer.
-      setImmediate(() => p.settle(judge(answer, p.extra)));
+      setImmediate(() => p.settle(judge(answer, p)));
     });
     const other = (stream: "stdout" | "stderr") => (chunk: string) => {
       // The shell prints a newline on stdout at its end (after stdin closed); anything else on stdout
       // or stderr belongs to the command running, or is a sign the shell is not what we think.
       if (stream === "stdout" && chunk.trim() === "") return;
       const p = mine();
-      if (p) p.extra.push(chunk);
-      else this.unexpected(proc);
+      if (!p) return this.unexpected(proc);
+      p.extra.push(chunk);
+      p[stream] += chunk;
+      if (p.write && stream === "stderr" && isPrompt(p.stderr)) p.prompted(p.stderr);
     };
     proc.onData("stdout", other("stdout"));
     proc.onData("stderr", other("stderr"));
@@ -258,8 +302,16 @@ export class LvmShell {
   }
 }
 
-function judge(answer: ShellAnswer, extra: readonly string[]): ShellOutcome {
+function judge(answer: ShellAnswer, p: Pending): ShellOutcome {
   const exitCode = exitStatusOf(answer.retCode);
+  if (p.write) {
+    // A command line lvm refused ran nothing: the runner runs it by itself for lvm's exact usage error.
+    if (answer.retCode === EINVALID_CMD_LINE)
+      return { kind: "answered", exitCode, why: "lvm refused the command line (nothing ran)" };
+    const out = writeOutput(answer, p.stderr);
+    return { kind: "wrote", exitCode, stdout: p.stdout + out.stdout, stderr: out.stderr };
+  }
+  const extra = p.extra;
   if (exitCode !== 0) return { kind: "answered", exitCode, why: `lvm returned ${answer.retCode}` };
   if (answer.messages.length || extra.length)
     return { kind: "answered", exitCode, why: "lvm printed messages (the shell moves them out of stderr)" };

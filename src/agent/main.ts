@@ -82,7 +82,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       ...(config.lvmConfig ? { lvmConfig: config.lvmConfig } : {}),
       ...(lvmSystemDir ? { lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
-      ...(shell ? { shell } : {}),
+      ...(shell ? { shell, shellWrites: config.lvmShellWrites ?? false } : {}),
       routed: (_tool, route) => metrics.recordLvmRoute(route),
       // Each command gets a "start" line before it runs and an "end" line after: after kill -9 the
       // log still shows the command that was running.

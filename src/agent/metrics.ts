@@ -60,7 +60,7 @@ export class AgentMetrics extends RegistryMetrics {
     );
     this.lvmCommands = this.counter(
       "pulumi_lvm_agent_lvm_commands_total",
-      'lvm commands by how they ran: via="shell" (answered by the agent\'s lvm shell) or "one-shot" (a process of their own), and why one-shot (stays-one-shot, no-shell, unconfined, not-quotable, shell-busy, shell-down, exact-error, shell-died).',
+      'lvm commands by how they ran: via="shell" (answered by the agent\'s lvm shell; reason "report" or "write") or "one-shot" (a process of their own), and why one-shot (stays-one-shot, no-shell, unconfined, not-quotable, shell-busy, shell-down, exact-error, shell-died, shell-prompted).',
       ["via", "reason"],
     );
     this.lvmShellStarts = this.counter(
@@ -70,7 +70,7 @@ export class AgentMetrics extends RegistryMetrics {
     );
     this.lvmShellEnds = this.counter(
       "pulumi_lvm_agent_lvm_shell_ends_total",
-      "lvm shells that ended, by reason (timeout, aborted, died, protocol, start-failed, closed).",
+      "lvm shells that ended, by reason (timeout, aborted, died, protocol, prompt: killed at a write's question, start-failed, closed).",
       ["reason"],
     );
     this.discoveryCache = this.counter(
@@ -88,7 +88,7 @@ export class AgentMetrics extends RegistryMetrics {
 
   /** How the runner answered one lvm command (LvmRunnerOptions.routed). */
   recordLvmRoute(route: LvmRoute): void {
-    this.lvmCommands.inc({ via: route.via, reason: route.via === "shell" ? "report" : route.reason });
+    this.lvmCommands.inc({ via: route.via, reason: route.via === "shell" ? route.kind : route.reason });
   }
 
   /** The lvm shell's starts and ends (LvmShellOptions.observer), and its availability for the gauge. */

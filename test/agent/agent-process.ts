@@ -16,7 +16,8 @@ const PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
 /**
  * Set (to 1) when running the agent's integration tests: every agent they start gets --lvm-sync-io,
  * so its reading reports run in its lvm shell (issue 18), e.g.
- * `PULUMI_LVM_TEST_LVM_SHELL=1 npx jest test/agent/crash.test.ts`.
+ * `PULUMI_LVM_TEST_LVM_SHELL=1 npx jest test/agent/crash.test.ts`; set to `writes`: --lvm-shell-writes
+ * too, so the plan's writes run there as well.
  */
 export const LVM_SHELL_ENV = "PULUMI_LVM_TEST_LVM_SHELL";
 
@@ -78,9 +79,14 @@ process.on("exit", () => {
  * wrappers run commands in this mount namespace) also --host-root /, which --lvm-sync-io then needs.
  */
 function lvmShellArgs(extraArgs: readonly string[]): string[] {
-  if (process.env[LVM_SHELL_ENV] !== "1" || extraArgs.includes("--lvm-sync-io")) return [];
+  const mode = process.env[LVM_SHELL_ENV];
+  if ((mode !== "1" && mode !== "writes") || extraArgs.includes("--lvm-sync-io")) return [];
   const prefixed = extraArgs.includes("--command-prefix") && !extraArgs.includes("--host-root");
-  return ["--lvm-sync-io", ...(prefixed ? ["--host-root", "/"] : [])];
+  return [
+    "--lvm-sync-io",
+    ...(prefixed ? ["--host-root", "/"] : []),
+    ...(mode === "writes" ? ["--lvm-shell-writes"] : []),
+  ];
 }
 
 /**

@@ -8,23 +8,29 @@ import type { ShellProcess, SpawnShell } from "../../../src/agent/lvm-shell";
 export type FakeReply =
   | {
       readonly report?: string;
+      /** Error entries of the command log. */
       readonly messages?: readonly string[];
+      /** Print entries of the command log (what a write prints on stdout one-shot), before the errors. */
+      readonly prints?: readonly string[];
       readonly retCode?: number;
       readonly stderr?: string;
     }
   | "hang"
+  /** lvm asks a question on stderr and waits for the answer on stdin. */
+  | { readonly prompt: string }
   | "die"
   | "garble";
 
 /** The text lvm's shell writes to the report fd for one command. */
 export function shellAnswerText(
   command: string,
-  reply: { report?: string; messages?: readonly string[]; retCode?: number },
+  reply: { report?: string; messages?: readonly string[]; prints?: readonly string[]; retCode?: number },
 ): string {
   const entry = (type: string, message: string, ret: number) =>
     `          {"log_seq_num":"1", "log_type":"${type}", "log_context":"shell", "log_object_type":"cmd", "log_object_name":"${command}", "log_message":"${message}", "log_ret_code":"${ret}"}`;
   const retCode = reply.retCode ?? 1;
   const log = [
+    ...(reply.prints ?? []).map((m) => entry("print", m, 0)),
     ...(reply.messages ?? []).map((m) => entry("error", m, 0)),
     entry("status", retCode === 1 ? "success" : "failure", retCode),
   ].join(",\n");
@@ -88,6 +94,7 @@ export class FakeShellProcess implements ShellProcess {
       if (reply === "hang") return;
       if (reply === "die") return this.die(null, "SIGKILL");
       if (reply === "garble") return this.emit("report", "  {\n  }\n");
+      if ("prompt" in reply) return this.emit("stderr", reply.prompt);
       if (reply.stderr) this.emit("stderr", reply.stderr);
       const command = text.trim().split(" ")[0]!.replace(/'/g, "");
       // Split in two chunks, as a pipe may deliver it.
