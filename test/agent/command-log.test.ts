@@ -9,6 +9,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { agentTestbed } from "../support/agent/testbed";
 import { commandLog, commandLogLines, request, thickSpec } from "./harness";
+import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(120_000);
 
@@ -33,17 +34,7 @@ it("after kill -9 during a command, the log names that command as started and no
   const [L1] = [bed.scratch.loop()];
   const vg = `agt-clog-${randomBytes(3).toString("hex")}`;
   const wrapper = bed.scratch.path("hang-vgcreate.sh");
-  fs.writeFileSync(
-    wrapper,
-    [
-      "#!/bin/sh",
-      "# test-only command prefix: vgcreate hangs",
-      `if [ "$1" = vgcreate ]; then ${marker}; fi`,
-      'exec "$@"',
-      "",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
+  writeHoldUpPrefix(wrapper, { tool: "vgcreate", before: marker, comment: "vgcreate hangs" });
   const { agent, token } = await bed.start({
     node: "node-clog",
     devices: [L1],
@@ -71,6 +62,7 @@ it("after kill -9 during a command, the log names that command as started and no
   expect(vgcreate).toEqual([
     expect.objectContaining({ event: "start", requested: expect.arrayContaining(["vgcreate", vg, L1]) }),
   ]);
+  expect(startedVia(log, "vgcreate")).toEqual([writesVia()]);
   // pvcreate before it ran to its end: a start and an end line; the ended commands are unchanged.
   expect(lines.filter((l) => l.tool === "pvcreate").map((l) => l.event)).toEqual(["start", "end"]);
   expect(commandLog(log).map((c) => c.tool)).toContain("pvcreate");

@@ -23,6 +23,7 @@ import {
   type AgentOptions,
   type AgentProcess,
 } from "./harness";
+import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(180_000);
 
@@ -190,11 +191,11 @@ describe("kill -9 in the middle of a step", () => {
     const flag = scratch.path("slow-vgcreate");
     const started = scratch.path("vgcreate-started");
     const wrapper = scratch.path("slow.sh");
-    fs.writeFileSync(
-      wrapper,
-      `#!/bin/sh\n# test-only command prefix: stalls vgcreate while ${flag} exists\nif [ "$1" = vgcreate ] && [ -e ${flag} ]; then : > ${started}; sleep 30; fi\nexec "$@"\n`,
-      { mode: 0o755 },
-    );
+    writeHoldUpPrefix(wrapper, {
+      tool: "vgcreate",
+      before: `if [ -e ${flag} ]; then : > ${started}; sleep 30; fi`,
+      comment: `stalls vgcreate while ${flag} exists`,
+    });
     fs.writeFileSync(flag, "");
     const first = await start(
       options("node-crash-3", [L1, L2], { extraArgs: ["--command-prefix", wrapper] }),
@@ -225,6 +226,7 @@ describe("kill -9 in the middle of a step", () => {
 
     const journal = readJournal(scratch.path("node-crash-3-state/journal.jsonl")).records;
     expect(journal.at(-1)).toMatchObject({ type: "action-start", action: "vgcreate" });
+    expect(startedVia(scratch.path("node-crash-3-commands.jsonl"), "vgcreate")).toEqual([writesVia()]);
 
     const second = await start(
       options("node-crash-3", [L1, L2], { extraArgs: ["--command-prefix", wrapper] }),

@@ -21,6 +21,7 @@ import {
   type AgentOptions,
   type AgentProcess,
 } from "./harness";
+import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(180_000);
 
@@ -77,18 +78,12 @@ async function killAfterPvcreate(node: string, devices: string[], device: string
   const flag = scratch.path(`${node}-stall`);
   const done = scratch.path(`${node}-pvcreate-done`);
   const wrapper = scratch.path(`${node}-wrapper.sh`);
-  fs.writeFileSync(
-    wrapper,
-    [
-      "#!/bin/sh",
-      `# test-only command prefix: runs pvcreate of ${device}, then stalls while ${flag} exists`,
-      'last=""; for a in "$@"; do last="$a"; done',
-      `if [ "$1" = pvcreate ] && [ "$last" = ${device} ] && [ -e ${flag} ]; then "$@"; : > ${done}; sleep 60; exit 0; fi`,
-      'exec "$@"',
-      "",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
+  writeHoldUpPrefix(wrapper, {
+    tool: "pvcreate",
+    lastArg: device,
+    after: `if [ -e ${flag} ]; then : > ${done}; sleep 60; exit 0; fi`,
+    comment: `runs pvcreate of ${device}, then stalls while ${flag} exists`,
+  });
   fs.writeFileSync(flag, "");
   const first = await start(options(node, devices, { extraArgs: ["--command-prefix", wrapper] }));
   const plan = await request(first.url, "POST", "/v1/plan", { token, body: { spec } });
@@ -102,6 +97,7 @@ async function killAfterPvcreate(node: string, devices: string[], device: string
   );
   for (let i = 0; i < 400 && !fs.existsSync(done); i++) await new Promise((r) => setTimeout(r, 50));
   expect(fs.existsSync(done)).toBe(true);
+  expect(startedVia(scratch.agentFiles(node).commandLog, "pvcreate").at(-1)).toBe(writesVia());
   const running = descendants(first.pid);
   await first.kill9();
   for (const pid of running) {

@@ -21,6 +21,7 @@ import {
   type AgentOptions,
   type AgentProcess,
 } from "./harness";
+import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(180_000);
 
@@ -70,17 +71,11 @@ it("a timed-out command is killed with everything it started; its outcome is re-
   const spec = thickSpec(vg, [L1, L2]);
   const marker = `sleep 2${randomBytes(2).readUInt16BE() % 9}.5`; // unique per run
   const wrapper = scratch.path("after-vgcreate.sh");
-  fs.writeFileSync(
-    wrapper,
-    [
-      "#!/bin/sh",
-      "# test-only command prefix: vgcreate runs, then a grandchild keeps the output pipes open and the wrapper hangs",
-      'if [ "$1" = vgcreate ]; then "$@"; rc=$?; sh -c "' + marker + '" & ' + marker + "; exit $rc; fi",
-      'exec "$@"',
-      "",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
+  writeHoldUpPrefix(wrapper, {
+    tool: "vgcreate",
+    after: `sh -c "${marker}" & ${marker}`,
+    comment: "vgcreate runs, then a grandchild keeps the output pipes open and the wrapper hangs",
+  });
   const agent = await start(
     options("node-tmo-1", [L1, L2], { extraArgs: ["--command-prefix", wrapper, "--command-timeout", "3s"] }),
   );
@@ -94,6 +89,7 @@ it("a timed-out command is killed with everything it started; its outcome is re-
   expect({ status: applied.status, fastEnough: seconds < 12 }).toEqual({ status: 200, fastEnough: true });
   const step = applied.json.steps.find((s: { op: string }) => s.op === "vgcreate");
   expect(step.reason).toMatch(/timed out.*re-checked/);
+  expect(startedVia(scratch.agentFiles("node-tmo-1").commandLog, "vgcreate")).toEqual([writesVia()]);
   expect(membersOf([L1, L2], vg)).toEqual([L1, L2].sort());
   expect(survivors(marker)).toEqual([]);
 });
@@ -106,17 +102,11 @@ it("SIGTERM past the grace kills the running command, journals nothing after the
   const started = scratch.path("stall-started");
   const marker = `sleep 3${randomBytes(2).readUInt16BE() % 9}.5`;
   const wrapper = scratch.path("stall-vgcreate.sh");
-  fs.writeFileSync(
-    wrapper,
-    [
-      "#!/bin/sh",
-      "# test-only command prefix: vgcreate stalls (in a grandchild) while the flag exists",
-      `if [ "$1" = vgcreate ] && [ -e ${flag} ]; then : > ${started}; sh -c "${marker}"; fi`,
-      'exec "$@"',
-      "",
-    ].join("\n"),
-    { mode: 0o755 },
-  );
+  writeHoldUpPrefix(wrapper, {
+    tool: "vgcreate",
+    before: `if [ -e ${flag} ]; then : > ${started}; sh -c "${marker}"; fi`,
+    comment: "vgcreate stalls (in a grandchild) while the flag exists",
+  });
   fs.writeFileSync(flag, "");
   const o = options("node-tmo-2", [L1, L2], {
     extraArgs: ["--command-prefix", wrapper, "--shutdown-grace", "2s"],
