@@ -52,6 +52,8 @@ export interface AgentServiceDeps {
   readonly killSignal?: AbortSignal;
   /** Test-only: awaited after each step of an operation. */
   readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
+  /** The agent sees only some of the machine's devices (--devices). @default true */
+  readonly confined?: boolean;
 }
 
 export interface StatusResponse {
@@ -236,6 +238,7 @@ export class AgentService {
       ...(this.deps.stopSignal ? { stopSignal: this.deps.stopSignal } : {}),
       ...(this.deps.killSignal ? { killSignal: this.deps.killSignal } : {}),
       ...(this.deps.afterStep ? { afterStep: this.deps.afterStep } : {}),
+      ...(this.deps.confined !== undefined ? { confined: this.deps.confined } : {}),
     };
     return runOperation(deps, req);
   }

@@ -1,3 +1,4 @@
+import { ALL_VG_NAMES_ARGV } from "./lvm-runner";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -122,6 +123,19 @@ describe("runOperation", () => {
     const again = await runOperation(deps(), request(spec, (await planNow(spec)).hash));
     expect(again.steps).toEqual([]);
     expect(node.commands).toEqual([]);
+  });
+
+  it("checks a new group's name against the whole machine's only when confined (an unconfined discovery saw them all)", async () => {
+    const spec = specFor({ vg0: ["/dev/loop3"] });
+    for (const confined of [true, false]) {
+      const { node, deps, request, planNow } = setup();
+      const applied = await runOperation(deps({ confined }), request(spec, (await planNow(spec)).hash));
+      expect(applied.steps.map((s) => s.op)).toContain("vgcreate");
+      expect({ confined, read: node.commands.filter((c) => c[0] === "vgs") }).toEqual({
+        confined,
+        read: confined ? [ALL_VG_NAMES_ARGV] : [],
+      });
+    }
   });
 
   it("skips a step whose postcondition already holds", async () => {

@@ -30,6 +30,12 @@ export interface OperationDeps extends StepDeps {
   readonly stopSignal?: AbortSignal;
   /** Test-only seam: awaited after each step (index 0-based) completes, e.g. to pause for a kill -9. */
   readonly afterStep?: (index: number, action: PlanAction) => Promise<void>;
+  /**
+   * Whether the agent sees only some of the machine's devices (--devices): then a volume group an
+   * apply creates is checked against the names of every group on the machine (checkVolumeGroupNames).
+   * @default true
+   */
+  readonly confined?: boolean;
 }
 
 export interface OperationRequest {
@@ -85,7 +91,7 @@ export async function runOperation(deps: OperationDeps, req: OperationRequest): 
   const interrupted = journal.interrupted();
   const approval = approve(interrupted, fresh, req);
   req.precheck?.(inventory, fresh);
-  await checkVolumeGroupNames(deps.run, inventory, fresh);
+  await checkVolumeGroupNames(deps.run, inventory, fresh, deps.confined ?? true);
 
   const op = (deps.newId ?? randomUUID)();
   if (interrupted)

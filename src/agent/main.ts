@@ -120,6 +120,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       journal,
       metrics,
       lvmdConfigPath: config.lvmdConfig,
+      confined: config.devices !== undefined,
       stopSignal: stopping.signal,
       killSignal: killing.signal,
       ...(args.afterStep ? { afterStep: (index: number) => args.afterStep!(index, log) } : {}),

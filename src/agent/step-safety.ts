@@ -16,13 +16,16 @@ import { ALL_VG_NAMES_ARGV, type Runner } from "./lvm-runner";
 /**
  * A confined agent (--devices) sees only its own devices; a volume group it creates must not take a
  * name that exists on other devices of the machine (lvm would then refuse both). Only the names are
- * read, unconfined.
+ * read, unconfined. An unconfined agent (`confined` false) reads nothing more: its discovery saw every
+ * group the same lvm configuration shows, and the plan's groups were checked against those.
  */
 export async function checkVolumeGroupNames(
   run: Runner,
   inventory: NodeInventory,
   plan: NodePlan,
+  confined = true,
 ): Promise<void> {
+  if (!confined) return;
   const creates = plan.actions.filter((a) => a.op === "vgcreate" && a.volumeGroup).map((a) => a.volumeGroup!);
   const ours = new Set(inventory.vgs.map((v) => v.name));
   const wanted = creates.filter((n) => !ours.has(n));
