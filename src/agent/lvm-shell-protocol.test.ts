@@ -1,4 +1,12 @@
-import { isPrompt, parseShellAnswer, shellLine, shellRefusal, writeOutput } from "./lvm-shell-protocol";
+import * as argv from "../planner/argv";
+import {
+  isPrompt,
+  parseShellAnswer,
+  shellLine,
+  shellRefusal,
+  writeOutput,
+  type ShellScope,
+} from "./lvm-shell-protocol";
 
 /** What lvm 2.03.16's shell wrote to LVM_REPORT_FD for `pvs --reportformat json` (captured on this machine). */
 const CAPTURED = [
@@ -78,43 +86,50 @@ describe("shellLine", () => {
   });
 });
 
+/** One of each write the planner's argv builders make, pvmove left out (it stays one-shot). */
+function planWrites(): string[][] {
+  const d = "/dev/loop0";
+  return [
+    argv.pvcreateArgv(d),
+    argv.vgcreateArgv("vg1", [d, "/dev/loop1"]),
+    argv.vgextendArgv("vg1", d),
+    argv.pvchangeAddTagArgv("kname-loop0", d),
+    argv.vgreduceArgv("vg1", d),
+    argv.pvremoveArgv(d),
+    argv.lvcreateThinPoolArgv({
+      vg: "vg1",
+      pool: "p",
+      extents: "90%VG",
+      chunkSizeBytes: 65536,
+      metadataSizeBytes: 8 << 20,
+    }),
+    argv.lvextendThinPoolArgv("vg1", "p", "+100%FREE"),
+    argv.lvextendThinPoolMetadataArgv("vg1", "p", 16 << 20),
+    argv.lvchangeDeactivateArgv("vg1", "p"),
+    argv.lvremoveArgv("vg1", "p"),
+    argv.vgremoveArgv("vg1"),
+    argv.vgremoveArgv("vg1", true),
+  ];
+}
+
 describe("shellRefusal: what stays one process per command", () => {
   const json = ["--reportformat", "json"];
   const mine = ["/dev/loop0", "/dev/loop1"];
   const unconfined = { devices: undefined };
   const confined = { devices: mine };
   const withWrites = (scope: { devices: string[] | undefined }) => ({ ...scope, writes: true });
-  it.each([
+  const through: Array<[string[], ShellScope]> = [
     [["lvm", "fullreport", ...json, "--units", "b", "--nosuffix"], unconfined],
     [["lvm", "fullreport", ...json, "--devices", "/dev/loop0,/dev/loop1"], confined],
     [["vgs", ...json, "-o", "vg_name"], unconfined],
     [["pvs", ...json], unconfined],
-    [["pvcreate", "/dev/loop0"], withWrites(unconfined)],
-    [["vgcreate", "--addtag", "owner", "vg1", "/dev/loop0", "/dev/loop1"], withWrites(confined)],
-    [
-      [
-        "lvcreate",
-        "--type",
-        "thin-pool",
-        "--name",
-        "p",
-        "--extents",
-        "90%VG",
-        "--chunksize",
-        "64k",
-        "--poolmetadatasize",
-        "8m",
-        "--zero",
-        "y",
-        "--addtag",
-        "o",
-        "vg1",
-      ],
-      withWrites(confined),
-    ],
-    [["lvchange", "--activate", "n", "vg1/p"], withWrites(unconfined)],
-    [["vgremove", "--force", "vg1"], withWrites(unconfined)],
-  ])("lets %j through (%j)", (argv, scope) => {
+    // Every write a plan makes (src/planner/argv.ts) but pvmove, confined or not.
+    ...planWrites().flatMap((w): Array<[string[], ShellScope]> => [
+      [w, withWrites(unconfined)],
+      [w, withWrites(confined)],
+    ]),
+  ];
+  it.each(through)("lets %j through (%j)", (argv, scope) => {
     expect(shellRefusal(argv, scope)).toBeUndefined();
   });
 
