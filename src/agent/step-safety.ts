@@ -17,7 +17,9 @@ import { ALL_VG_NAMES_ARGV, type Runner } from "./lvm-runner";
  * A confined agent (--devices) sees only its own devices; a volume group it creates must not take a
  * name that exists on other devices of the machine (lvm would then refuse both). Only the names are
  * read, unconfined. An unconfined agent (`confined` false) reads nothing more: its discovery saw every
- * group the same lvm configuration shows, and the plan's groups were checked against those.
+ * group the same lvm configuration shows, the plan's groups were checked against those, and its
+ * vgcreate sees every device, so lvm itself refuses a name that exists ("A volume group called ...
+ * already exists") instead of making a second group of that name behind a filter.
  */
 export async function checkVolumeGroupNames(
   run: Runner,
