@@ -188,7 +188,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
     const commandTimeout = runOptions.timeoutMs ?? timeoutMs;
     let reason = "no-shell";
     if (lvm && options.shell) {
-      const line = shellLine(shellWords(words, devices));
+      const line = shellLine(withLvmConfig(shellArgv(argv, devices), configString));
       reason = runOptions.unconfined
         ? "unconfined"
         : shellRefusal(argv, { devices, writes: options.shellWrites ?? false }) !== undefined
@@ -327,15 +327,14 @@ async function inShell(
 }
 
 /**
- * The words sent to the shell: a confined agent's writes name its devices with `--devices` too. lvm's
+ * The argv sent to the shell: a confined agent's writes name its devices with `--devices` too. lvm's
  * shell keeps a report's `--devices` in a state in which a later command without it sees no device
  * ("device is not in devices list"), so each command of a confined agent's shell names them: the same
  * devices its filter accepts, so lvm sees what it sees one-shot.
  */
-function shellWords(words: readonly string[], devices: readonly string[] | undefined): readonly string[] {
-  if (!devices || !write(words[0]!)) return words;
-  // words: the tool, --config and its value, then the caller's argv.
-  return [...words.slice(0, 3), "--devices", devices.join(","), ...words.slice(3)];
+function shellArgv(argv: readonly string[], devices: readonly string[] | undefined): readonly string[] {
+  if (!devices || !write(argv[0]!)) return argv;
+  return [argv[0]!, "--devices", devices.join(","), ...argv.slice(1)];
 }
 
 /** A writing lvm command (the shell answers it with its output rebuilt from lvm's log). */

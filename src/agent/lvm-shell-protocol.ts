@@ -79,7 +79,7 @@ const SHELL_OPTIONS = new Map([
 
 /**
  * Options a write may give in the shell: exactly those the plan's steps use (src/planner/argv.ts),
- * checked on lvm 2.03.16 to give in the shell what they give one-shot (test/agent/lvm-shell.test.ts).
+ * checked on lvm 2.03.16 to give in the shell what they give one-shot (test/agent/lvm-shell-writes.test.ts).
  * `--devices` is not one of them: the runner adds it, with exactly the agent's devices, to a confined
  * agent's writes in the shell (see shellRefusal).
  */
@@ -243,7 +243,7 @@ export function exitStatusOf(retCode: number): number {
  * A write's stdout and stderr as lvm prints them run by itself, from its answer in the shell: each
  * `print` entry is a line of stdout, each other entry (error, warn) a line of stderr, with the two
  * spaces lvm indents its messages by (checked against one-shot runs of the plan's writes, failing and
- * succeeding, in test/agent/lvm-shell.test.ts). `extra`: what the command wrote to stderr itself.
+ * succeeding, in test/agent/lvm-shell-writes.test.ts). `extra`: what the command wrote to stderr itself.
  */
 export function writeOutput(answer: ShellAnswer, extra = ""): { stdout: string; stderr: string } {
   let stdout = "";
