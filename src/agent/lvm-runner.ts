@@ -42,8 +42,8 @@ export type CommandStartEntry = Pick<
 
 /**
  * How an lvm command was answered: in the shell (a report, or a write), or by a process of its own and
- * why (`stays-one-shot`: shellRefusal, `no-shell`, `unconfined`, `not-quotable`, `shell-busy`,
- * `shell-down`, `exact-error`: the shell's answer to a report was a failure or had messages, or a
+ * why (`stays-one-shot`: shellRefusal, `no-shell`, `unconfined`: the names read with no names shell,
+ * `not-quotable`, `shell-busy`, `shell-down`, `exact-error`: the shell's answer to a report was a failure or had messages, or a
  * write's command line was refused, `shell-died`: the shell died under a report, `shell-prompted`: a
  * write asked a question, which only a process with its stdin closed answers "no").
  */
@@ -96,6 +96,14 @@ export interface LvmRunnerOptions {
    * @default undefined (every command one-shot)
    */
   readonly shell?: Pick<LvmShell, "run">;
+  /**
+   * A second lvm shell, for the one command a confined agent runs without its device filter
+   * (ALL_VG_NAMES_ARGV, before each vgcreate of a new group) and nothing else. It cannot share the
+   * agent's shell: lvm's shell keeps a report's `--devices` for the commands after it, and a command
+   * without it then sees no device (see shellArgv); this shell never sees `--devices` nor the filter.
+   * @default undefined (that read one-shot, reason "unconfined")
+   */
+  readonly namesShell?: Pick<LvmShell, "run">;
   /**
    * Run the plan's writes (not pvmove) in the shell too (--lvm-shell-writes): each still checked,
    * logged before and after, killed with the shell at its timeout; its exit status, stdout and stderr
@@ -186,26 +194,20 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
     const tool = argv[0]!;
     const lvm = (LVM_TOOLS as readonly string[]).includes(tool);
     const commandTimeout = runOptions.timeoutMs ?? timeoutMs;
-    let reason = "no-shell";
-    if (lvm && options.shell) {
-      const line = shellLine(withLvmConfig(shellArgv(argv, devices), configString));
-      reason = runOptions.unconfined
-        ? "unconfined"
-        : shellRefusal(argv, { devices, writes: options.shellWrites ?? false }) !== undefined
-          ? "stays-one-shot"
-          : line === undefined
-            ? "not-quotable"
-            : "";
+    // The unconfined read goes to the names shell only; everything else to the agent's shell.
+    const shell = runOptions.unconfined ? options.namesShell : options.shell;
+    let reason = runOptions.unconfined && options.shell ? "unconfined" : "no-shell";
+    if (lvm && shell) {
+      const line = runOptions.unconfined
+        ? shellLine(withLvmConfig(argv, unconfinedConfig))
+        : shellLine(withLvmConfig(shellArgv(argv, devices), configString));
+      const scope = runOptions.unconfined
+        ? { devices: undefined }
+        : { devices, writes: options.shellWrites ?? false };
+      reason =
+        shellRefusal(argv, scope) !== undefined ? "stays-one-shot" : line === undefined ? "not-quotable" : "";
       if (!reason) {
-        const answered = await inShell(
-          options,
-          options.shell,
-          argv,
-          full,
-          line!,
-          commandTimeout,
-          runOptions.signal,
-        );
+        const answered = await inShell(options, shell, argv, full, line!, commandTimeout, runOptions.signal);
         if ("stdout" in answered) {
           if (!write(tool)) options.routed?.(tool, { via: "shell", kind: "report" });
           return answered;

@@ -266,6 +266,37 @@ describe("the runner's lvm shell", () => {
     ]);
   });
 
+  it("runs a confined agent's unconfined vgs in its names shell, unfiltered, and nothing else there", async () => {
+    const t = setup((line) => (line.startsWith("formats") ? {} : { report: ROWS }));
+    const names = new FakeLvmShell((line) => (line.startsWith("formats") ? {} : { report: ROWS }));
+    const namesShell = new LvmShell({ spawn: names.spawn, argv: ["lvm"], env: {}, startTimeoutMs: 500 });
+    const confined = createLvmRunner({
+      commandPrefix: [process.execPath, "-e", ONE_SHOT_TOOL, "--"],
+      devices: ["/dev/loop3"],
+      shell: t.shell,
+      namesShell,
+      routed: (_tool, r) => t.routes.push(r),
+    });
+    const r = await confined(["vgs", "--reportformat", "json", "-o", "vg_name"], { unconfined: true });
+    expect(r.stdout).toBe(oneShotText(ROWS));
+    await confined(["lvm", "fullreport", "--reportformat", "json", "--devices", "/dev/loop3"]);
+    await confined(["pvs", "--reportformat", "json"]); // confined, without --devices: one-shot
+    // The names shell saw the probe and the vgs alone: no --devices, no filter of the agent's devices.
+    expect(names.processes).toHaveLength(1);
+    expect(names.current!.lines).toEqual([
+      "formats\n",
+      "'vgs' '--config' 'devices { use_devicesfile=0 }' '--reportformat' 'json' '-o' 'vg_name'\n",
+    ]);
+    // The agent's shell never saw it.
+    expect(t.fake.current!.lines.some((l) => l.startsWith("'vgs'"))).toBe(false);
+    expect(t.routes).toEqual([
+      { via: "shell", kind: "report" },
+      { via: "shell", kind: "report" },
+      { via: "one-shot", reason: "stays-one-shot" },
+    ]);
+    await namesShell.close();
+  });
+
   describe("writes (--lvm-shell-writes)", () => {
     const PVCREATE = ["pvcreate", "/dev/loop3"];
     function writer(reply: ConstructorParameters<typeof FakeLvmShell>[0]) {

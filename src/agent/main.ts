@@ -76,6 +76,17 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
           observer: metrics.lvmShellObserver((): boolean => shell?.available ?? false),
         })
       : undefined;
+    // A confined agent's names read (step-safety.ts) gets a shell of its own: it must not share the
+    // agent's (lvm-runner.ts, namesShell). Not counted in the shell metrics (they describe the
+    // agent's shell); its commands are in the route metrics as every command is.
+    const namesShell: LvmShell | undefined =
+      shellDir && config.devices
+        ? new LvmShell({
+            spawn: spawnLvmShellProcess,
+            argv: [...config.commandPrefix, "lvm"],
+            env: commandEnv({ lvmSystemDir: shellDir }),
+          })
+        : undefined;
     const run = createLvmRunner({
       commandPrefix: config.commandPrefix,
       ...(config.devices ? { devices: config.devices } : {}),
@@ -83,6 +94,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       ...(lvmSystemDir ? { lvmSystemDir } : {}),
       timeoutMs: config.commandTimeoutMs,
       ...(shell ? { shell, shellWrites: config.lvmShellWrites ?? false } : {}),
+      ...(namesShell ? { namesShell } : {}),
       routed: (_tool, route) => metrics.recordLvmRoute(route),
       // Each command gets a "start" line before it runs and an "end" line after: after kill -9 the
       // log still shows the command that was running.
@@ -203,6 +215,7 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         await closed;
         journal.close();
         await shell?.close();
+        await namesShell?.close();
         commandLogClosed = true;
         if (commandLog !== undefined) fs.closeSync(commandLog);
         releaseLock();

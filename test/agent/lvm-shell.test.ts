@@ -174,7 +174,14 @@ it("an agent with --lvm-sync-io runs discovery's report in its shell; the shell 
   const after = (await request(agent.url, "GET", "/metrics", { token })).text;
   expect(after).toMatch(/^pulumi_lvm_agent_lvm_commands_total\{via="one-shot",reason="shell-died"\} 1$/m);
   expect(after).toMatch(/^pulumi_lvm_agent_lvm_shell_ends_total\{reason="died"\} 1$/m);
-  // Writes never went through the shell.
-  expect(shellLines().every((l) => l.tool === "lvm" && l.requested[1] === "fullreport")).toBe(true);
+  // Writes never went through a shell. The agent's shell answered discovery's reports; the confined
+  // agent's names read before vgcreate ran in its names shell, a process of its own.
+  const namesRead = (l: { requested: string[] }) =>
+    JSON.stringify(l.requested) === JSON.stringify(["vgs", "--reportformat", "json", "-o", "vg_name"]);
+  const shellPid = (l: object) => (l as { shellPid?: number }).shellPid;
+  const [names, reports] = [shellLines().filter(namesRead), shellLines().filter((l) => !namesRead(l))];
+  expect(names.map((l) => l.event)).toEqual(["start", "end"]);
+  expect(reports.every((l) => l.tool === "lvm" && l.requested[1] === "fullreport")).toBe(true);
+  expect(reports.map(shellPid)).not.toContain(shellPid(names[0]!));
   expect(path.basename(files.stateDir)).toBe("state");
 });
