@@ -152,6 +152,8 @@ export class LvmCommandError extends Error {
       readonly timedOut?: boolean;
       readonly aborted?: boolean;
       readonly cause?: string;
+      /** It started, and whether it finished is unknown (the lvm shell ended under a write). */
+      readonly unfinished?: boolean;
     } = {},
   ) {
     super(describeFailure(argv, exitCode, stderr, details));
@@ -318,6 +320,7 @@ async function inShell(
         options.routed?.(tool, { via: "shell", kind: "write" });
         throw new LvmCommandError(argv, null, "", {
           ...how,
+          unfinished: true,
           cause: `${outcome.why} while it ran this write: it may or may not have taken effect, so it was not run again; the next plan shows what it did`,
         });
       }
@@ -392,13 +395,13 @@ function describeFailure(
   argv: readonly string[],
   exitCode: number | null,
   stderr: string,
-  details: { signal?: string; timedOut?: boolean; aborted?: boolean; cause?: string },
+  details: { signal?: string; timedOut?: boolean; aborted?: boolean; cause?: string; unfinished?: boolean },
 ): string {
   const how = details.timedOut
     ? "timed out"
     : details.aborted
       ? "was aborted"
-      : exitCode === null && details.signal && details.cause
+      : exitCode === null && (details.signal || details.unfinished) && details.cause
         ? `did not finish (${details.cause})`
         : exitCode === null
           ? `did not run (${details.cause ?? details.signal ?? "unknown"})`

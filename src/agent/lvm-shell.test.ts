@@ -384,6 +384,15 @@ describe("the runner's lvm shell", () => {
       expect(t.ends).toEqual(["died"]);
     });
 
+    it("says a write under a shell that ended without a signal did not finish (not that it did not run)", async () => {
+      const t = writer((line) => (line.startsWith("formats") ? {} : "exit"));
+      const err = await t.run(PVCREATE).catch((e: unknown) => e);
+      expect(err).toMatchObject({ exitCode: null, details: { unfinished: true } });
+      expect((err as Error).message).toBe(
+        "pvcreate /dev/loop3 did not finish (the lvm shell exited 5 while it ran this write: it may or may not have taken effect, so it was not run again; the next plan shows what it did)",
+      );
+    });
+
     it("still runs pvmove and options not checked in the shell one-shot", async () => {
       const t = writer(() => ({}));
       await t.run(["pvmove", "--interval", "1", "/dev/loop3"]);

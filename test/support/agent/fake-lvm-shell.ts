@@ -19,6 +19,8 @@ export type FakeReply =
   /** lvm asks a question on stderr and waits for the answer on stdin. */
   | { readonly prompt: string }
   | "die"
+  /** The shell exits with status 5, no signal, without answering. */
+  | "exit"
   | "garble";
 
 /** The text lvm's shell writes to the report fd for one command. */
@@ -93,6 +95,7 @@ export class FakeShellProcess implements ShellProcess {
       if (this.exit) return;
       if (reply === "hang") return;
       if (reply === "die") return this.die(null, "SIGKILL");
+      if (reply === "exit") return this.die(5, null);
       if (reply === "garble") return this.emit("report", "  {\n  }\n");
       if ("prompt" in reply) return this.emit("stderr", reply.prompt);
       if (reply.stderr) this.emit("stderr", reply.stderr);
