@@ -14,50 +14,23 @@ import {
   membersOf,
   pvs,
   request,
-  requireHostTier,
   Scratch,
-  startAgent,
   thickSpec,
   vgs,
-  writeTokenFile,
-  type AgentOptions,
   type AgentProcess,
 } from "./harness";
+import { agentFleet } from "../support/agent/testbed";
 import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(180_000);
 
 const PAUSE_ENV = "PULUMI_LVM_AGENT_TEST_PAUSE_AFTER_STEP";
+const fleet = agentFleet("crash", { end: "kill9" });
 let scratch: Scratch;
-const agents: AgentProcess[] = [];
 let token: string;
+beforeAll(() => ({ scratch, token } = fleet));
 
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("crash");
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } }).op!;
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.kill9()));
-  scratch?.cleanup();
-});
-
-function options(name: string, devices: string[], extra: Partial<AgentOptions> = {}): AgentOptions {
-  return {
-    node: name,
-    devices,
-    ...scratch.agentFiles(name),
-    auth: { tokenFile: scratch.path("tokens") },
-    ...extra,
-  };
-}
-
-async function start(o: AgentOptions): Promise<AgentProcess> {
-  const agent = await startAgent(o);
-  agents.push(agent);
-  return agent;
-}
+const { options, start } = fleet;
 
 async function plan(agent: AgentProcess, spec: unknown) {
   const res = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });

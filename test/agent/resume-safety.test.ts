@@ -6,55 +6,18 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
-import {
-  commandLog,
-  isWrite,
-  membersOf,
-  pvs,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  vgs,
-  writeTokenFile,
-  type AgentOptions,
-  type AgentProcess,
-} from "./harness";
+import { commandLog, isWrite, membersOf, pvs, request, Scratch, thickSpec, vgs } from "./harness";
+import { agentFleet } from "../support/agent/testbed";
 import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(180_000);
 
+const fleet = agentFleet("resume-safety", { end: "kill9" });
 let scratch: Scratch;
 let token: string;
-const agents: AgentProcess[] = [];
+beforeAll(() => ({ scratch, token } = fleet));
 
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("resume-safety");
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } }).op!;
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.kill9()));
-  scratch?.cleanup();
-});
-
-function options(node: string, devices: string[], extra: Partial<AgentOptions> = {}): AgentOptions {
-  return {
-    node,
-    devices,
-    ...scratch.agentFiles(node),
-    auth: { tokenFile: scratch.path("tokens") },
-    ...extra,
-  };
-}
-
-async function start(o: AgentOptions): Promise<AgentProcess> {
-  const agent = await startAgent(o);
-  agents.push(agent);
-  return agent;
-}
+const { options, start } = fleet;
 
 function descendants(pid: number): number[] {
   let children: number[] = [];

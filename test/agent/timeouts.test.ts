@@ -9,52 +9,18 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import { readJournal } from "../../src/agent/journal";
-import {
-  membersOf,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  vgs,
-  writeTokenFile,
-  type AgentOptions,
-  type AgentProcess,
-} from "./harness";
+import { membersOf, request, Scratch, thickSpec, vgs } from "./harness";
+import { agentFleet } from "../support/agent/testbed";
 import { startedVia, writeHoldUpPrefix, writesVia } from "./command-prefix";
 
 jest.setTimeout(180_000);
 
+const fleet = agentFleet("timeouts", { end: "kill9" });
 let scratch: Scratch;
 let token: string;
-const agents: AgentProcess[] = [];
+beforeAll(() => ({ scratch, token } = fleet));
 
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("timeouts");
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } }).op!;
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.kill9()));
-  scratch?.cleanup();
-});
-
-function options(node: string, devices: string[], extra: Partial<AgentOptions> = {}): AgentOptions {
-  return {
-    node,
-    devices,
-    ...scratch.agentFiles(node),
-    auth: { tokenFile: scratch.path("tokens") },
-    ...extra,
-  };
-}
-
-async function start(o: AgentOptions): Promise<AgentProcess> {
-  const agent = await startAgent(o);
-  agents.push(agent);
-  return agent;
-}
+const { options, start } = fleet;
 
 /** Processes whose command line contains `marker` (the stalled commands of one test). */
 function survivors(marker: string): string[] {

@@ -5,45 +5,17 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import {
-  membersOf,
-  pvs,
-  request,
-  requireHostTier,
-  Scratch,
-  startAgent,
-  thickSpec,
-  writeTokenFile,
-  type AgentProcess,
-} from "./harness";
+import { membersOf, pvs, request, Scratch, thickSpec } from "./harness";
+import { agentFleet } from "../support/agent/testbed";
 
 jest.setTimeout(180_000);
 
+const fleet = agentFleet("wipe-identity");
 let scratch: Scratch;
 let token: string;
-const agents: AgentProcess[] = [];
+beforeAll(() => ({ scratch, token } = fleet));
 
-beforeAll(() => {
-  requireHostTier();
-  scratch = new Scratch("wipe-identity");
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } }).op!;
-});
-
-afterAll(async () => {
-  await Promise.all(agents.map((a) => a.stop()));
-  scratch?.cleanup();
-});
-
-async function start(node: string, devices: string[]): Promise<AgentProcess> {
-  const agent = await startAgent({
-    node,
-    devices,
-    ...scratch.agentFiles(node),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
-  agents.push(agent);
-  return agent;
-}
+const start = (node: string, devices: string[]) => fleet.start(fleet.options(node, devices));
 
 function wipingSpec(vg: string, devices: string[]) {
   const spec = thickSpec(vg, devices);

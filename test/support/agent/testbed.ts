@@ -1,4 +1,11 @@
-import { requireHostTier, Scratch, startAgent, writeTokenFile, type AgentProcess } from "../../agent/harness";
+import {
+  requireHostTier,
+  Scratch,
+  startAgent,
+  writeTokenFile,
+  type AgentOptions,
+  type AgentProcess,
+} from "../../agent/harness";
 
 export interface Testbed {
   /** This test file's scratch: its loop devices and files (made in beforeAll, after the host-tier check). */
@@ -60,6 +67,62 @@ export function agentTestbed(name: string, options: TestbedOptions = {}): Testbe
       });
       agents.push(agent);
       return { agent, token };
+    },
+  };
+}
+
+/**
+ * A testbed for files that run several agents (nodes) or restart one, e.g. after kill -9: one
+ * scratch, one token for the user "operator" valid on every node, each agent ended in afterAll.
+ */
+export interface AgentFleet {
+  /** This test file's scratch (made in beforeAll, after the host-tier check). */
+  readonly scratch: Scratch;
+  /** The operator's token, valid on every node (`*`). */
+  readonly token: string;
+  /** An agent's options for `node` on `devices`: the scratch's files of that node, the token file; then `extra`. */
+  options(node: string, devices: readonly string[], extra?: Partial<AgentOptions>): AgentOptions;
+  /** Starts an agent; it is ended in afterAll (TestbedOptions.end). */
+  start(o: AgentOptions): Promise<AgentProcess>;
+}
+
+export function agentFleet(name: string, options: TestbedOptions = {}): AgentFleet {
+  let scratch: Scratch | undefined;
+  let token: string | undefined;
+  const agents: AgentProcess[] = [];
+  beforeAll(() => {
+    requireHostTier();
+    scratch = new Scratch(name);
+    token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } }).op!;
+  });
+  afterAll(async () => {
+    await Promise.all(agents.map((a) => (options.end === "kill9" ? a.kill9() : a.stop())));
+    await options.beforeCleanup?.();
+    scratch?.cleanup();
+  });
+  const ready = (): Scratch => {
+    if (!scratch) throw new Error(`agentFleet("${name}"): the scratch exists from beforeAll on`);
+    return scratch;
+  };
+  return {
+    get scratch() {
+      return ready();
+    },
+    get token() {
+      ready();
+      return token!;
+    },
+    options: (node, devices, extra = {}) => ({
+      node,
+      devices,
+      ...ready().agentFiles(node),
+      auth: { tokenFile: ready().path("tokens") },
+      ...extra,
+    }),
+    async start(o) {
+      const agent = await startAgent(o);
+      agents.push(agent);
+      return agent;
     },
   };
 }
