@@ -25,6 +25,26 @@ export { commandLog, commandLogLines, isWrite, WRITE_TOOLS, type CommandLogLine 
 export { makeTls, writeKubeconfig } from "./tls-files";
 
 export { request, type Res } from "../support/agent/http";
+import { request, type Res } from "../support/agent/http";
+
+/**
+ * Plans `spec` on the agent at `url` and applies exactly that plan (its hash), as the provider does;
+ * throws with the status and body unless both answer 200. Returns the plan and the apply's result.
+ */
+export async function planAndApply(
+  url: string,
+  token: string,
+  spec: unknown,
+): Promise<{ plan: Res["json"]; result: Res["json"] }> {
+  const plan = await request(url, "POST", "/v1/plan", { token, body: { spec } });
+  if (plan.status !== 200) throw new Error(`plan: HTTP ${plan.status}: ${plan.text}`);
+  const applied = await request(url, "POST", "/v1/apply", {
+    token,
+    body: { spec, planHash: plan.json.hash },
+  });
+  if (applied.status !== 200) throw new Error(`apply: HTTP ${applied.status}: ${applied.text}`);
+  return { plan: plan.json, result: applied.json };
+}
 
 /** A Thick LVMNode spec: one volume group on the given devices (selected by path), one device class. */
 export function thickSpec(vg: string, devices: readonly string[]) {

@@ -9,18 +9,18 @@ import {
   isWrite,
   membersOf,
   pvs,
+  planAndApply,
   request,
-  requireHostTier,
   Scratch,
-  startAgent,
   thickSpec,
   vgs,
-  writeTokenFile,
   type AgentProcess,
 } from "./harness";
+import { agentFleet } from "../support/agent/testbed";
 
 jest.setTimeout(120_000);
 
+const fleet = agentFleet("isolation");
 let scratch: Scratch;
 let a: AgentProcess | undefined;
 let b: AgentProcess | undefined;
@@ -31,38 +31,17 @@ const VGA = `agt-iso-a-${suffix}`;
 const VGB = `agt-iso-b-${suffix}`;
 
 beforeAll(async () => {
-  requireHostTier();
-  scratch = new Scratch("isolation");
+  scratch = fleet.scratch;
+  tokens = { op: fleet.token };
   [A1, A2, B1, B2] = [scratch.loop(), scratch.loop(), scratch.loop(), scratch.loop()];
-  tokens = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } });
-  const common = (name: string, devices: string[]) => ({
-    node: name,
-    devices,
-    stateDir: scratch.path(`${name}-state`),
-    lvmdConfig: scratch.path(`${name}-lvmd.yaml`),
-    commandLog: scratch.path(`${name}-commands.jsonl`),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
   [a, b] = await Promise.all([
-    startAgent(common("node-iso-a", [A1, A2])),
-    startAgent(common("node-iso-b", [B1, B2])),
+    fleet.start(fleet.options("node-iso-a", [A1, A2])),
+    fleet.start(fleet.options("node-iso-b", [B1, B2])),
   ]);
 });
 
-afterAll(async () => {
-  await Promise.all([a?.stop(), b?.stop()]);
-  scratch?.cleanup();
-});
-
-async function apply(agent: AgentProcess, spec: unknown) {
-  const plan = await request(agent.url, "POST", "/v1/plan", { token: tokens.op, body: { spec } });
-  const res = await request(agent.url, "POST", "/v1/apply", {
-    token: tokens.op,
-    body: { spec, planHash: plan.json.hash },
-  });
-  if (res.status !== 200) throw new Error(`apply: HTTP ${res.status}: ${res.text}`);
-  return plan.json;
-}
+const apply = async (agent: AgentProcess, spec: unknown) =>
+  (await planAndApply(agent.url, tokens.op!, spec)).plan;
 
 describe("two agents on one machine", () => {
   it("each inventories only its own devices", async () => {

@@ -11,18 +11,18 @@ import {
   isWrite,
   membersOf,
   pvs,
+  planAndApply,
   request,
-  requireHostTier,
   Scratch,
-  startAgent,
   thickSpec,
   vgs,
-  writeTokenFile,
   type AgentProcess,
 } from "./harness";
+import { agentTestbed } from "../support/agent/testbed";
 
 jest.setTimeout(120_000);
 
+const bed = agentTestbed("lifecycle");
 let scratch: Scratch;
 let agent: AgentProcess | undefined;
 let token: string;
@@ -30,35 +30,14 @@ let L1: string, L2: string, L3: string;
 const VG = `agt-life-${randomBytes(3).toString("hex")}`;
 
 beforeAll(async () => {
-  requireHostTier();
-  scratch = new Scratch("lifecycle");
+  scratch = bed.scratch;
   [L1, L2, L3] = [scratch.loop(), scratch.loop(), scratch.loop()];
-  token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "node-life" } }).op!;
-  agent = await startAgent({
-    node: "node-life",
-    devices: [L1, L2, L3],
-    ...scratch.agentFiles(),
-    auth: { tokenFile: scratch.path("tokens") },
-  });
-});
-
-afterAll(async () => {
-  await agent?.stop();
-  scratch?.cleanup();
+  ({ agent, token } = await bed.start({ node: "node-life", devices: [L1, L2, L3] }));
 });
 
 const all = () => [L1, L2, L3];
 
-async function planAndApply(spec: unknown) {
-  const plan = await request(agent!.url, "POST", "/v1/plan", { token, body: { spec } });
-  expect(plan.status).toBe(200);
-  const applied = await request(agent!.url, "POST", "/v1/apply", {
-    token,
-    body: { spec, planHash: plan.json.hash },
-  });
-  if (applied.status !== 200) throw new Error(`apply: HTTP ${applied.status}: ${applied.text}`);
-  return { plan: plan.json, result: applied.json };
-}
+const apply = (spec: unknown) => planAndApply(agent!.url, token, spec);
 
 describe("an agent on loop devices", () => {
   it("plans without writing anything", async () => {
@@ -82,7 +61,7 @@ describe("an agent on loop devices", () => {
   });
 
   it("creates a volume group (Thick device class) and writes lvmd.yaml", async () => {
-    const { result } = await planAndApply(thickSpec(VG, [L1, L2]));
+    const { result } = await apply(thickSpec(VG, [L1, L2]));
     expect(result.steps.every((s: { outcome: string }) => s.outcome === "done")).toBe(true);
     const [vg] = vgs(all());
     expect(vg).toMatchObject({ vg_name: VG, pv_count: "2", vg_tags: "pulumi-lvm" });
@@ -96,7 +75,7 @@ describe("an agent on loop devices", () => {
 
   it("is idempotent: the same spec again plans nothing and writes nothing", async () => {
     const before = commandLog(scratch.path("commands.jsonl")).length;
-    const { plan, result } = await planAndApply(thickSpec(VG, [L1, L2]));
+    const { plan, result } = await apply(thickSpec(VG, [L1, L2]));
     expect(plan.actions).toEqual([]);
     expect(result.steps).toEqual([]);
     expect(commandLog(scratch.path("commands.jsonl")).slice(before).filter(isWrite)).toEqual([]);
@@ -120,14 +99,14 @@ describe("an agent on loop devices", () => {
   });
 
   it("extends the volume group with a new loop device", async () => {
-    const { plan } = await planAndApply(thickSpec(VG, [L1, L2, L3]));
+    const { plan } = await apply(thickSpec(VG, [L1, L2, L3]));
     expect(plan.actions.map((a: { op: string }) => a.op)).toEqual(["pvcreate", "vgextend", "pvchange"]);
     expect(membersOf(all(), VG)).toEqual([L1, L2, L3].sort());
     expect(vgs(all())[0]!.pv_count).toBe("3");
   });
 
   it("removes an empty PV the selector no longer picks", async () => {
-    const { plan } = await planAndApply(thickSpec(VG, [L1, L2]));
+    const { plan } = await apply(thickSpec(VG, [L1, L2]));
     expect(
       plan.actions.map((a: { op: string; device?: string }) => `${a.op} ${a.device ?? ""}`.trim()),
     ).toEqual([`vgreduce ${L3}`, `pvremove ${L3}`]);

@@ -13,7 +13,7 @@ import { LVM_SHELL_SETTINGS } from "../../src/agent/lvm-shell-protocol";
 import { writeSyncIoSystemDir } from "../../src/agent/lvm-system-dir";
 import { fullreportArgv } from "../../src/inventory/lvm-report";
 import { agentTestbed } from "../support/agent/testbed";
-import { commandLogLines, lvm, request, thickSpec, vgs } from "./harness";
+import { commandLogLines, lvm, planAndApply, request, thickSpec, vgs } from "./harness";
 
 jest.setTimeout(180_000);
 
@@ -180,15 +180,7 @@ it("a shell killed under an apply's write: the apply fails naming the write and 
   expect(vgs(L)).toEqual([]);
 
   // The next plan shows the state as it is; applying it finishes the job in a new shell.
-  const again = await request(agent.url, "POST", "/v1/plan", { token, body: { spec } });
-  const applied = await request(agent.url, "POST", "/v1/apply", {
-    token,
-    body: { spec, planHash: again.json.hash },
-  });
-  expect({ status: applied.status, text: applied.status === 200 ? "" : applied.text }).toEqual({
-    status: 200,
-    text: "",
-  });
+  await planAndApply(agent.url, token, spec);
   expect(lvm(L, ["vgs", "--noheadings", "-o", "vg_name"])).toContain(vg);
   expect(vgcreates().map((l) => (l as { via?: string }).via)).toEqual(["shell", "shell"]);
   const metrics = (await request(agent.url, "GET", "/metrics", { token })).text;

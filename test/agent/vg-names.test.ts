@@ -7,7 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { agentTestbed } from "../support/agent/testbed";
-import { commandLogLines, lvm, pvs, request, thickSpec, vgs } from "./harness";
+import { commandLogLines, lvm, planAndApply, pvs, request, thickSpec, vgs } from "./harness";
 
 jest.setTimeout(120_000);
 
@@ -44,15 +44,7 @@ describe.each([
     // A free name: read the same way, then created.
     const free = `agt-free-${randomBytes(3).toString("hex")}`;
     const freeSpec = thickSpec(free, [more]);
-    const plan2 = await request(agent.url, "POST", "/v1/plan", { token, body: { spec: freeSpec } });
-    const applied2 = await request(agent.url, "POST", "/v1/apply", {
-      token,
-      body: { spec: freeSpec, planHash: plan2.json.hash },
-    });
-    expect({ status: applied2.status, text: applied2.status === 200 ? "" : applied2.text }).toEqual({
-      status: 200,
-      text: "",
-    });
+    await planAndApply(agent.url, token, freeSpec);
     expect(vgs([more])).toEqual([expect.objectContaining({ vg_name: free, pv_count: "1" })]);
 
     const reads = commandLogLines(bed.scratch.agentFiles().commandLog).filter(
