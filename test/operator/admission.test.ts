@@ -333,7 +333,11 @@ describe("deleting a set with deletionPolicy Delete (issue 16, 6b)", () => {
     await withLvmNode("scratch", "scratch", "n6");
     const before = reviews.length;
     expect((await cp.request("DELETE", setsPath(DELETE_NS, "scratch"))).status).toBe(200);
-    expect(reviews.slice(before)).toEqual([expect.objectContaining({ kind: "LVMNodeSet", allowed: true })]);
+    // Reviewed and allowed, once or more: the API server reviews a deletion again when it retries it
+    // on a conflict (the operator writes the new set's status meanwhile; a CI run saw two reviews).
+    const seen = reviews.slice(before);
+    expect(seen.length).toBeGreaterThan(0);
+    expect(seen).toEqual(seen.map(() => expect.objectContaining({ kind: "LVMNodeSet", allowed: true })));
     await gone("scratch");
   });
 
