@@ -192,7 +192,8 @@ function guestStoppedAnswering(e: unknown): boolean {
  * A control plane and one node, Ready, from `opts`. When the guest stops answering while the node
  * comes up (guestStoppedAnswering), everything is torn down and booted once more, said on stderr
  * with the first failure and in `timings.rebootedAfterGuestHang`; any other failure, or a second
- * hang, fails the caller as it is. Tests of a hang itself use the guest directly (test/vm).
+ * hang, fails the caller as it is. The second boot has no test of its own (a TCG soft lockup cannot
+ * be caused on demand here); the first boot is every cluster run's.
  */
 export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
   try {
