@@ -34,12 +34,22 @@ export interface TestbedOptions {
  * top of the file; it registers the beforeAll (host tier, scratch) and the afterAll (agents ended,
  * `beforeCleanup`, scratch cleaned up: loop devices, volume groups, files).
  */
-export function agentTestbed(name: string, options: TestbedOptions = {}): Testbed {
+/**
+ * The hooks both testbeds register: beforeAll (host tier, scratch, then `prepare`), afterAll (the
+ * agents in `agents` ended, `beforeCleanup`, scratch cleaned up). `ready` is the scratch once made.
+ */
+function scratchHooks(
+  name: string,
+  testbed: string,
+  options: TestbedOptions,
+  prepare: (scratch: Scratch) => void = () => undefined,
+): { ready: () => Scratch; agents: AgentProcess[] } {
   let scratch: Scratch | undefined;
   const agents: AgentProcess[] = [];
   beforeAll(() => {
     requireHostTier();
     scratch = new Scratch(name);
+    prepare(scratch);
   });
   afterAll(async () => {
     for (const agent of agents) await (options.end === "kill9" ? agent.kill9() : agent.stop());
@@ -47,9 +57,14 @@ export function agentTestbed(name: string, options: TestbedOptions = {}): Testbe
     scratch?.cleanup();
   });
   const ready = (): Scratch => {
-    if (!scratch) throw new Error(`agentTestbed("${name}"): the scratch exists from beforeAll on`);
+    if (!scratch) throw new Error(`${testbed}("${name}"): the scratch exists from beforeAll on`);
     return scratch;
   };
+  return { ready, agents };
+}
+
+export function agentTestbed(name: string, options: TestbedOptions = {}): Testbed {
+  const { ready, agents } = scratchHooks(name, "agentTestbed", options);
   return {
     get scratch() {
       return ready();
@@ -87,23 +102,10 @@ export interface AgentFleet {
 }
 
 export function agentFleet(name: string, options: TestbedOptions = {}): AgentFleet {
-  let scratch: Scratch | undefined;
   let token: string | undefined;
-  const agents: AgentProcess[] = [];
-  beforeAll(() => {
-    requireHostTier();
-    scratch = new Scratch(name);
+  const { ready, agents } = scratchHooks(name, "agentFleet", options, (scratch) => {
     token = writeTokenFile(scratch.path("tokens"), { op: { user: "operator", node: "*" } }).op!;
   });
-  afterAll(async () => {
-    await Promise.all(agents.map((a) => (options.end === "kill9" ? a.kill9() : a.stop())));
-    await options.beforeCleanup?.();
-    scratch?.cleanup();
-  });
-  const ready = (): Scratch => {
-    if (!scratch) throw new Error(`agentFleet("${name}"): the scratch exists from beforeAll on`);
-    return scratch;
-  };
   return {
     get scratch() {
       return ready();
