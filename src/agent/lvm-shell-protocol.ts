@@ -59,6 +59,11 @@ export const SHELL_WRITES = [
   "lvremove",
   "vgremove",
 ] as const;
+
+/** A writing lvm command (the shell answers it with its output rebuilt from lvm's log). */
+export function isShellWrite(tool: string | undefined): boolean {
+  return (SHELL_WRITES as readonly string[]).includes(tool ?? "");
+}
 /** lvm_split's MAX_ARGS is 64, the command's name included; stay clear of it. */
 const MAX_SHELL_WORDS = 60;
 
@@ -122,7 +127,7 @@ export interface ShellScope {
  */
 export function shellRefusal(argv: readonly string[], scope: ShellScope): string | undefined {
   const [tool, sub] = argv;
-  if ((SHELL_WRITES as readonly string[]).includes(tool ?? "")) {
+  if (isShellWrite(tool)) {
     if (!scope.writes) return `${tool} writes (writes run in the shell only with --lvm-shell-writes)`;
     return optionRefusal(argv.slice(1), SHELL_WRITE_OPTIONS);
   }
