@@ -46,6 +46,7 @@ module.exports = {
         "<rootDir>/test/cluster/topolvm.test.ts",
         "<rootDir>/test/cluster/kubelet-proxy.test.ts",
         "<rootDir>/test/cluster/pod-exec.test.ts",
+        "<rootDir>/test/cluster/boot-retry.test.ts",
       ],
     },
   ],

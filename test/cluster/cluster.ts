@@ -18,9 +18,10 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { ALLOWED_TOOLS } from "../../src/agent/lvm-runner";
 import { ControlPlane, signClientCert, startControlPlane } from "../env/cluster";
-import { cacheDir, DiskSpec, Guest, REPO_ROOT, startGuest } from "../vm/guest";
+import { cacheDir, DiskSpec, Guest, guestStoppedAnswering, REPO_ROOT, startGuest } from "../vm/guest";
 import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
+import { bootOnceMoreIfGuestHung } from "./boot-retry";
 import { hashFileStats } from "./images";
 import { KubeletProxy, POD_RELAY, startKubeletProxy } from "./kubelet-proxy";
 import { ExecOptions, ExecResult, execApiOf, podExec } from "./pod-exec";
@@ -179,37 +180,13 @@ async function waitForRelay(guest: Guest, hostPort: number, log: string): Promis
 }
 
 /**
- * The guest's control service stopped answering (guest.ts: "GET /processes failed: no answer in
- * 30000 ms"). Under TCG on a loaded host the guest's vCPUs can be starved until its kernel reports a
- * soft lockup or an RCU stall (CI, 29 Nov: right after kubelet started, with both test lanes busy):
- * the emulator's failure, not that of anything under test.
- */
-function guestStoppedAnswering(e: unknown): boolean {
-  return /^guest \S+: [A-Z]+ \S+ failed: no answer in \d+ ms/m.test(e instanceof Error ? e.message : "");
-}
-
-/**
  * A control plane and one node, Ready, from `opts`. When the guest stops answering while the node
- * comes up (guestStoppedAnswering), everything is torn down and booted once more, said on stderr
- * with the first failure and in `timings.rebootedAfterGuestHang`; any other failure, or a second
- * hang, fails the caller as it is. The second boot has no test of its own (a TCG soft lockup cannot
- * be caused on demand here); the first boot is every cluster run's.
+ * comes up, everything is torn down and booted once more (bootOnceMoreIfGuestHung, tested in
+ * boot-retry.test.ts with stand-in boots: a TCG soft lockup cannot be caused on demand here); any
+ * other failure, or a second hang, fails the caller as it is.
  */
-export async function startCluster(opts: ClusterOptions): Promise<Cluster> {
-  try {
-    return await bootCluster(opts);
-  } catch (e) {
-    if (!guestStoppedAnswering(e)) throw e;
-    const first = (e as Error).message;
-    console.error(
-      `startCluster: THE GUEST STOPPED ANSWERING while the node came up; tearing down and booting once more.\n` +
-        `first failure:\n${first}`,
-    );
-    const again = Date.now();
-    const cluster = await bootCluster(opts);
-    // The second boot's own duration, ms.
-    return { ...cluster, timings: { ...cluster.timings, rebootedAfterGuestHang: Date.now() - again } };
-  }
+export function startCluster(opts: ClusterOptions): Promise<Cluster> {
+  return bootOnceMoreIfGuestHung(() => bootCluster(opts));
 }
 
 async function bootCluster(opts: ClusterOptions): Promise<Cluster> {

@@ -255,6 +255,30 @@ interface HttpResult {
   body: unknown;
 }
 
+/** Why a call to the guest's command service got no reply: it answered nothing within `timeoutMs`. */
+export function noAnswer(timeoutMs: number): string {
+  return `no answer in ${timeoutMs} ms`;
+}
+
+/** The first line of the error of a call to the guest's command service that got no reply (a timeout, a refusal, a reset). */
+export function callFailed(hostname: string, method: string, urlPath: string, why: string): string {
+  return `guest ${hostname}: ${method} ${urlPath} failed: ${why}`;
+}
+
+/**
+ * Whether an error (or an error that quotes it on a line of its own) says the guest's command service
+ * stopped answering: a call's timeout (callFailed with noAnswer), not a refusal, an HTTP error or a
+ * guest that exited. Under TCG on a loaded host the guest's vCPUs can be starved until its kernel
+ * reports a soft lockup or an RCU stall: the emulator's failure, not that of anything under test.
+ */
+export function guestStoppedAnswering(e: unknown): boolean {
+  const text = e instanceof Error ? e.message : "";
+  return text.split("\n").some((line) => NO_ANSWER_LINE.test(line));
+}
+
+/** callFailed(…, noAnswer(…)) as written above (test/cluster/boot-retry.test.ts holds them together). */
+const NO_ANSWER_LINE = /^guest \S+: [A-Z]+ \S+ failed: no answer in \d+ ms$/;
+
 function request(
   port: number,
   method: string,
@@ -293,7 +317,7 @@ function request(
         res.on("error", reject);
       },
     );
-    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer in ${timeoutMs} ms`)));
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(noAnswer(timeoutMs))));
     req.on("error", reject);
     req.end(text);
   });
@@ -617,9 +641,7 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
     try {
       r = await request(cmdPort, method, urlPath, token, body, timeoutMs);
     } catch (e) {
-      throw new Error(
-        `guest ${hostname}: ${method} ${urlPath} failed: ${(e as Error).message}\n${diagnostics()}`,
-      );
+      throw new Error(`${callFailed(hostname, method, urlPath, (e as Error).message)}\n${diagnostics()}`);
     }
     if (r.status !== 200) {
       throw new Error(
