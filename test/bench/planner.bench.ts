@@ -35,7 +35,7 @@ export interface BenchRow {
   readonly hashCpuMs: number;
   /** Bytes of that text. */
   readonly hashBytes: number;
-  /** Wall-clock time of V8's JSON.stringify of the same plans (the canonical text: they are built in key order). */
+  /** Wall-clock time of V8's JSON.stringify writing the same plans' canonical text (from copies in key order). */
   readonly textMs: number;
   /** Wall-clock time of sha256 over those texts. */
   readonly sha256Ms: number;
@@ -113,9 +113,9 @@ function allocatedBytes(): { stop(): number } {
  * What writing each plan's canonical JSON and hashing it costs, alone: the floor under planNodes.
  * Also split, in wall time: V8's own JSON.stringify of the plans, each a copy with its keys already
  * in canonical order (so JSON.stringify writes the canonical text itself, checked below), and sha256
- * over those texts. No serializer of the same
- * text is cheaper than JSON.stringify, and the hash must cover the whole text (docs/plan-format.md),
- * so their sum is what any planNodes that hashes every plan costs, before it plans anything.
+ * over those texts. No serializer of the same text is cheaper than JSON.stringify, and the hash must
+ * cover the whole text (docs/plan-format.md), so their sum is what any planNodes that hashes every
+ * plan costs, before it plans anything.
  */
 function hashingCost(
   plans: readonly NodePlan[],
