@@ -17,6 +17,14 @@ _sources_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 sources_dir() {
   local dir="${PULUMI_LVM_SOURCES:-$_sources_here/../../../shared/sources}"
+  # A clone made elsewhere (e.g. under /tmp) of a local checkout that has shared/ beside it: the
+  # origin's shared/sources. Safe to use: every snapshot is still checked against sources.sha256.
+  local origin
+  if [ -z "${PULUMI_LVM_SOURCES:-}" ] && [ ! -d "$dir" ] &&
+    origin=$(git -C "$_sources_here" config --get remote.origin.url 2>/dev/null) &&
+    [ -d "$origin/../shared/sources" ]; then
+    dir="$origin/../shared/sources"
+  fi
   if [ ! -d "$dir" ]; then
     echo "sources.sh: no source snapshots at $dir (set PULUMI_LVM_SOURCES to the shared/sources directory)" >&2
     return 1
