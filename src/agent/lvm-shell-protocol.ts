@@ -64,6 +64,7 @@ export const SHELL_WRITES = [
 export function isShellWrite(tool: string | undefined): boolean {
   return (SHELL_WRITES as readonly string[]).includes(tool ?? "");
 }
+
 /** lvm_split's MAX_ARGS is 64, the command's name included; stay clear of it. */
 const MAX_SHELL_WORDS = 60;
 

@@ -30,11 +30,6 @@ export interface TestbedOptions {
 }
 
 /**
- * The preamble the agent's single-agent integration tests share (test/agent/*.test.ts): call at the
- * top of the file; it registers the beforeAll (host tier, scratch) and the afterAll (agents ended,
- * `beforeCleanup`, scratch cleaned up: loop devices, volume groups, files).
- */
-/**
  * The hooks both testbeds register: beforeAll (host tier, scratch, then `prepare`), afterAll (the
  * agents in `agents` ended, `beforeCleanup`, scratch cleaned up). `ready` is the scratch once made.
  */
@@ -63,6 +58,11 @@ function scratchHooks(
   return { ready, agents };
 }
 
+/**
+ * The preamble the agent's single-agent integration tests share (test/agent/*.test.ts): call at the
+ * top of the file; it registers the beforeAll (host tier, scratch) and the afterAll (agents ended,
+ * `beforeCleanup`, scratch cleaned up: loop devices, volume groups, files).
+ */
 export function agentTestbed(name: string, options: TestbedOptions = {}): Testbed {
   const { ready, agents } = scratchHooks(name, "agentTestbed", options);
   return {
