@@ -37,6 +37,7 @@ import {
   nodeSet,
   prepareCluster,
   setsPath,
+  sleep,
   startTestOperator,
   type TestOperator,
 } from "./env";
@@ -143,8 +144,21 @@ beforeAll(async () => {
     20_000,
     200,
   );
+  // team-b/early selects nobody and is older than storage/fast (created by the first test).
+  await must(cp, "POST", setsPath("team-b"), nodeSet("team-b", "early", ["nobody"]));
+  // The LVMNode-only user: every verb on lvmnodes in storage, nothing on lvmnodesets.
+  await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+    metadata: { name: "lvmnodes-only" },
+    rules: [{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["*"] }],
+  });
+  await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+    metadata: { name: "lvmnodes-only" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lvmnodes-only" },
+    subjects: [{ kind: "User", name: cp.identities.unprivileged.username }],
+  });
   op = startTestOperator(cp);
   await eventually("caches synced", async () => op.operator.ready);
+  await sleep(1100);
 }, 120_000);
 
 afterAll(async () => {
@@ -239,6 +253,73 @@ describe("the webhook, called by the API server over TLS", () => {
     });
     expect(labelled.status).toBe(200);
     expect(labelled.body.metadata.ownerReferences).toEqual(n1.metadata.ownerReferences);
+  });
+});
+
+describe("issue 36: who may write LVMNodes, and nodes another set already selects", () => {
+  const user = () => cp.tokens.unprivileged;
+  const fastRef = async (name = "fast") => {
+    const set = await must(cp, "GET", setsPath(NS, name));
+    return [
+      {
+        apiVersion: "lvm.topolvm.io/v2alpha1",
+        kind: "LVMNodeSet",
+        name,
+        uid: set.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
+  };
+
+  test("item 10: an LVMNode-only user's POST of storage/n3 with fast's genuine controller reference is refused", async () => {
+    const r = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", await fastRef()), user());
+    expect(denied(r)).toMatch(
+      /^403 .*LVMNodes are created, and their spec and ownerReferences changed, only by the pulumi-lvm operator/,
+    );
+    expect((await cp.request("GET", lvmNodesPath(NS, "n3"))).status).toBe(404);
+  });
+
+  test("item 10: that user's spec change of storage/n1 is refused", async () => {
+    const r = await cp.request(
+      "PATCH",
+      lvmNodesPath(NS, "n1"),
+      { spec: { deletionPolicy: "Delete" } },
+      user(),
+    );
+    expect(denied(r)).toMatch(/^403 .*only by the pulumi-lvm operator/);
+    expect((await must(cp, "GET", lvmNodesPath(NS, "n1"))).spec.deletionPolicy).toBeUndefined();
+  });
+
+  test("item 15: a metadata-only swap of the controller reference to another set is refused", async () => {
+    expect((await cp.request("POST", setsPath(NS), nodeSet(NS, "spare", ["nobody"]))).status).toBe(201);
+    const r = await cp.request(
+      "PATCH",
+      lvmNodesPath(NS, "n1"),
+      { metadata: { ownerReferences: await fastRef("spare") } },
+      user(),
+    );
+    expect(denied(r)).toMatch(/^403 .*only by the pulumi-lvm operator/);
+    expect((await must(cp, "GET", lvmNodesPath(NS, "n1"))).metadata.ownerReferences).toEqual(await fastRef());
+    await must(cp, "DELETE", setsPath(NS, "spare"));
+  });
+
+  test("item 11: an older set widening its selector onto another set's nodes is refused", async () => {
+    const early = await must(cp, "GET", setsPath("team-b", "early"));
+    const fast = await must(cp, "GET", setsPath(NS, "fast"));
+    expect(Date.parse(early.metadata.creationTimestamp)).toBeLessThan(
+      Date.parse(fast.metadata.creationTimestamp),
+    );
+    const r = await cp.request("PATCH", setsPath("team-b", "early"), {
+      spec: {
+        nodeSelector: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
+        },
+      },
+    });
+    expect(denied(r)).toBe(
+      `422 admission webhook "lvmnodesets.lvm.topolvm.io" denied the request: LVMNodeSet/early: spec.nodeSelector: selects nodes n1 and n2, which LVMNodeSet ${NS}/fast already selects; a node belongs to at most one node set`,
+    );
   });
 });
 
