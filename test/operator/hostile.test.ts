@@ -383,6 +383,7 @@ describe("issue 36, no admission in front: an LVMNode-only user and a widened ol
           volumeGroups: [
             {
               name: `${VG}-own`,
+              minDeviceSize: "64Mi",
               deviceSelector: {
                 deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "Any" }] }],
               },
