@@ -21,6 +21,7 @@ import { createKubeClient } from "../../src/kube/client";
 import {
   DELETION_GUARD_LABEL,
   deletionGuard,
+  LVMNODE_WRITERS_MESSAGE,
   lvmNodeOwnerPolicy,
   NOT_CONTROLLED_MESSAGE,
   webhookConfiguration,
@@ -217,7 +218,7 @@ describe("the webhook, called by the API server over TLS", () => {
     );
   });
 
-  test("a hand-made LVMNode is refused by the policy; one naming a set it does not belong to, by the webhook", async () => {
+  test("a hand-made LVMNode, or one naming a set (by any uid), is refused by the policy; with the policy unbound, by the webhook", async () => {
     const bare = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3"));
     expect(bare.status).toBe(403);
     expect(bare.body.message).toContain(NOT_CONTROLLED_MESSAGE);
@@ -226,13 +227,48 @@ describe("the webhook, called by the API server over TLS", () => {
     const ref = (name: string, uid: string) => [
       { apiVersion: "lvm.topolvm.io/v2alpha1", kind: "LVMNodeSet", name, uid, controller: true },
     ];
-    const forged = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", ref("fast", "0000-forged")));
-    expect(denied(forged)).toBe(
-      `422 admission webhook "lvmnodes.lvm.topolvm.io" denied the request: LVMNode/n3: metadata.ownerReferences: names LVMNodeSet ${NS}/fast with uid 0000-forged, but that set's uid is ${fast.metadata.uid}; the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead`,
-    );
-    const missing = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", ref("gone", "1234")));
-    expect(denied(missing)).toContain(
-      `LVMNode/n3: metadata.ownerReferences: names LVMNodeSet ${NS}/gone as its controller, which does not exist`,
+    for (const owner of [ref("fast", "0000-forged"), ref("gone", "1234"), ref("fast", fast.metadata.uid)]) {
+      const r = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", owner));
+      expect(r.status).toBe(403);
+      expect(r.body.message).toContain(LVMNODE_WRITERS_MESSAGE);
+    }
+
+    // The webhook refuses the same on its own (a cluster without the policy, or the policy unbound).
+    const bindings = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+    const { binding } = lvmNodeOwnerPolicy({
+      name: "pulumi-lvm-lvmnode-owner",
+      operatorUsername: cp.identities.operator.username,
+    });
+    await must(cp, "DELETE", `${bindings}/${binding.metadata.name}`);
+    try {
+      const r = await eventually(
+        "the webhook answers alone",
+        async () => {
+          const x = await cp.request(
+            "POST",
+            lvmNodesPath(NS),
+            lvmNode(NS, "n3", ref("fast", fast.metadata.uid)),
+          );
+          if (x.status === 201) throw new Error(`admitted: ${JSON.stringify(x.body)}`);
+          return String(x.body?.message).includes("admission webhook") ? x : undefined;
+        },
+        20_000,
+        200,
+      );
+      expect(denied(r)).toBe(
+        `403 admission webhook "lvmnodes.lvm.topolvm.io" denied the request: LVMNode/n3: metadata: ${LVMNODE_WRITERS_MESSAGE}`,
+      );
+    } finally {
+      await must(cp, "POST", bindings, binding);
+    }
+    await eventually(
+      "the policy bound again",
+      async () =>
+        String((await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3"))).body?.message).includes(
+          NOT_CONTROLLED_MESSAGE,
+        ),
+      20_000,
+      200,
     );
   });
 
