@@ -68,6 +68,13 @@ export const NOT_CONTROLLED_MESSAGE =
   "metadata.ownerReferences: an LVMNode must be controlled by an LVMNodeSet (an ownerReference with kind LVMNodeSet and controller: true); the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead";
 
 /**
+ * Who may create an LVMNode or change its spec or ownerReferences: the operator alone (the
+ * ValidatingAdmissionPolicy's message, and the webhook's for the same writes).
+ */
+export const LVMNODE_WRITERS_MESSAGE =
+  "LVMNodes are created, and their spec and ownerReferences changed, only by the pulumi-lvm operator, from an LVMNodeSet's template for each node it selects; create or change an LVMNodeSet instead (labels, annotations and finalizers may still be changed)";
+
+/**
  * Writers that may leave an LVMNode without a controller: the garbage collector removes
  * ownerReferences when a set is deleted with propagationPolicy Orphan (as its own service account
  * with --use-service-account-credentials, else as kube-controller-manager).
@@ -88,6 +95,13 @@ function celString(text: string): string {
   return `'${text}'`;
 }
 
+/** `o`'s ownerReferences, or an empty list (CEL has no absent-equals-empty). */
+const ownerReferencesOf = (o: string) =>
+  `(has(${o}.metadata.ownerReferences) ? ${o}.metadata.ownerReferences : [])`;
+
+/** A create, or an update that changes the spec or the ownerReferences. */
+const SPEC_OR_OWNERS_WRITTEN = `request.operation == 'CREATE' || object.spec != oldObject.spec || ${ownerReferencesOf("object")} != ${ownerReferencesOf("oldObject")}`;
+
 const controlledBySet = (o: string) =>
   `has(${o}.metadata.ownerReferences) && ${o}.metadata.ownerReferences.exists(r, r.kind == 'LVMNodeSet' && r.apiVersion.startsWith('${API_GROUP}/') && has(r.controller) && r.controller)`;
 
@@ -104,11 +118,14 @@ export interface PolicyOptions {
 }
 
 /**
- * The ValidatingAdmissionPolicy and its binding (validationActions Deny): creating or updating an
- * LVMNode that no LVMNodeSet controls is refused, unless the operator writes it. An LVMNode that
- * already had no controller before an update (made before the policy existed) may still be
- * changed, e.g. to remove a finalizer; the garbage collector may orphan LVMNodes. failurePolicy
- * Fail: an expression that cannot be evaluated refuses.
+ * The ValidatingAdmissionPolicy and its binding (validationActions Deny), for anyone but the
+ * operator and the garbage collector: creating or updating an LVMNode that no LVMNodeSet controls
+ * is refused; and creating one, or changing its spec or ownerReferences, is refused outright
+ * (LVMNODE_WRITERS_MESSAGE): a genuine controller reference is no mandate, the operator alone
+ * writes a set's template to the nodes it selects. Labels, annotations and finalizers may be
+ * changed (an LVMNode that already had no controller, made before the policy existed, too); the
+ * garbage collector may orphan LVMNodes. failurePolicy Fail: an expression that cannot be
+ * evaluated refuses.
  */
 export function lvmNodeOwnerPolicy(o: PolicyOptions) {
   const exempt = [o.operatorUsername, ...GARBAGE_COLLECTORS].map(celString).join(", ");
@@ -137,6 +154,7 @@ export function lvmNodeOwnerPolicy(o: PolicyOptions) {
           message: NOT_CONTROLLED_MESSAGE,
           reason: "Forbidden",
         },
+        { expression: `!(${SPEC_OR_OWNERS_WRITTEN})`, message: LVMNODE_WRITERS_MESSAGE, reason: "Forbidden" },
       ],
     },
   };
@@ -182,8 +200,9 @@ export interface WebhookOptions {
 
 /**
  * The ValidatingWebhookConfiguration: one webhook per kind, called for a create or a spec change
- * by anyone but the operator (matchConditions: a finalizer, label or status change by a person,
- * or the operator's own writes, never wait for the webhook). failurePolicy Fail: while no operator
+ * (of an LVMNode also an ownerReferences change) by anyone but the operator (and, for LVMNodes, the
+ * garbage collector, which orphans them) — matchConditions: a finalizer, label or status change by
+ * a person, or the operator's own writes, never wait for the webhook. failurePolicy Fail: while no operator
  * answers, sets cannot be created or their spec changed (nothing would reconcile them anyway), but
  * deletions and finalizer removals still pass (docs/operator.md). A third, failurePolicy Ignore:
  * deleting a set whose deletionPolicy is Delete (the API server checks that, matchConditions; a
@@ -191,6 +210,10 @@ export interface WebhookOptions {
  * fourth, failurePolicy Fail: deleting a deletion guard (deletionGuard), the same check.
  */
 export function webhookConfiguration(o: WebhookOptions) {
+  const exempt = (users: readonly string[]) =>
+    users.length === 1
+      ? `request.userInfo.username != ${celString(users[0]!)}`
+      : `!(request.userInfo.username in [${users.map(celString).join(", ")}])`;
   const webhook = (plural: "lvmnodesets" | "lvmnodes", path: string) => ({
     name: `${plural}.${API_GROUP}`,
     admissionReviewVersions: ["v1"],
@@ -217,13 +240,17 @@ export function webhookConfiguration(o: WebhookOptions) {
       ? { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": o.namespace } } }
       : {}),
     matchConditions: [
-      {
-        name: "spec-written",
-        expression: "request.operation == 'CREATE' || object.spec != oldObject.spec",
-      },
+      plural === "lvmnodes"
+        ? { name: "spec-or-owners-written", expression: SPEC_OR_OWNERS_WRITTEN }
+        : {
+            name: "spec-written",
+            expression: "request.operation == 'CREATE' || object.spec != oldObject.spec",
+          },
       {
         name: "not-the-operator",
-        expression: `request.userInfo.username != ${celString(o.operatorUsername)}`,
+        expression: exempt(
+          plural === "lvmnodes" ? [o.operatorUsername, ...GARBAGE_COLLECTORS] : [o.operatorUsername],
+        ),
       },
     ],
   });

@@ -129,6 +129,8 @@ export class AgentService {
         ...(volumeGroup ? { volumeGroup } : {}),
         force: target.force,
         lvmdConfigPath: this.deps.lvmdConfigPath,
+        // An apply stopped between pvcreate and vgcreate left these; nothing else removes them.
+        ownOrphanPvs: adoptableOrphans(this.deps.journal, inventory),
       });
     if (req.dryRun) {
       const inventory = await this.inventory();

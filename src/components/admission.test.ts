@@ -1,5 +1,5 @@
 import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
-import { NOT_CONTROLLED_MESSAGE } from "../agent-api/admission";
+import { LVMNODE_WRITERS_MESSAGE, NOT_CONTROLLED_MESSAGE } from "../agent-api/admission";
 import { crdDirectory } from "../../test/support/components/crd-fixtures";
 import {
   find,
@@ -75,11 +75,17 @@ describe("LvmSystem admission", () => {
       });
       expect(w.matchConditions).toContainEqual({
         name: "not-the-operator",
-        expression: "request.userInfo.username != 'system:serviceaccount:lvm-system:lvm-operator'",
+        expression:
+          w.name === "lvmnodes.lvm.topolvm.io"
+            ? "!(request.userInfo.username in ['system:serviceaccount:lvm-system:lvm-operator', 'system:serviceaccount:kube-system:generic-garbage-collector', 'system:kube-controller-manager'])"
+            : "request.userInfo.username != 'system:serviceaccount:lvm-system:lvm-operator'",
       });
     }
+    // An LVMNode's ownerReferences changed without its spec reaches the webhook too.
+    expect(vwc.webhooks[1].matchConditions[0].expression).toContain("ownerReferences");
     const policy = find(recorded, VAP, "lvm-operator-lvmnode-owner").inputs;
     expect(policy.spec.validations[0].message).toBe(NOT_CONTROLLED_MESSAGE);
+    expect(policy.spec.validations[1].message).toBe(LVMNODE_WRITERS_MESSAGE);
     expect(policy.spec.matchConditions[0].expression).toContain(
       "'system:serviceaccount:lvm-system:lvm-operator'",
     );

@@ -15,7 +15,9 @@ import type { KubeClient, KubeObject } from "../kube/client";
 import { LVM_NODES, LVM_NODE_SETS, NODES, PODS, type Resource } from "../kube/resources";
 import {
   keysForAgentPodChange,
+  keysForControllingSetChange,
   keysForNodeDeleted,
+  keysForNodeSelectionChange,
   keysForOwnLVMNodeChange,
   keysForRivalLVMNodes,
 } from "./lvmnode/event-mapping";
@@ -124,14 +126,7 @@ export class Operator {
     const enqueueNodes = (keys: readonly string[]) => keys.forEach((k) => nodeQueue?.add(k));
     this.sets = this.informer(LVM_NODE_SETS, o.namespace, (c) => {
       enqueue(keysForNodeSetChange(c, (key) => this.reconciler?.lastStatus(key)));
-      // A set that appears or goes gives or takes the mandate of the LVMNodes it controls.
-      if (c.type !== "updated")
-        enqueueNodes(
-          this.lvmNodes
-            .list()
-            .filter((n) => n.metadata.namespace === c.object.metadata.namespace)
-            .map((n) => objectKey(n)),
-        );
+      enqueueNodes(keysForControllingSetChange(c, this.lvmNodes.list()));
     });
     this.lvmNodes = this.informer(LVM_NODES, o.namespace, (c) => {
       const sets = keysForLVMNodeChange(c, this.sets.list(), (name) => this.nodes.get(name));
@@ -145,6 +140,7 @@ export class Operator {
     this.nodes = this.informer(NODES, undefined, (c) => {
       enqueue(keysForNodeChange(c, this.sets.list()));
       enqueueNodes(keysForNodeDeleted(c, this.lvmNodes.list()));
+      enqueueNodes(keysForNodeSelectionChange(c, this.lvmNodes.list()));
     });
     if (o.agents && nodeQueue) {
       const pods = this.informer<KubeObject>(PODS, o.agents.namespace, (c) =>
@@ -156,7 +152,7 @@ export class Operator {
         kube: this.kube,
         clock: o.clock,
         log: o.log,
-        nodeExists: (name) => this.nodes.get(name) !== undefined,
+        node: (name) => this.nodes.get(name),
         sets: () => this.sets.list(),
         lvmNodes: () => this.lvmNodes.list(),
         read: (key) => this.lvmNodes.get(key),
@@ -176,7 +172,6 @@ export class Operator {
       log: o.log,
       nodes: () => this.nodes.list(),
       lvmNodes: () => this.lvmNodes.list(),
-      sets: () => this.sets.list(),
       requeue: (key, ms) => this.queue.addAfter(key, ms),
       ...record,
       ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),

@@ -58,9 +58,9 @@ export function controllingSet(
 }
 
 /**
- * The tie-break between two sets that select the same node (docs/operator.md): the older set
- * (creationTimestamp) keeps it; on the same second, the smaller "namespace/name". Pure and the same
- * on every operator replica, so the two sides never both act.
+ * The order of two sets (docs/operator.md, Overlap): the older set (creationTimestamp); on the same
+ * second, the smaller "namespace/name". Pure and the same on every operator replica. It breaks the
+ * tie of two LVMNodes created in the same second (`holdsBefore`).
  */
 export function precedes(a: LVMNodeSetObject, b: LVMNodeSetObject): boolean {
   const ta = Date.parse(a.metadata.creationTimestamp ?? "") || Number.MAX_SAFE_INTEGER;
@@ -71,39 +71,20 @@ export function precedes(a: LVMNodeSetObject, b: LVMNodeSetObject): boolean {
   return ka < kb;
 }
 
-/** Whether the operator may drive an LVMNode's node, and why not. */
-export type Mandate =
-  | { readonly ok: true; readonly set: LVMNodeSetObject }
-  | { readonly ok: false; readonly reason: "NotManaged" | "NodeSetOverlap"; readonly message: string };
-
 /**
- * Only an LVMNode controlled (by uid) by an LVMNodeSet the operator reconciles is ever sent to an
- * agent, and of two such LVMNodes for the same node (overlapping sets in two namespaces) only the
- * one of the set that wins the tie-break (`precedes`). Pure, from the caches.
+ * The tie-break between two LVMNodes of one node (overlapping sets in two namespaces): the LVMNode
+ * that holds it keeps it — the one created first (`creationTimestamp`, set by the API server); in
+ * the same second, the one whose set `precedes`. A set created earlier but widened later does not
+ * take a node another set's LVMNode already holds. Pure and the same on every replica.
  */
-export function mandateOf(
-  node: LVMNodeObject,
-  sets: readonly LVMNodeSetObject[],
-  lvmNodes: readonly LVMNodeObject[],
-): Mandate {
-  const key = `${node.metadata.namespace}/${node.metadata.name}`;
-  const set = controllingSet(node, sets);
-  if (!set)
-    return {
-      ok: false,
-      reason: "NotManaged",
-      message: `LVMNode ${key} is not controlled by an LVMNodeSet this operator reconciles (${describeController(node)}); nothing is sent to node ${node.metadata.name}'s agent, and deleting it tears nothing down`,
-    };
-  for (const other of lvmNodes) {
-    if (other.metadata.name !== node.metadata.name || other.metadata.namespace === node.metadata.namespace)
-      continue;
-    const rival = controllingSet(other, sets);
-    if (rival && precedes(rival, set))
-      return {
-        ok: false,
-        reason: "NodeSetOverlap",
-        message: `node ${node.metadata.name} is also selected by LVMNodeSet ${rival.metadata.namespace}/${rival.metadata.name} (LVMNode ${other.metadata.namespace}/${other.metadata.name}), which keeps it (the older set wins); nothing is sent to the node's agent for ${key} until the sets no longer overlap`,
-      };
-  }
-  return { ok: true, set };
+export function holdsBefore(
+  a: LVMNodeObject,
+  setA: LVMNodeSetObject,
+  b: LVMNodeObject,
+  setB: LVMNodeSetObject,
+): boolean {
+  const ta = Date.parse(a.metadata.creationTimestamp ?? "") || Number.MAX_SAFE_INTEGER;
+  const tb = Date.parse(b.metadata.creationTimestamp ?? "") || Number.MAX_SAFE_INTEGER;
+  if (ta !== tb) return ta < tb;
+  return precedes(setA, setB);
 }

@@ -42,6 +42,35 @@ const thinVolume = (name: string): LogicalVolume => ({
 });
 
 describe("planTeardown", () => {
+  test("an apply stopped after pvcreate: the orphan PVs this agent created lose their label; any other orphan stays", () => {
+    const fresh = inventory([disk("sdb"), disk("sdc"), disk("sdd")]);
+    const plan = planNode(fresh, spec);
+    const pvcreates = plan.actions.filter((a) => a.op === "pvcreate");
+    expect(pvcreates.map((a) => a.argv.join(" "))).toEqual([
+      "pvcreate /dev/sdb",
+      "pvcreate /dev/sdc",
+      "pvcreate /dev/sdd",
+    ]);
+    const stopped = applyPlanEffects(fresh, { actions: pvcreates });
+    const ours = stopped.pvs.filter((pv) => pv.device !== "/dev/sdd").map((pv) => `pv:${pv.uuid}`);
+    expect(argvs(planTeardown(stopped, spec, { force: false }))).toEqual([]);
+    expect(argvs(planTeardown(stopped, spec, { force: false, ownOrphanPvs: ours }))).toEqual([
+      "write /etc/topolvm/lvmd.yaml",
+      "pvremove /dev/sdb",
+      "pvremove /dev/sdc",
+    ]);
+    // One group named: only that group's business.
+    expect(
+      argvs(planTeardown(stopped, spec, { volumeGroup: "vg1", force: false, ownOrphanPvs: ours })),
+    ).toEqual([]);
+    // Its effects leave no label of ours.
+    const after = applyPlanEffects(
+      stopped,
+      planTeardown(stopped, spec, { force: false, ownOrphanPvs: ours }),
+    );
+    expect(after.pvs.map((pv) => pv.device)).toEqual(["/dev/sdd"]);
+  });
+
   test("one group: lvmd first, then deactivate and remove the pool, the group, the PV labels", () => {
     const plan = planTeardown(built, spec, { volumeGroup: "vg1", force: false });
     expect(argvs(plan)).toEqual([

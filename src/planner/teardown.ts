@@ -23,6 +23,13 @@ export interface TeardownOptions {
   readonly force: boolean;
   /** @default "/etc/topolvm/lvmd.yaml" */
   readonly lvmdConfigPath?: string;
+  /**
+   * Orphan PVs (in no volume group) this agent created itself, by identity ("pv:<uuid>", or the
+   * device's stable id): an apply stopped between pvcreate and vgcreate (the agent killed, the node
+   * deselected meanwhile) left them. A teardown of every group of the spec removes their label too;
+   * any other orphan PV is not ours and stays. @default none
+   */
+  readonly ownOrphanPvs?: readonly string[];
 }
 
 /** The order a teardown runs in: lvmd stops using the groups before anything is removed. */
@@ -40,6 +47,8 @@ export const TEARDOWN_ORDER: readonly ActionOp[] = [
  * group, and remove the LVM label from its physical volumes. Only groups that carry our tag are
  * touched. A group with other logical volumes is blocked unless `force`, which removes the group with
  * everything in it (`vgremove --force`, marked destructive). A group that is already gone needs nothing.
+ * A teardown of every group also removes the label of the orphan PVs this agent created
+ * (`ownOrphanPvs`).
  */
 export function planTeardown(
   inventory: NodeInventory,
@@ -140,6 +149,23 @@ export function planTeardown(
           deviceId: m.id,
         }),
       );
+  }
+
+  if (options.volumeGroup === undefined && options.ownOrphanPvs?.length) {
+    const own = new Set(options.ownOrphanPvs);
+    for (const [kname, pv] of index.pvByKname) {
+      if (pv.vgName !== "") continue;
+      const id = ids.get(kname);
+      if (!own.has(`pv:${pv.uuid}`) && !(id && own.has(id))) continue;
+      actions.push(
+        step(
+          "pvremove",
+          pvremoveArgv(pv.device),
+          `remove the LVM label this agent wrote to ${pv.device} (pvcreate) before it joined a volume group`,
+          { device: pv.device, deviceId: id ?? `pv:${pv.uuid}` },
+        ),
+      );
+    }
   }
 
   const lvmd = lvmdConfigFor(

@@ -11,6 +11,7 @@ import { readJournal } from "../../src/agent/journal";
 import {
   commandLog,
   isWrite,
+  lvm,
   membersOf,
   pvs,
   request,
@@ -153,6 +154,30 @@ describe("kill -9 between steps", () => {
     });
     if (applied.status !== 200) throw new Error(`apply: HTTP ${applied.status}: ${applied.text}`);
     expect(membersOf([L1, L2, L3], vg)).toEqual([L1, L2, L3].sort());
+  });
+});
+
+describe("kill -9 between steps, then a teardown instead (the node deselected meanwhile)", () => {
+  it("removes the LVM label the interrupted apply wrote, and no other", async () => {
+    const [L1, L2, L3] = [scratch.loop(), scratch.loop(), scratch.loop()];
+    lvm([L3], ["pvcreate", L3]); // an orphan PV the agent did not create: it stays
+    const vg = `agt-crash-${randomBytes(3).toString("hex")}`;
+    const spec = thickSpec(vg, [L1, L2]);
+    const first = await start(options("node-crash-4", [L1, L2, L3], { env: { [PAUSE_ENV]: "1" } }));
+    const approved = await plan(first, spec);
+    expect(approved.actions[0]).toMatchObject({ op: "pvcreate", device: L1 });
+    await applyAndKill(first, spec, approved.hash, async () => {
+      await first.waitForLog((e) => e.msg === "test hook: paused");
+    });
+    expect(pvs([L1, L2])).toEqual([expect.objectContaining({ pv_name: L1, vg_name: "" })]);
+
+    const second = await start(options("node-crash-4", [L1, L2, L3]));
+    const torn = await request(second.url, "POST", "/v1/teardown", { token, body: { spec } });
+    if (torn.status !== 200) throw new Error(`teardown: HTTP ${torn.status}: ${torn.text}`);
+    const left = pvs([L1, L2, L3]).map((p) => `${p.pv_name} ${p.vg_name || "(no group)"}`);
+    console.log(`PVs after the teardown: ${left.join(", ")}`);
+    expect(left).toEqual([`${L3} (no group)`]);
+    expect(writesOutside(scratch.path("node-crash-4-commands.jsonl"), [L1, L2])).toEqual([]);
   });
 });
 

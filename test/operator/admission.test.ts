@@ -21,6 +21,7 @@ import { createKubeClient } from "../../src/kube/client";
 import {
   DELETION_GUARD_LABEL,
   deletionGuard,
+  LVMNODE_WRITERS_MESSAGE,
   lvmNodeOwnerPolicy,
   NOT_CONTROLLED_MESSAGE,
   webhookConfiguration,
@@ -37,6 +38,7 @@ import {
   nodeSet,
   prepareCluster,
   setsPath,
+  sleep,
   startTestOperator,
   type TestOperator,
 } from "./env";
@@ -143,8 +145,21 @@ beforeAll(async () => {
     20_000,
     200,
   );
+  // team-b/early selects nobody and is older than storage/fast (created by the first test).
+  await must(cp, "POST", setsPath("team-b"), nodeSet("team-b", "early", ["nobody"]));
+  // The LVMNode-only user: every verb on lvmnodes in storage, nothing on lvmnodesets.
+  await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+    metadata: { name: "lvmnodes-only" },
+    rules: [{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["*"] }],
+  });
+  await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+    metadata: { name: "lvmnodes-only" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lvmnodes-only" },
+    subjects: [{ kind: "User", name: cp.identities.unprivileged.username }],
+  });
   op = startTestOperator(cp);
   await eventually("caches synced", async () => op.operator.ready);
+  await sleep(1100);
 }, 120_000);
 
 afterAll(async () => {
@@ -203,7 +218,7 @@ describe("the webhook, called by the API server over TLS", () => {
     );
   });
 
-  test("a hand-made LVMNode is refused by the policy; one naming a set it does not belong to, by the webhook", async () => {
+  test("a hand-made LVMNode, or one naming a set (by any uid), is refused by the policy; with the policy unbound, by the webhook", async () => {
     const bare = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3"));
     expect(bare.status).toBe(403);
     expect(bare.body.message).toContain(NOT_CONTROLLED_MESSAGE);
@@ -212,13 +227,48 @@ describe("the webhook, called by the API server over TLS", () => {
     const ref = (name: string, uid: string) => [
       { apiVersion: "lvm.topolvm.io/v2alpha1", kind: "LVMNodeSet", name, uid, controller: true },
     ];
-    const forged = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", ref("fast", "0000-forged")));
-    expect(denied(forged)).toBe(
-      `422 admission webhook "lvmnodes.lvm.topolvm.io" denied the request: LVMNode/n3: metadata.ownerReferences: names LVMNodeSet ${NS}/fast with uid 0000-forged, but that set's uid is ${fast.metadata.uid}; the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead`,
-    );
-    const missing = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", ref("gone", "1234")));
-    expect(denied(missing)).toContain(
-      `LVMNode/n3: metadata.ownerReferences: names LVMNodeSet ${NS}/gone as its controller, which does not exist`,
+    for (const owner of [ref("fast", "0000-forged"), ref("gone", "1234"), ref("fast", fast.metadata.uid)]) {
+      const r = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", owner));
+      expect(r.status).toBe(403);
+      expect(r.body.message).toContain(LVMNODE_WRITERS_MESSAGE);
+    }
+
+    // The webhook refuses the same on its own (a cluster without the policy, or the policy unbound).
+    const bindings = "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings";
+    const { binding } = lvmNodeOwnerPolicy({
+      name: "pulumi-lvm-lvmnode-owner",
+      operatorUsername: cp.identities.operator.username,
+    });
+    await must(cp, "DELETE", `${bindings}/${binding.metadata.name}`);
+    try {
+      const r = await eventually(
+        "the webhook answers alone",
+        async () => {
+          const x = await cp.request(
+            "POST",
+            lvmNodesPath(NS),
+            lvmNode(NS, "n3", ref("fast", fast.metadata.uid)),
+          );
+          if (x.status === 201) throw new Error(`admitted: ${JSON.stringify(x.body)}`);
+          return String(x.body?.message).includes("admission webhook") ? x : undefined;
+        },
+        20_000,
+        200,
+      );
+      expect(denied(r)).toBe(
+        `403 admission webhook "lvmnodes.lvm.topolvm.io" denied the request: LVMNode/n3: metadata: ${LVMNODE_WRITERS_MESSAGE}`,
+      );
+    } finally {
+      await must(cp, "POST", bindings, binding);
+    }
+    await eventually(
+      "the policy bound again",
+      async () =>
+        String((await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3"))).body?.message).includes(
+          NOT_CONTROLLED_MESSAGE,
+        ),
+      20_000,
+      200,
     );
   });
 
@@ -239,6 +289,73 @@ describe("the webhook, called by the API server over TLS", () => {
     });
     expect(labelled.status).toBe(200);
     expect(labelled.body.metadata.ownerReferences).toEqual(n1.metadata.ownerReferences);
+  });
+});
+
+describe("issue 36: who may write LVMNodes, and nodes another set already selects", () => {
+  const user = () => cp.tokens.unprivileged;
+  const fastRef = async (name = "fast") => {
+    const set = await must(cp, "GET", setsPath(NS, name));
+    return [
+      {
+        apiVersion: "lvm.topolvm.io/v2alpha1",
+        kind: "LVMNodeSet",
+        name,
+        uid: set.metadata.uid,
+        controller: true,
+        blockOwnerDeletion: true,
+      },
+    ];
+  };
+
+  test("item 10: an LVMNode-only user's POST of storage/n3 with fast's genuine controller reference is refused", async () => {
+    const r = await cp.request("POST", lvmNodesPath(NS), lvmNode(NS, "n3", await fastRef()), user());
+    expect(denied(r)).toMatch(
+      /^403 .*LVMNodes are created, and their spec and ownerReferences changed, only by the pulumi-lvm operator/,
+    );
+    expect((await cp.request("GET", lvmNodesPath(NS, "n3"))).status).toBe(404);
+  });
+
+  test("item 10: that user's spec change of storage/n1 is refused", async () => {
+    const r = await cp.request(
+      "PATCH",
+      lvmNodesPath(NS, "n1"),
+      { spec: { deletionPolicy: "Delete" } },
+      user(),
+    );
+    expect(denied(r)).toMatch(/^403 .*only by the pulumi-lvm operator/);
+    expect((await must(cp, "GET", lvmNodesPath(NS, "n1"))).spec.deletionPolicy).toBeUndefined();
+  });
+
+  test("item 15: a metadata-only swap of the controller reference to another set is refused", async () => {
+    expect((await cp.request("POST", setsPath(NS), nodeSet(NS, "spare", ["nobody"]))).status).toBe(201);
+    const r = await cp.request(
+      "PATCH",
+      lvmNodesPath(NS, "n1"),
+      { metadata: { ownerReferences: await fastRef("spare") } },
+      user(),
+    );
+    expect(denied(r)).toMatch(/^403 .*only by the pulumi-lvm operator/);
+    expect((await must(cp, "GET", lvmNodesPath(NS, "n1"))).metadata.ownerReferences).toEqual(await fastRef());
+    await must(cp, "DELETE", setsPath(NS, "spare"));
+  });
+
+  test("item 11: an older set widening its selector onto another set's nodes is refused", async () => {
+    const early = await must(cp, "GET", setsPath("team-b", "early"));
+    const fast = await must(cp, "GET", setsPath(NS, "fast"));
+    expect(Date.parse(early.metadata.creationTimestamp)).toBeLessThan(
+      Date.parse(fast.metadata.creationTimestamp),
+    );
+    const r = await cp.request("PATCH", setsPath("team-b", "early"), {
+      spec: {
+        nodeSelector: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
+        },
+      },
+    });
+    expect(denied(r)).toBe(
+      `422 admission webhook "lvmnodesets.lvm.topolvm.io" denied the request: LVMNodeSet/early: spec.nodeSelector: selects nodes n1 and n2, which LVMNodeSet ${NS}/fast already selects; a node belongs to at most one node set`,
+    );
   });
 });
 

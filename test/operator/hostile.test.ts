@@ -2,6 +2,9 @@
  * The operator against LVMNodes and agents that are not what they claim (issue 12): a real
  * kube-apiserver, REAL agents on loop devices for n1 and n2, and, for n3, a stand-in agent (an
  * HTTP server in this process, named so) that answers what a broken or hostile agent would.
+ * Then (issue 36) an LVMNode-only user and a widened older set, with no admission in front of the
+ * API server (as when the webhook is down or bypassed): the operator alone must hold; n4 has a
+ * real agent and no set selects it.
  *
  *   npx jest test/operator/hostile --selectProjects integration
  */
@@ -20,6 +23,8 @@ const TENANT = "tenant-b";
 const OTHER = "other";
 const RESYNC_MS = 3000;
 const VG = `hst-${Math.random().toString(16).slice(2, 8)}`;
+/** The operator's deselection grace: a forged LVMNode lives this long before its set deletes it. */
+const GRACE_MS = 5000;
 
 let c: AgentCluster;
 const standIn = { mode: "wrongStatus" as StandInMode, requests: [] as string[] };
@@ -30,7 +35,27 @@ const hanging: http.Server[] = [];
 const applies: string[] = [];
 
 beforeAll(async () => {
-  c = await startAgentCluster({ nodes: ["n1", "n2"], namespaces: [NS, TENANT, OTHER], resyncMs: RESYNC_MS });
+  c = await startAgentCluster({
+    nodes: ["n1", "n2", "n4"],
+    namespaces: [NS, TENANT, OTHER],
+    resyncMs: RESYNC_MS,
+    deselectionGraceMs: GRACE_MS,
+  });
+  // n4: a real agent, selected by no set.
+  await must(c.cp, "PATCH", "/api/v1/nodes/n4", { metadata: { labels: { role: "spare" } } });
+  // tenant-b/old selects nobody, and is older than storage/fast (created by the first test).
+  await must(c.cp, "POST", setsPath(TENANT), nodeSet(TENANT, "old", "nobody"));
+  await sleep(1100);
+  // The LVMNode-only user: every verb on lvmnodes in storage, nothing on lvmnodesets.
+  await must(c.cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+    metadata: { name: "lvmnodes-only" },
+    rules: [{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["*"] }],
+  });
+  await must(c.cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+    metadata: { name: "lvmnodes-only" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "lvmnodes-only" },
+    subjects: [{ kind: "User", name: c.cp.identities.unprivileged.username }],
+  });
   await c.cp.createNode("n3", { role: "lying" });
   // The stand-ins serve HTTPS with the agents' shared serving key, as a hostile node's agent could.
   standInServer = https.createServer({ cert: c.tls!.cert, key: c.tls!.key }, (req, res) => {
@@ -223,7 +248,7 @@ describe("item 3: two sets selecting the same node", () => {
       throw new Error(`${e.message}; its status: ${JSON.stringify((await getLVMNode(OTHER, "n2")).status)}`);
     });
     expect(reconciled(overlap).message).toContain(
-      "node n2 is also selected by LVMNodeSet storage/fast (LVMNode storage/n2), which keeps it (the older set wins)",
+      "node n2 is also selected by LVMNodeSet storage/fast (LVMNode storage/n2), which keeps it (its LVMNode was there first)",
     );
     await sleep(3 * RESYNC_MS);
     const writes = agentWrites("n2").slice(writesBefore);
@@ -323,5 +348,130 @@ describe("item 4: agents that never answer an apply", () => {
     );
     console.log(`n1 repaired in ${Date.now() - t0} ms with 2 applies hung (2 workers)`);
     expect(applies.sort()).toEqual(["h1", "h2"]); // each hung apply sent once, never a second time
+  });
+});
+
+describe("issue 36, no admission in front: an LVMNode-only user and a widened older set", () => {
+  const user = () => c.cp.tokens.unprivileged;
+  const requests = (node: string, path: string) =>
+    c.agents[node]!.logs.filter((e) => e.msg === "request" && e.path === path).length;
+
+  test("item 10: storage/n4 with storage/fast's genuine controller reference (fast does not select n4): nothing runs on n4", async () => {
+    const fast = await must(c.cp, "GET", setsPath(NS, "fast"));
+    expect(await c.cp.request("GET", setsPath(NS), undefined, user())).toMatchObject({ status: 403 });
+    const created = await c.cp.request(
+      "POST",
+      lvmNodesPath(NS),
+      {
+        apiVersion: "lvm.topolvm.io/v2alpha1",
+        kind: "LVMNode",
+        metadata: {
+          name: "n4",
+          namespace: NS,
+          ownerReferences: [
+            {
+              apiVersion: "lvm.topolvm.io/v2alpha1",
+              kind: "LVMNodeSet",
+              name: "fast",
+              uid: fast.metadata.uid,
+              controller: true,
+              blockOwnerDeletion: true,
+            },
+          ],
+        },
+        spec: {
+          volumeGroups: [
+            {
+              name: `${VG}-own`,
+              minDeviceSize: "64Mi",
+              deviceSelector: {
+                deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "Any" }] }],
+              },
+            },
+          ],
+          deletionPolicy: "Delete",
+        },
+      },
+      user(),
+    );
+    expect(created.status).toBe(201); // nothing in front of the API server here
+    // The set deletes it once n4 has been out of its selector for the grace period.
+    await eventually(
+      "storage/n4 deleted by its set",
+      async () => (await c.cp.request("GET", lvmNodesPath(NS, "n4"))).status === 404,
+      GRACE_MS + 8 * RESYNC_MS,
+      200,
+    );
+    await sleep(RESYNC_MS);
+    const writes = agentWrites("n4").map((w) => w.requested.join(" "));
+    console.log(`n4's lvm writes: ${writes.length ? writes.join("; ") : "none"}`);
+    expect(writes).toEqual([]);
+    expect([requests("n4", "/v1/apply"), requests("n4", "/v1/teardown")]).toEqual([0, 0]);
+    expect(c.op.logs).toContainEqual(
+      expect.objectContaining({ msg: "not driven", lvmNode: `${NS}/n4`, reason: "NotSelected" }),
+    );
+  });
+
+  test("item 12: spec.deletionPolicy patched to Delete, then the LVMNode deleted: the set's Retain holds", async () => {
+    const before = await getLVMNode(NS, "n2");
+    const writesBefore = agentWrites("n2").length;
+    const patched = await c.cp.request(
+      "PATCH",
+      lvmNodesPath(NS, "n2"),
+      { spec: { deletionPolicy: "Delete" } },
+      user(),
+    );
+    expect(patched.status).toBe(200);
+    expect((await c.cp.request("DELETE", lvmNodesPath(NS, "n2"), undefined, user())).status).toBe(200);
+    await eventually(
+      "storage/n2 re-created by its set and in sync",
+      async () => {
+        const o = await getLVMNode(NS, "n2");
+        return o?.metadata?.uid !== before.metadata.uid && reconciled(o)?.reason === "InSync";
+      },
+      GRACE_MS + 10 * RESYNC_MS,
+      200,
+    );
+    const writes = agentWrites("n2")
+      .slice(writesBefore)
+      .map((w) => w.requested.join(" "));
+    console.log(`n2's lvm writes: ${writes.length ? writes.join("; ") : "none"}`);
+    expect(writes).toEqual([]);
+    expect(membersOf(devices("n2"), VG)).toHaveLength(2);
+  });
+
+  test("item 11: tenant-b/old (older than fast) widened onto fast's nodes: fast keeps them and still repairs n1", async () => {
+    await must(c.cp, "PATCH", setsPath(TENANT, "old"), {
+      spec: {
+        nodeSelector: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
+        },
+      },
+    });
+    await eventually(
+      "tenant-b/old reconciled with its new selector",
+      async () => {
+        const o = await must(c.cp, "GET", setsPath(TENANT, "old"));
+        return o.status?.observedGeneration === o.metadata.generation;
+      },
+      4 * RESYNC_MS,
+      200,
+    );
+    await sleep(2 * RESYNC_MS);
+    for (const n of ["n1", "n2"])
+      expect([n, reconciled(await getLVMNode(NS, n))?.reason]).toEqual([n, "InSync"]);
+    const old = await must(c.cp, "GET", setsPath(TENANT, "old"));
+    expect(old.status.conditions.find((x: Json) => x.type === "LVMNodesReady")).toMatchObject({
+      reason: "NodeSetOverlap",
+    });
+    const [, second] = devices("n1");
+    lvm(devices("n1"), ["vgreduce", VG, second!]);
+    await eventually(
+      "n1's drift repaired by storage/fast",
+      async () => membersOf(devices("n1"), VG).length === 2,
+      6 * RESYNC_MS,
+      200,
+    );
+    await must(c.cp, "DELETE", setsPath(TENANT, "old"));
   });
 });

@@ -61,10 +61,31 @@ describe("overlapProblems", () => {
     ).toEqual([]);
   });
 
-  test("an update of the older set is allowed: the younger rival is the one that loses its nodes", () => {
-    const younger = set("team-b", "late", ["a"], "2026-02-01T00:00:00Z");
-    expect(overlapProblems(fast, [younger], nodes)).toEqual([]);
-    expect(overlapProblems(younger, [fast], nodes)).toHaveLength(1);
+  test("whatever the ages: an older set newly selecting a younger set's nodes is refused", () => {
+    const older = set("team-b", "old", ["a"], "2025-01-01T00:00:00Z");
+    const before = set("team-b", "old", ["nobody"], "2025-01-01T00:00:00Z");
+    expect(overlapProblems(older, [fast], nodes, before)).toEqual([
+      {
+        path: "spec.nodeSelector",
+        message:
+          "selects nodes n1, n2 and n10, which LVMNodeSet storage/fast already selects; a node belongs to at most one node set",
+      },
+    ]);
+    expect(overlapProblems(older, [fast], nodes)).toHaveLength(1);
+  });
+
+  test("an update: only nodes newly selected count; those selected before (a Node relabelled into both) do not", () => {
+    const late = set("team-b", "late", ["a"], "2026-02-01T00:00:00Z");
+    expect(overlapProblems(late, [fast], nodes, late)).toEqual([]);
+    const wider = set("team-b", "late", ["a", "b"], "2026-02-01T00:00:00Z");
+    const bulk = set("team-c", "bulk", ["b"], "2026-03-01T00:00:00Z");
+    expect(overlapProblems(wider, [fast, bulk], nodes, late)).toEqual([
+      {
+        path: "spec.nodeSelector",
+        message:
+          "selects node n3, which LVMNodeSet team-c/bulk already selects; a node belongs to at most one node set",
+      },
+    ]);
   });
 
   test("more than five nodes: the first five and a count", () => {

@@ -1,4 +1,5 @@
 import type { LVMNodeObject, LVMNodeSetObject } from "../types";
+import { GARBAGE_COLLECTORS, LVMNODE_WRITERS_MESSAGE } from "../../agent-api/admission";
 import { review, type AdmissionReads } from "./review";
 
 const template = {
@@ -47,12 +48,12 @@ describe("review", () => {
     });
   });
 
-  test("an LVMNode without a controller is the policy's case; with one, its set is looked up by namespace and uid", async () => {
+  test("an LVMNode written by anyone but the operator is refused, a genuine controller reference included, before any read", async () => {
     const lvmNode = (uid?: string) => ({
       apiVersion: "lvm.topolvm.io/v2alpha1",
       kind: "LVMNode",
       metadata: {
-        name: "n1",
+        name: "n3",
         ...(uid
           ? {
               ownerReferences: [
@@ -67,23 +68,73 @@ describe("review", () => {
             }
           : {}),
       },
-      spec: { ...template, deviceClasses: [template.deviceClasses[0]] },
+      spec: { ...template, deviceClasses: [template.deviceClasses[0]], deletionPolicy: "Delete" },
     });
-    expect(await review(request("LVMNode", lvmNode()), unreadable)).toEqual({ allowed: true });
-    const asked: string[] = [];
+    const refused = {
+      allowed: false,
+      code: 403,
+      message: `LVMNode/n3: metadata: ${LVMNODE_WRITERS_MESSAGE}`,
+    };
+    for (const [operation, object, username] of [
+      ["CREATE", lvmNode("u-fast"), "alice"],
+      ["CREATE", lvmNode(), undefined],
+      ["UPDATE", lvmNode("u-fast"), "system:serviceaccount:tenant:writer"],
+      // An invalid spec: who writes is judged first.
+      ["CREATE", { ...lvmNode("u-fast"), spec: { ...template } }, "alice"],
+    ] as const)
+      expect(
+        await review(
+          { ...request("LVMNode", object), operation, ...(username ? { userInfo: { username } } : {}) },
+          unreadable,
+        ),
+      ).toEqual(refused);
+    // The garbage collector orphaning LVMNodes (its configuration lets it pass before the call).
+    expect(
+      await review(
+        {
+          ...request("LVMNode", lvmNode()),
+          operation: "UPDATE",
+          userInfo: { username: GARBAGE_COLLECTORS[0] },
+        },
+        unreadable,
+      ),
+    ).toEqual({ allowed: true });
+  });
+
+  test("an update of a set is refused only for the nodes it newly selects", async () => {
+    const selecting = (name: string, roles: string[], created: string) => ({
+      apiVersion: "lvm.topolvm.io/v2alpha1",
+      kind: "LVMNodeSet",
+      metadata: { name, namespace: name === "fast" ? "storage" : "tenant-b", creationTimestamp: created },
+      spec: {
+        nodeSelector: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: roles }] }],
+        },
+        template: { ...template, deviceClasses: [template.deviceClasses[0]] },
+      },
+    });
+    const fast = selecting("fast", ["storage"], "2044-02-01T00:00:00Z");
     const reads: AdmissionReads = {
       ...unreadable,
-      nodeSet: async (ns, name) => {
-        asked.push(`${ns}/${name}`);
-        return { metadata: { name, namespace: ns, uid: "u-fast" } } as unknown as LVMNodeSetObject;
-      },
+      nodeSets: async () => [fast as unknown as LVMNodeSetObject],
+      nodes: async () => [{ metadata: { name: "n1", labels: { role: "storage" } } }],
     };
-    expect(await review(request("LVMNode", lvmNode("u-fast")), reads)).toEqual({ allowed: true });
-    expect(asked).toEqual(["storage/fast"]);
-    expect(await review(request("LVMNode", lvmNode("u-other")), reads)).toMatchObject({
+    const old = selecting("old", ["nobody"], "2044-01-01T00:00:00Z");
+    const widened = selecting("old", ["storage"], "2044-01-01T00:00:00Z");
+    const update = (object: unknown, oldObject: unknown) => ({
+      ...request("LVMNodeSet", object),
+      namespace: "tenant-b",
+      operation: "UPDATE",
+      oldObject,
+    });
+    expect(await review(update(widened, old), reads)).toMatchObject({
       allowed: false,
       code: 422,
+      message:
+        "LVMNodeSet/old: spec.nodeSelector: selects node n1, which LVMNodeSet storage/fast already selects; a node belongs to at most one node set",
     });
+    // Already selected before the update (a Node relabelled into both): still editable.
+    expect(await review(update(widened, widened), reads)).toEqual({ allowed: true });
   });
 
   test("a cluster that cannot be read rejects (the server answers: could not check)", async () => {

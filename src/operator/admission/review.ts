@@ -3,7 +3,6 @@ import { guardedNodeSets } from "../../agent-api/admission";
 import type { KubeClient, KubePaths } from "../../kube/client";
 import { isNotFound } from "../../kube/errors";
 import { LVM_NODE_SETS, LVM_NODES, NODES, resourcePath } from "../../kube/resources";
-import { controllerOf, controllingSet } from "../ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 import {
   deletionProblems,
@@ -11,6 +10,7 @@ import {
   type LogicalVolumeObject,
   type PersistentVolumeObject,
 } from "./in-use";
+import { lvmNodeWriteProblems } from "./lvmnode-writes";
 import { overlapProblems } from "./overlap";
 
 /** The part of an admission.k8s.io/v1 AdmissionRequest the webhook reads. */
@@ -87,34 +87,29 @@ const LOGICAL_VOLUMES_PATH = "/apis/topolvm.io/v1/logicalvolumes";
  * not reach the webhook: its configuration's matchConditions):
  * - every API rule, by `checkManifest`, the function `pulumi-lvm validate` runs, so the messages are
  *   the same lines — this covers the rules the CRDs' CEL cannot express;
- * - an LVMNodeSet: none of the Nodes it selects is selected by another set (overlap.ts);
- * - an LVMNode: its controller is an LVMNodeSet that exists, in its namespace, with that uid (the
- *   ValidatingAdmissionPolicy already refuses one without any controller; CEL cannot look the set up).
+ * - an LVMNodeSet: none of the Nodes it newly selects is selected by another set (overlap.ts);
+ * - an LVMNode: refused, a create or spec or ownerReferences change by anyone but the operator
+ *   (lvmnode-writes.ts; the ValidatingAdmissionPolicy refuses the same first).
  */
 export async function review(request: AdmissionRequest, reads: AdmissionReads): Promise<AdmissionVerdict> {
   if (request.operation === "DELETE") return reviewDeletion(request, reads);
+  if (request.kind?.kind === "LVMNode") {
+    // Who writes comes before what is written: no read, no validation.
+    const written = lvmNodeWriteProblems(request.userInfo?.username);
+    const name = (request.object as LVMNodeObject | undefined)?.metadata?.name ?? request.name ?? "";
+    return written.length ? refuse("LVMNode", name, written, 403) : { allowed: true };
+  }
   const object = withNamespace(request.object, request.namespace);
   const { kind, name, problems } = checkManifest(object);
   if (problems.length) return refuse(kind, name, problems);
   if (kind === "LVMNodeSet") {
     const set = object as LVMNodeSetObject;
     const [sets, nodes] = await Promise.all([reads.nodeSets(), reads.nodes()]);
-    const overlaps = overlapProblems(set, sets, nodes);
+    const previous = request.operation === "UPDATE" ? (request.oldObject as LVMNodeSetObject) : undefined;
+    const overlaps = overlapProblems(set, sets, nodes, previous);
     return overlaps.length ? refuse(kind, name, overlaps) : { allowed: true };
   }
-  const node = object as LVMNodeObject;
-  const ref = controllerOf(node);
-  if (ref?.kind !== "LVMNodeSet") return { allowed: true }; // the policy's case, not this webhook's
-  const set = await reads.nodeSet(node.metadata.namespace ?? "", ref.name);
-  if (set && controllingSet(node, [set])) return { allowed: true };
-  return refuse(kind, name, [
-    {
-      path: "metadata.ownerReferences",
-      message: set
-        ? `names LVMNodeSet ${set.metadata.namespace}/${ref.name} with uid ${ref.uid}, but that set's uid is ${set.metadata.uid}; the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead`
-        : `names LVMNodeSet ${node.metadata.namespace}/${ref.name} as its controller, which does not exist; the operator creates LVMNodes from LVMNodeSets, create or change an LVMNodeSet instead`,
-    },
-  ]);
+  return { allowed: true };
 }
 
 /**
@@ -156,8 +151,13 @@ async function inUseProblems(set: LVMNodeSetObject, reads: AdmissionReads): Prom
   return deletionProblems(set, onSet, pvs);
 }
 
-function refuse(kind: string, name: string, problems: readonly ValidationProblem[]): AdmissionVerdict {
-  return { allowed: false, code: 422, message: problems.map((p) => problemLine(kind, name, p)).join("\n") };
+function refuse(
+  kind: string,
+  name: string,
+  problems: readonly ValidationProblem[],
+  code = 422,
+): AdmissionVerdict {
+  return { allowed: false, code, message: problems.map((p) => problemLine(kind, name, p)).join("\n") };
 }
 
 /** The request's namespace on the object (a create's body may leave it to the URL). */

@@ -1,5 +1,12 @@
-import { keysForAgentPodChange, keysForNodeDeleted, keysForOwnLVMNodeChange } from "./event-mapping";
-import type { LVMNodeObject } from "../types";
+import {
+  keysForAgentPodChange,
+  keysForControllingSetChange,
+  keysForNodeDeleted,
+  keysForNodeSelectionChange,
+  keysForOwnLVMNodeChange,
+} from "./event-mapping";
+import { controllerReference } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 import type { KubeObject } from "../../kube/client";
 
 const lvmNode = (ns: string, name: string, meta: Record<string, unknown> = {}) =>
@@ -67,4 +74,52 @@ test("a Node deleted: its LVMNodes", () => {
   const node = { metadata: { name: "n2" } };
   expect(keysForNodeDeleted({ type: "deleted", object: node }, LVMNODES)).toEqual(["storage/n2"]);
   expect(keysForNodeDeleted({ type: "updated", object: node, old: node }, LVMNODES)).toEqual([]);
+});
+
+test("a set's change: added or gone, its namespace's LVMNodes; its spec, the LVMNodes it controls; its status, none", () => {
+  const set = (generation: number) =>
+    ({
+      metadata: { name: "fast", namespace: "storage", uid: "u-fast", generation },
+    }) as unknown as LVMNodeSetObject;
+  const own = lvmNode("storage", "n1", { ownerReferences: [controllerReference(set(1))] });
+  const all = [own, lvmNode("storage", "n2"), lvmNode("team-b", "n1")];
+  expect(keysForControllingSetChange({ type: "added", object: set(1) }, all)).toEqual([
+    "storage/n1",
+    "storage/n2",
+  ]);
+  expect(keysForControllingSetChange({ type: "deleted", object: set(1) }, all)).toEqual([
+    "storage/n1",
+    "storage/n2",
+  ]);
+  expect(keysForControllingSetChange({ type: "updated", object: set(2), old: set(1) }, all)).toEqual([
+    "storage/n1",
+  ]);
+  expect(keysForControllingSetChange({ type: "updated", object: set(1), old: set(1) }, all)).toEqual([]);
+});
+
+test("a Node's labels or deletion changed, or the Node added: the LVMNodes named after it; a heartbeat: none", () => {
+  const node = (labels: Record<string, string>, meta: Record<string, unknown> = {}) =>
+    ({ metadata: { name: "n1", labels, resourceVersion: String(Math.random()), ...meta } }) as KubeObject;
+  const a = node({ role: "storage" });
+  expect(keysForNodeSelectionChange({ type: "added", object: a }, LVMNODES)).toEqual([
+    "storage/n1",
+    "team-b/n1",
+  ]);
+  expect(
+    keysForNodeSelectionChange({ type: "updated", object: node({ role: "x" }), old: a }, LVMNODES),
+  ).toEqual(["storage/n1", "team-b/n1"]);
+  expect(
+    keysForNodeSelectionChange(
+      {
+        type: "updated",
+        object: node({ role: "storage" }, { deletionTimestamp: "2044-01-01T00:00:00Z" }),
+        old: a,
+      },
+      LVMNODES,
+    ),
+  ).toEqual(["storage/n1", "team-b/n1"]);
+  expect(
+    keysForNodeSelectionChange({ type: "updated", object: node({ role: "storage" }), old: a }, LVMNODES),
+  ).toEqual([]);
+  expect(keysForNodeSelectionChange({ type: "deleted", object: a }, LVMNODES)).toEqual([]);
 });

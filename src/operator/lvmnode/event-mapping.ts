@@ -4,7 +4,8 @@ import type { Change } from "../../kube/informer";
 import { objectKey } from "../../kube/informer";
 import { jsonEqual } from "../../kube/json-equal";
 import type { KubeObject } from "../../kube/client";
-import type { LVMNodeObject } from "../types";
+import { isControlledBy } from "../ownership";
+import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
 /**
  * Which LVMNodes to reconcile for a change (pure). The LVMNode work queue is fed by these; the
@@ -65,6 +66,40 @@ export function keysForNodeDeleted(change: Change<KubeObject>, lvmNodes: readonl
   if (change.type !== "deleted") return [];
   return lvmNodes
     .filter((n) => n.metadata.name === change.object.metadata.name)
+    .map(objectKey)
+    .sort();
+}
+
+/**
+ * A set's change that may give or take the mandate of LVMNodes (mandate.ts): a set added or gone,
+ * every LVMNode of its namespace (its controller reference may name it); a change of its spec
+ * (generation: template, nodeSelector), the LVMNodes it controls.
+ */
+export function keysForControllingSetChange(
+  change: Change<LVMNodeSetObject>,
+  lvmNodes: readonly LVMNodeObject[],
+): string[] {
+  const { object: set, old } = change;
+  const namespace = set.metadata.namespace;
+  if (change.type === "updated" && old?.metadata.generation === set.metadata.generation) return [];
+  return lvmNodes
+    .filter((n) => n.metadata.namespace === namespace)
+    .filter((n) => change.type !== "updated" || isControlledBy(n, set))
+    .map(objectKey)
+    .sort();
+}
+
+/** A Node added, or its labels or deletion changed: the LVMNodes named after it (is it still selected?). */
+export function keysForNodeSelectionChange(
+  change: Change<KubeObject>,
+  lvmNodes: readonly LVMNodeObject[],
+): string[] {
+  const { object: now, old } = change;
+  if (change.type === "deleted") return [];
+  const m = (o: KubeObject) => [o.metadata.labels ?? {}, !!o.metadata.deletionTimestamp];
+  if (change.type === "updated" && old && jsonEqual(m(old), m(now))) return [];
+  return lvmNodes
+    .filter((n) => n.metadata.name === now.metadata.name)
     .map(objectKey)
     .sort();
 }

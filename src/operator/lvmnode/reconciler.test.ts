@@ -73,7 +73,10 @@ function setup(opts: {
   teardown?: TeardownOutcome;
   nodeExists?: boolean;
   absent?: boolean;
-  /** The LVMNodeSets the operator reconciles. @default storage/fast, controlling the LVMNode */
+  /**
+   * The LVMNodeSets the operator reconciles; one without a template gets the LVMNode's spec as its
+   * template (the LVMNode is what its set says). @default storage/fast, controlling the LVMNode
+   */
   sets?: LVMNodeSetObject[];
   /** Other LVMNodes in the cache (overlap). */
   others?: LVMNodeObject[];
@@ -107,8 +110,11 @@ function setup(opts: {
     requeue: (key, ms) => requeued.push([key, ms]),
     kube,
     agents: agents.driver,
-    nodeExists: () => opts.nodeExists ?? true,
-    sets: () => opts.sets ?? [FAST],
+    node: (name) => (opts.nodeExists === false ? undefined : { metadata: { name, labels: {} } }),
+    sets: () =>
+      (opts.sets ?? [FAST]).map((s) =>
+        s.spec.template ? s : ({ ...s, spec: { ...s.spec, template: spec } } as LVMNodeSetObject),
+      ),
     lvmNodes: () => opts.others ?? [],
     clock: new ManualClock(),
     log: (e) => logs.push(e),
@@ -322,7 +328,12 @@ describe("LVMNodeReconciler: the agent not in sync → requeue", () => {
     });
     await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
     expect(t.agents).toEqual([]);
-    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "not torn down", reason: "NotManaged" }));
+    expect(t.logs).toContainEqual(
+      expect.objectContaining({
+        msg: "not torn down",
+        message: expect.stringContaining("is not controlled by an LVMNodeSet this operator reconciles"),
+      }),
+    );
   });
 
   test("overlap: an older set's LVMNode for the same node keeps it; this one is not driven, not torn down", async () => {
@@ -345,7 +356,7 @@ describe("LVMNodeReconciler: the agent not in sync → requeue", () => {
     expect(t.reconciled()).toMatchObject({
       reason: "NodeSetOverlap",
       message:
-        "node n1 is also selected by LVMNodeSet other/old (LVMNode other/n1), which keeps it (the older set wins); nothing is sent to the node's agent for storage/n1 until the sets no longer overlap",
+        "node n1 is also selected by LVMNodeSet other/old (LVMNode other/n1), which keeps it (its LVMNode was there first); nothing is sent to the node's agent for storage/n1 until the sets no longer overlap",
     });
     // The younger rival does not keep it from this one.
     const younger = { ...older, metadata: { ...older.metadata, creationTimestamp: "2044-10-22T11:00:00Z" } };
@@ -360,6 +371,40 @@ describe("LVMNodeReconciler: the agent not in sync → requeue", () => {
     });
     await expect(t3.reconciler.reconcile(KEY)).resolves.toBe("changed");
     expect(t3.agents).toEqual([]);
+  });
+
+  test("the genuine reference of a set that does not select the node: NotSelected, never sent, no finalizer", async () => {
+    const picky = {
+      ...FAST,
+      spec: {
+        nodeSelector: {
+          nodeSelectorTerms: [{ matchExpressions: [{ key: "role", operator: "In", values: ["storage"] }] }],
+        },
+      },
+    } as unknown as LVMNodeSetObject;
+    const t = setup({ sets: [picky] });
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    expect(t.agents).toEqual([]);
+    expect(t.stored()?.metadata.finalizers).toBeUndefined();
+    expect(t.reconciled()).toMatchObject({ status: "False", reason: "NotSelected" });
+  });
+
+  test("a spec that is not the set's template: never sent, no write (the set writes its template)", async () => {
+    const t = setup({ sets: [{ ...FAST, spec: { template: INVALID_SPEC } } as unknown as LVMNodeSetObject] });
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("in_sync");
+    expect(t.agents).toEqual([]);
+    expect(t.kube.writes).toEqual([]);
+    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "not driven", reason: "SpecNotTemplate" }));
+  });
+
+  test("deleted with its spec edited to Delete while the set says Retain: the set's Retain holds", async () => {
+    const t = setup({
+      node: { ...DELETING, spec: { ...SPEC, deletionPolicy: "Delete" } },
+      sets: [{ ...FAST, spec: { template: SPEC } } as unknown as LVMNodeSetObject],
+    });
+    await expect(t.reconciler.reconcile(KEY)).resolves.toBe("changed");
+    expect(t.agents).toEqual([]);
+    expect(t.logs).toContainEqual(expect.objectContaining({ msg: "finalized", deletionPolicy: "Retain" }));
   });
 
   test("unavailable: AgentUnavailable written (Pending: never reported), then thrown; again: no second write", async () => {
@@ -578,8 +623,8 @@ describe("Events (events/recorder.ts) from the LVMNode reconcile", () => {
         },
         teardown: async () => ({ kind: "tornDown", pod: POD }),
       },
-      nodeExists: () => true,
-      sets: () => [FAST],
+      node: (name) => ({ metadata: { name } }),
+      sets: () => [{ ...FAST, spec: { template: SPEC } } as unknown as LVMNodeSetObject],
       lvmNodes: () => [],
       clock: new ManualClock(),
       log: () => undefined,

@@ -1,4 +1,4 @@
-import { deletionPolicyOf, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../../api";
+import { lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../../api";
 import type { BeforeChange, NodeAgentDriver } from "../agents/driver";
 import type { Clock } from "../../kube/clock";
 import { jsonEqual } from "../../kube/json-equal";
@@ -8,9 +8,9 @@ import { LVM_NODES } from "../../kube/resources";
 import type { EventInput } from "../events/recorder";
 import { statusEvents } from "./events";
 import { lvmNodeStatus, type NodeFinding } from "./status";
-import { mandateOf, type Mandate } from "../ownership";
+import { mandateOf, teardownOf, type MandateView } from "../mandate";
 import { splitKey, type ReconcileResult } from "../nodeset/reconciler";
-import type { LVMNodeObject, LVMNodeSetObject } from "../types";
+import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /** The finalizer on every LVMNode: its deletionPolicy is carried out on the node before it goes. */
 export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";
@@ -18,8 +18,11 @@ export const LVMNODE_FINALIZER = "lvm.topolvm.io/node-agent";
 export interface LVMNodeReconcilerOptions {
   readonly kube: KubeClient;
   readonly agents: NodeAgentDriver;
-  /** Whether the Node still exists (the node informer's cache): a deleted Node has nothing to tear down. */
-  readonly nodeExists: (name: string) => boolean;
+  /**
+   * The Node of that name (the node informer's cache): only a node its set selects is driven, and a
+   * deleted Node has nothing to tear down.
+   */
+  readonly node: (name: string) => NodeObject | undefined;
   /** Every LVMNodeSet the operator reconciles (its cache): only their LVMNodes are driven. */
   readonly sets: () => readonly LVMNodeSetObject[];
   /**
@@ -60,10 +63,11 @@ export class ReconcileStoppedError extends Error {
 
 /**
  * Reconciles one LVMNode with its node's agent, in the fixed order: get (from the cache with `read`);
- * ignore not-found; refuse an LVMNode the operator has no mandate for (not controlled by a set it
- * reconciles, or its node kept by an older overlapping set: ownership.ts mandateOf), which is never
- * sent to an agent and whose deletion tears nothing down; ensure the finalizer, or carry out the
- * deletionPolicy of one being deleted;
+ * ignore not-found; carry out the deletionPolicy of its set for one being deleted (mandate.ts
+ * teardownOf); refuse an LVMNode the operator has no mandate for (mandate.ts mandateOf: not
+ * controlled by a set it reconciles, its node held by another set's LVMNode, not selected by its
+ * set, or a spec that is not the set's template), which is never sent to an agent; ensure the
+ * finalizer;
  * act (validate; plan, apply when there are steps and nothing is blocked, read the agent's status);
  * patch status, only when it changed. Throws after writing the status when the node is not in sync
  * (agent unavailable, failed, busy, teardown refused), so the queue retries with backoff. `stop`
@@ -80,8 +84,14 @@ export class LVMNodeReconciler {
       ? this.o.read(key)
       : await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
     if (!node) return "not_found";
-    const mandate = mandateOf(node, this.o.sets(), this.o.lvmNodes());
-    if (node.metadata.deletionTimestamp) return this.finalize(node, mandate, stop, release);
+    if (node.metadata.deletionTimestamp) return this.finalize(node, stop, release);
+    const mandate = mandateOf(node, this.view());
+    if (!mandate.ok && mandate.reason === "SpecNotTemplate") {
+      // The set's reconcile writes its template (it is queued by this LVMNode's change, and this
+      // LVMNode again by the set's): not worth a status write each time a template changes.
+      this.o.log({ msg: "not driven", lvmNode: key, reason: mandate.reason, message: mandate.message });
+      return "in_sync";
+    }
     if (!mandate.ok) {
       const wrote = await this.patchStatus(node, {
         kind: "notDriven",
@@ -137,19 +147,29 @@ export class LVMNodeReconciler {
     return wrote ? "changed" : "in_sync";
   }
 
-  /** Retain, or a Node that is gone: remove the finalizer. Delete: tear down (never forced), then remove it. */
+  /** What the mandate reads: the operator's caches. */
+  private view(): MandateView {
+    return { sets: this.o.sets(), lvmNodes: this.o.lvmNodes(), node: this.o.node };
+  }
+
+  /**
+   * Retain, a Node that is gone, or no mandate to tear down (mandate.ts teardownOf): remove the
+   * finalizer. Delete: tear down (never forced), then remove it.
+   */
   private async finalize(
     node: LVMNodeObject,
-    mandate: Mandate,
     stop?: AbortSignal,
     release?: () => void,
   ): Promise<ReconcileResult> {
     const key = `${node.metadata.namespace}/${node.metadata.name}`;
     if (!(node.metadata.finalizers ?? []).includes(LVMNODE_FINALIZER)) return "in_sync";
-    const policy = deletionPolicyOf(node.spec);
-    if (policy === "Delete" && !mandate.ok)
-      this.o.log({ msg: "not torn down", lvmNode: key, reason: mandate.reason, message: mandate.message });
-    if (policy === "Delete" && mandate.ok && this.o.nodeExists(node.metadata.name)) {
+    const { tearDown, policy, why } = teardownOf(node, this.view());
+    const nodeExists = this.o.node(node.metadata.name) !== undefined;
+    if (why) {
+      this.o.log({ msg: "not torn down", lvmNode: key, message: why });
+      this.event(node, "Warning", "NotTornDown", "Teardown", why);
+    }
+    if (tearDown && nodeExists) {
       const spec = checkSpec(node);
       if (!spec.ok) return (await this.patchStatus(node, spec.finding)) ? "changed" : "in_sync";
       const outcome = await this.o.agents.teardown(
@@ -181,7 +201,7 @@ export class LVMNodeReconciler {
       msg: "finalized",
       lvmNode: key,
       deletionPolicy: policy,
-      ...(this.o.nodeExists(node.metadata.name) ? {} : { note: "the Node is gone; nothing was torn down" }),
+      ...(nodeExists ? {} : { note: "the Node is gone; nothing was torn down" }),
     });
     return "changed";
   }

@@ -1,5 +1,6 @@
 import type { LVMNodeStatus, NodeConditionType } from "../../api";
 import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
+import type { NotDrivenReason } from "../mandate";
 import { setCondition, type DesiredCondition } from "../conditions";
 import { readyCondition } from "../ready";
 import type { LVMNodeObject } from "../types";
@@ -12,10 +13,10 @@ export type NodeFinding =
   /** The spec breaks rules the CRD cannot express: nothing was sent to the agent. */
   | { readonly kind: "invalid"; readonly problems: readonly string[] }
   | Exclude<SyncOutcome, { kind: "stopped" }>
-  /** The operator has no mandate for this LVMNode (ownership.ts mandateOf): nothing was sent. */
+  /** The operator has no mandate for this LVMNode (mandate.ts mandateOf): nothing was sent. */
   | {
       readonly kind: "notDriven";
-      readonly reason: "NotManaged" | "NodeSetOverlap";
+      readonly reason: NotDrivenReason;
       readonly message: string;
     }
   /** The LVMNode is being deleted with deletionPolicy Delete and its teardown is not done. */
@@ -85,7 +86,9 @@ function stateOf(finding: NodeFinding, previous: State | undefined, agent: State
     case "invalid":
       return "Failed";
     case "notDriven":
-      return finding.reason === "NotManaged" ? "Failed" : "Pending";
+      if (finding.reason === "NotManaged") return "Failed";
+      // Deselected (in its grace period): its disks are as they were last reported.
+      return finding.reason === "NotSelected" ? (previous ?? "Pending") : "Pending";
     case "busy":
       return "Progressing";
     case "teardown":

@@ -1,7 +1,7 @@
 import { jsonEqual } from "../../kube/json-equal";
 import { desiredLVMNode, desiredSpec, selectedNodes } from "./desired";
 import { mergePatch } from "../../kube/merge-patch";
-import { controllerOf, controllingSet, describeController, isControlledBy, precedes } from "../ownership";
+import { controllerOf, describeController, isControlledBy } from "../ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 
 /** One write to bring the set's LVMNodes to what it says. */
@@ -34,16 +34,15 @@ export interface NodeSetPlan {
  * namespaces). A selected node gets an LVMNode named after it unless another owner has it: an
  * LVMNode of that name in the set's namespace controlled by anything else (another set, or nothing:
  * hand-made LVMNodes are not adopted), or one in another namespace controlled by another set (node
- * sets must not overlap; with `sets`, only one of a set that wins the tie-break, ownership.ts
- * `precedes`: the older set keeps a node both select). An LVMNode of the set whose spec differs from the template is updated; one
- * whose node is no longer selected is deleted. Only LVMNodes this set controls (by uid) are ever
- * updated or deleted. An LVMNode being deleted is waited for, never re-created over.
+ * sets must not overlap: the LVMNode that holds a node keeps it, whatever the sets' ages,
+ * ownership.ts `holdsBefore`). An LVMNode of the set whose spec differs from the template is
+ * updated; one whose node is no longer selected is deleted. Only LVMNodes this set controls (by
+ * uid) are ever updated or deleted. An LVMNode being deleted is waited for, never re-created over.
  */
 export function planNodeSet(
   set: LVMNodeSetObject,
   nodes: readonly NodeObject[],
   lvmNodes: readonly LVMNodeObject[],
-  sets?: readonly LVMNodeSetObject[],
 ): NodeSetPlan {
   const namespace = set.metadata.namespace;
   const selected = selectedNodes(set, nodes);
@@ -52,12 +51,6 @@ export function planNodeSet(
   const actions: Action[] = [];
   const conflicts: Conflict[] = [];
   const byName = groupByName(lvmNodes);
-  // Whether another set's LVMNode keeps its node from this set: its set is unknown here, or older.
-  const keeps = (o: LVMNodeObject) => {
-    if (!sets) return true;
-    const rival = controllingSet(o, sets);
-    return !rival || precedes(rival, set);
-  };
 
   for (const node of selected) {
     const candidates = byName.get(node) ?? [];
@@ -66,8 +59,7 @@ export function planNodeSet(
       (o) =>
         o.metadata.namespace !== namespace &&
         controllerOf(o)?.kind === "LVMNodeSet" &&
-        !isControlledBy(o, set) &&
-        keeps(o),
+        !isControlledBy(o, set),
     );
     if (here && !isControlledBy(here, set)) {
       const owner = describeController(here);

@@ -69,7 +69,6 @@ function setup(n: number, options: { lvmNodeFinalizer?: string } = {}) {
     kube,
     nodes: () => nodes,
     lvmNodes: () => [],
-    sets: () => [SET],
     clock: new ManualClock(),
     log: (e) => logs.push(e),
     ...options,

@@ -22,8 +22,6 @@ export interface NodeSetReconcilerOptions {
   readonly nodes: () => readonly NodeObject[];
   /** Every LVMNode the operator watches, in all namespaces it watches (the LVMNode informer's cache). */
   readonly lvmNodes: () => readonly LVMNodeObject[];
-  /** Every LVMNodeSet (the set informer's cache), for the tie-break of overlapping sets. @default none: any other set's LVMNode keeps its node */
-  readonly sets?: () => readonly LVMNodeSetObject[];
   readonly clock: Clock;
   /** One structured log entry (an action, a conflict, a failure). */
   readonly log: (entry: Record<string, unknown>) => void;
@@ -113,7 +111,7 @@ export class NodeSetReconciler {
     }
 
     const lvmNodes = this.o.lvmNodes();
-    const plan = planNodeSet(set, this.o.nodes(), lvmNodes, this.o.sets?.());
+    const plan = planNodeSet(set, this.o.nodes(), lvmNodes);
     const own = new Map(
       lvmNodes
         .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
