@@ -66,7 +66,11 @@ test("the text shows every node's claims, exclusions, commands and hash", async 
 
 test("several node sets in one file plan one fleet; destructive steps are marked", async () => {
   const r = await run(["--inventory", "inventory.json", "--nodeset", "multi.yaml"]);
-  expect(r.code).toBe(0);
+  // 3: vg-spare finds no usable device on edge-2 (blocked)
+  expect(r.code).toBe(3);
+  expect(r.stdout).toContain(
+    "    - volume group vg-spare has no usable devices on this node, so it is not created\n",
+  );
   expect(r.stdout).toContain("node edge-1 (node set zone-a)\n");
   expect(r.stdout).toContain("node edge-3 (node set zone-b)\n");
   expect(r.stdout).toContain("wipefs --all /dev/loop2   # DESTRUCTIVE\n");
