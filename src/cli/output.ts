@@ -18,10 +18,11 @@ export const OUTPUT_FLAGS: Readonly<Record<string, Flag>> = {
 export function outputFormat(
   values: FlagValues,
   fallback: OutputFormat,
+  allowed: readonly OutputFormat[] = OUTPUT_FORMATS,
 ): { format: OutputFormat } | { error: string } {
   const { output, json } = values as { output?: string; json?: boolean };
-  if (output !== undefined && !(OUTPUT_FORMATS as readonly string[]).includes(output))
-    return { error: `-o ${output}: must be one of ${OUTPUT_FORMATS.join(", ")}` };
+  if (output !== undefined && !(allowed as readonly string[]).includes(output))
+    return { error: `-o ${output}: must be one of ${allowed.join(", ")}` };
   if (json && output !== undefined && output !== "json")
     return { error: `--json is -o json: give one of --json and -o ${output}` };
   return { format: json ? "json" : ((output as OutputFormat | undefined) ?? fallback) };
