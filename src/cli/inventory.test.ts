@@ -3,12 +3,14 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { loadRawFixture } from "../../test/fixtures/inventory/load";
 import { JOURNAL_FILE } from "../agent/journal";
+import { LvmCommandError } from "../agent/lvm-runner";
 import type { DiscoverOptions } from "../inventory/discover";
 import YAML from "yaml";
 import {
   DiscoveryPrecondition,
   discoverThisMachine,
   INVENTORY_USAGE,
+  lvmNotFound,
   outcome,
   parseArgs,
   runInventory,
@@ -108,6 +110,27 @@ describe("pulumi-lvm inventory", () => {
       stderr:
         'pulumi-lvm inventory: node "edge-1": lvm2 is not installed: apt-get install lvm2 / dnf install lvm2\n',
     });
+  });
+
+  it("lvm2 not installed (the runner cannot start lvm: spawn ENOENT): the same words", async () => {
+    const r = await cli(["--node", "edge-1", "-q"], () =>
+      Promise.reject(
+        new LvmCommandError(["lvm", "fullreport", "--reportformat", "json"], null, "", {
+          cause: "spawn lvm ENOENT",
+        }),
+      ),
+    );
+    expect(r).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'pulumi-lvm inventory: node "edge-1": lvm2 is not installed: apt-get install lvm2 / dnf install lvm2\n',
+    });
+    // another program missing, or lvm failing otherwise, is said as it is
+    expect(lvmNotFound(new LvmCommandError(["wipefs"], null, "", { cause: "spawn wipefs ENOENT" }))).toBe(
+      false,
+    );
+    expect(lvmNotFound(new LvmCommandError(["lvm", "fullreport"], 5, "Permission denied"))).toBe(false);
   });
 
   it("a precondition of discovery (not root) is said alone, without the node", async () => {

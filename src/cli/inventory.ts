@@ -9,7 +9,7 @@ import { parseNodeInventory } from "../inventory/parse";
 import type { RawNodeInventory, RecordedPlanOptions } from "../inventory/types";
 import { DEFAULT_LVMD_CONFIG_PATH } from "../planner/lvmd";
 import { parseCommandLine } from "./args";
-import type { CommandLogEntry } from "../agent/lvm-runner";
+import { LvmCommandError, type CommandLogEntry } from "../agent/lvm-runner";
 import { formatInventoryTable } from "./inventory-table";
 import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
 import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
@@ -80,6 +80,19 @@ export const discoverThisMachine: Discover = (options, progress) => {
   );
 };
 
+/**
+ * The runner's error for an lvm command whose program does not exist (spawn ENOENT): lvm2 is not
+ * installed. (Discovery means to record such a machine as lvm: null, checked after it too.)
+ */
+export function lvmNotFound(error: unknown): boolean {
+  return (
+    error instanceof LvmCommandError &&
+    error.argv[0] === "lvm" &&
+    error.exitCode === null &&
+    /\bENOENT\b/.test(error.details.cause ?? "")
+  );
+}
+
 /** How a command ended, for the progress line: a spawn failure (no such program) is not a kill. */
 export function outcome(e: Pick<CommandLogEntry, "exitCode" | "signal" | "timedOut" | "aborted">): string {
   if (e.exitCode !== null) return `exit ${e.exitCode}`;
@@ -116,7 +129,7 @@ export async function runInventory(
     io.stderr(
       error instanceof DiscoveryPrecondition
         ? `pulumi-lvm inventory: ${error.message}\n`
-        : `pulumi-lvm inventory: node "${args.options.node}": ${(error as Error).message}\n`,
+        : `pulumi-lvm inventory: node "${node}": ${lvmNotFound(error) ? NO_LVM2 : (error as Error).message}\n`,
     );
     return EXIT.INVALID;
   }
