@@ -3,7 +3,7 @@ import { overlapProblems } from "../operator/admission/overlap";
 import type { LVMNodeSetObject, NodeObject } from "../operator/types";
 import { matchDeviceSelector, matchesNodeSelector, type PlanDocument } from "../planner";
 import type { DeviceRequirement } from "../planner/device-selector";
-import { indexNode } from "../planner/node-index";
+import { indexNode, type NodeIndex } from "../planner/node-index";
 import { EXIT } from "./io";
 import type { FileNodeSet } from "./plan-input";
 
@@ -93,9 +93,12 @@ export function selectorMisses(
     const entry = sets.length === 1 ? sets[0] : sets.find(({ set }) => set.metadata.name === plan.nodeSet);
     const inventory = byName.get(plan.node);
     if (!entry || !inventory) continue; // a node two sets select: blocked, no set's template applies
-    const index = indexNode(inventory);
+    let index: NodeIndex | undefined; // built once a node has an expression to look at
     const selects = (r: DeviceRequirement) =>
-      matchDeviceSelector({ deviceSelectorTerms: [{ matchExpressions: [r] }] }, index).matched.size > 0;
+      matchDeviceSelector(
+        { deviceSelectorTerms: [{ matchExpressions: [r] }] },
+        (index ??= indexNode(inventory)),
+      ).matched.size > 0;
     entry.set.spec.template.volumeGroups.forEach((vg, v) =>
       vg.deviceSelector.deviceSelectorTerms.forEach((term, t) =>
         term.matchExpressions.forEach((r, e) => {
