@@ -97,6 +97,22 @@ test("an invalid node set: its problems with field paths on stderr, nothing on s
 
 test.each<[string, string[], Record<string, string>, number, RegExp]>([
   ["no arguments", [], {}, 2, /--inventory is required/],
+  ["no node set", ["--inventory", "inventory.json"], {}, 2, /--nodeset \(-f\) is required/],
+  [
+    "--json with another -o",
+    ["--inventory", "inventory.json", "-f", "quickstart.yaml", "--json", "-o", "yaml"],
+    {},
+    2,
+    /--json is -o json: give one of --json and -o yaml/,
+  ],
+  ["- twice", ["--inventory", "-", "-f", "-"], {}, 2, /only one file can be - \(standard input\)/],
+  [
+    "- without a standard input",
+    ["--inventory", "inventory.json", "-f", "-"],
+    {},
+    1,
+    /^<stdin>: cannot read it: standard input is not available\n$/,
+  ],
   [
     "an unknown flag",
     ["--inventory", "inventory.json", "--nodeset", "quickstart.yaml", "--yes"],

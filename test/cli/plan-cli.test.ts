@@ -149,18 +149,13 @@ describe("the exit-code table, row by row", () => {
     });
   });
 
+  // (the other usage errors, --json with -o yaml, a missing --nodeset, are src/cli/plan.test.ts's)
   test.each([
-    [["plan", "--inventory", INVENTORY, "--nodeset", QUICKSTART, "--yes"], 'unknown argument "--yes"'],
     [
       ["plan", "--inventory", INVENTORY, "--nodeset", QUICKSTART, "-o", "xml"],
       "-o xml: must be one of text, wide, json, yaml",
     ],
-    [
-      ["plan", "--inventory", INVENTORY, "--nodeset", QUICKSTART, "--json", "-o", "yaml"],
-      "--json is -o json",
-    ],
     [["plan", "--inventory", "-", "-f", "-"], "only one file can be - (standard input)"],
-    [["plan", "--inventory", INVENTORY], "--nodeset (-f) is required"],
   ])("2: a usage error: %j", (args, message) => {
     const r = cli(args);
     expect(r).toMatchObject({ code: 2, stdout: "" });
