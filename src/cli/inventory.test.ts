@@ -3,8 +3,19 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { loadRawFixture } from "../../test/fixtures/inventory/load";
 import { JOURNAL_FILE } from "../agent/journal";
+import { LvmCommandError } from "../agent/lvm-runner";
 import type { DiscoverOptions } from "../inventory/discover";
-import { INVENTORY_USAGE, parseArgs, runInventory, type Discover } from "./inventory";
+import YAML from "yaml";
+import {
+  DiscoveryPrecondition,
+  discoverThisMachine,
+  INVENTORY_USAGE,
+  lvmNotFound,
+  outcome,
+  parseArgs,
+  runInventory,
+  type Discover,
+} from "./inventory";
 import type { CliIO } from "./io";
 
 async function cli(argv: string[], discover: Discover, clock?: () => number) {
@@ -87,12 +98,97 @@ describe("pulumi-lvm inventory", () => {
     });
   });
 
+  it("lvm2 not installed (discovery records lvm: null): exit 1 saying how to install it, nothing on stdout", async () => {
+    const r = await cli(["--node", "edge-1", "-q"], async (options) => ({
+      ...recorded,
+      name: options.node,
+      lvm: null,
+    }));
+    expect(r).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'pulumi-lvm inventory: node "edge-1": lvm2 is not installed: apt-get install lvm2 / dnf install lvm2\n',
+    });
+  });
+
+  it("lvm2 not installed (the runner cannot start lvm: spawn ENOENT): the same words", async () => {
+    const r = await cli(["--node", "edge-1", "-q"], () =>
+      Promise.reject(
+        new LvmCommandError(["lvm", "fullreport", "--reportformat", "json"], null, "", {
+          cause: "spawn lvm ENOENT",
+        }),
+      ),
+    );
+    expect(r).toEqual({
+      code: 1,
+      stdout: "",
+      stderr:
+        'pulumi-lvm inventory: node "edge-1": lvm2 is not installed: apt-get install lvm2 / dnf install lvm2\n',
+    });
+    // another program missing, or lvm failing otherwise, is said as it is
+    expect(lvmNotFound(new LvmCommandError(["wipefs"], null, "", { cause: "spawn wipefs ENOENT" }))).toBe(
+      false,
+    );
+    expect(lvmNotFound(new LvmCommandError(["lvm", "fullreport"], 5, "Permission denied"))).toBe(false);
+  });
+
+  it("a precondition of discovery (not root) is said alone, without the node", async () => {
+    const r = await cli(["--node", "edge-1", "-q"], () =>
+      Promise.reject(new DiscoveryPrecondition("run as root (it reads block devices)")),
+    );
+    expect(r).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: "pulumi-lvm inventory: run as root (it reads block devices)\n",
+    });
+  });
+
+  it("this machine, not as root: refused before any command runs", async () => {
+    const geteuid = jest.spyOn(process, "geteuid").mockReturnValue(1000);
+    try {
+      const progress: string[] = [];
+      await expect(discoverThisMachine({ node: "edge-1" }, (l) => progress.push(l))).rejects.toThrow(
+        new DiscoveryPrecondition("run as root (it reads block devices)"),
+      );
+      expect(progress).toEqual([]);
+    } finally {
+      geteuid.mockRestore();
+    }
+  });
+
+  it.each([
+    [{ exitCode: 5 }, "exit 5"],
+    [{ exitCode: null }, "did not start"],
+    [{ exitCode: null, signal: "SIGKILL" }, "killed by SIGKILL"],
+    [{ exitCode: null, signal: "SIGTERM", timedOut: true }, "timed out"],
+  ])("a command that ended %j is reported as %s", (entry, text) => {
+    expect(outcome(entry)).toBe(text);
+  });
+
+  it("-o yaml is the same inventory; -o text and wide are tables of the devices and volume groups", async () => {
+    const discover: Discover = async (options) => ({ ...recorded, name: options.node });
+    const json = JSON.parse((await cli(["--node", "edge-1", "-q"], discover)).stdout) as unknown;
+    const yaml = await cli(["--node", "edge-1", "-q", "-o", "yaml"], discover);
+    expect(yaml.code).toBe(0);
+    expect(YAML.parse(yaml.stdout)).toEqual(json);
+    const text = await cli(["--node", "edge-1", "-q", "-o", "text"], discover);
+    expect(text.code).toBe(0);
+    const lines = text.stdout.split("\n");
+    expect(lines[0]).toBe("node edge-1");
+    expect(lines[1]).toMatch(/^DEVICE +TYPE +SIZE +IN USE$/);
+    const wide = await cli(["--node", "edge-1", "-q", "-o", "wide"], discover);
+    expect(wide.stdout.split("\n")[1]).toMatch(/^DEVICE +TYPE +SIZE +IN USE +SERIAL +WWN +MODEL +BY-ID$/);
+    expect(wide.stdout.split("\n").length).toBe(lines.length);
+  });
+
   it.each([
     [["--bogus"], 'unknown argument "--bogus"'],
     [["--node"], "--node needs a value"],
     [["--label", "zone"], "--label zone: must be <key>=<value>"],
     [["--label", "=a"], "--label =a: must be <key>=<value>"],
     [["--device", "sdb"], "--device sdb: must be a /dev/ path"],
+    [["-o", "table"], "-o table: must be one of text, wide, json, yaml"],
     [["--node", "Edge_1"], "--node Edge_1 is not a node name: it "],
     [["--agent-state-dir", "state"], "--agent-state-dir state: must be an absolute path"],
     [["--lvmd-config", "/etc/topolvm/lvmd.yaml"], "--lvmd-config needs --agent-state-dir"],
@@ -124,7 +220,7 @@ function ticks(...times: number[]): () => number {
 
 describe("parseArgs", () => {
   it("defaults the node name to the hostname", () => {
-    expect(parseArgs([], "edge-7")).toEqual({ kind: "run", options: { node: "edge-7" } });
+    expect(parseArgs([], "edge-7")).toEqual({ kind: "run", format: "json", options: { node: "edge-7" } });
   });
 
   it("asks for --node when the hostname is not a node name", () => {

@@ -9,10 +9,13 @@ import { parseNodeInventory } from "../inventory/parse";
 import type { RawNodeInventory, RecordedPlanOptions } from "../inventory/types";
 import { DEFAULT_LVMD_CONFIG_PATH } from "../planner/lvmd";
 import { parseCommandLine } from "./args";
-import { USAGE_EXIT, type CliIO } from "./io";
+import { LvmCommandError, type CommandLogEntry } from "../agent/lvm-runner";
+import { formatInventoryTable } from "./inventory-table";
+import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
 
 export const INVENTORY_USAGE = `usage: pulumi-lvm inventory [--node <name>] [--label <key>=<value>]... [--device <path>]...
-                            [--agent-state-dir <dir> [--lvmd-config <file>]]
+                            [--agent-state-dir <dir> [--lvmd-config <file>]] [-o json|yaml|text|wide]
 
 Records this machine's disks as the planner sees them, reading only (lsblk, wipefs --no-act, blkid -p,
 lvm fullreport, sysfs, /dev links, mountinfo, swaps), and prints {"nodes": [<inventory>]}: the file
@@ -27,10 +30,30 @@ what a node set would do on the whole fleet before anything is applied.
                          only, so a plan made from the file is the agent's plan with the agent's hash
   --lvmd-config <file>   the agent's --lvmd-config (default ${DEFAULT_LVMD_CONFIG_PATH})
   -q, --quiet            no progress on stderr (each command run, then a summary)
+  -o, --output <format>  json (default): the inventory file plan reads; yaml: the same as YAML;
+                         text: a table of the devices and volume groups; wide: with serial, WWN,
+                         model and /dev/disk/by-id links
+  --json                 the same as -o json
 
-Run as root: the signature probes read the devices. Exit code 0 when the inventory was printed,
-1 when discovery failed, 2 for bad arguments. Standard output carries only the JSON.
+Run as root: the signature probes read the devices; lvm2 must be installed. Standard output
+carries only the inventory.
+
+${exitCodeHelp(["OK", "INVALID", "USAGE"], {
+  OK: "the inventory was printed",
+  INVALID: "discovery failed (not root, lvm2 missing, a command failed)",
+})}
 `;
+
+/** This machine cannot be discovered, for a reason said in our words (no node prefix, nothing ran). */
+export class DiscoveryPrecondition extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "DiscoveryPrecondition";
+  }
+}
+
+export const NOT_ROOT = "run as root (it reads block devices)";
+export const NO_LVM2 = "lvm2 is not installed: apt-get install lvm2 / dnf install lvm2";
 
 /** How the command discovers a machine, telling `progress` what it does; tests pass their own. */
 export type Discover = (
@@ -42,21 +65,41 @@ export type Discover = (
  * This machine, through the lvm runner (argv only, LC_ALL=C, timeouts), allowed to read only; each
  * command is reported to `progress` as it ends, with its exit code and duration.
  */
-export const discoverThisMachine: Discover = (options, progress) =>
-  discoverNode(
+export const discoverThisMachine: Discover = (options, progress) => {
+  if (process.geteuid?.() !== 0) return Promise.reject(new DiscoveryPrecondition(NOT_ROOT));
+  return discoverNode(
     hostDiscoveryDeps(
       readOnlyRunner(
         createLvmRunner({
           ...(options.devices ? { devices: options.devices } : {}),
-          log: (e) =>
-            progress(
-              `${e.requested.join(" ")}: ${e.exitCode === null ? "killed" : `exit ${e.exitCode}`}, ${Math.round(e.durationMs)} ms`,
-            ),
+          log: (e) => progress(`${e.requested.join(" ")}: ${outcome(e)}, ${Math.round(e.durationMs)} ms`),
         }),
       ),
     ),
     options,
   );
+};
+
+/**
+ * The runner's error for an lvm command whose program does not exist (spawn ENOENT): lvm2 is not
+ * installed. (Discovery means to record such a machine as lvm: null, checked after it too.)
+ */
+export function lvmNotFound(error: unknown): boolean {
+  return (
+    error instanceof LvmCommandError &&
+    error.argv[0] === "lvm" &&
+    error.exitCode === null &&
+    /\bENOENT\b/.test(error.details.cause ?? "")
+  );
+}
+
+/** How a command ended, for the progress line: a spawn failure (no such program) is not a kill. */
+export function outcome(e: Pick<CommandLogEntry, "exitCode" | "signal" | "timedOut" | "aborted">): string {
+  if (e.exitCode !== null) return `exit ${e.exitCode}`;
+  if (e.timedOut) return "timed out";
+  if (e.aborted) return "stopped";
+  return e.signal ? `killed by ${e.signal}` : "did not start";
+}
 
 /** `pulumi-lvm inventory`: prints this machine's raw inventory as an inventory file. */
 export async function runInventory(
@@ -83,8 +126,18 @@ export async function runInventory(
   try {
     inventory = await discover(args.options, progress);
   } catch (error) {
-    io.stderr(`pulumi-lvm inventory: node "${args.options.node}": ${(error as Error).message}\n`);
-    return 1;
+    io.stderr(
+      error instanceof DiscoveryPrecondition
+        ? `pulumi-lvm inventory: ${error.message}\n`
+        : `pulumi-lvm inventory: node "${node}": ${lvmNotFound(error) ? NO_LVM2 : (error as Error).message}\n`,
+    );
+    return EXIT.INVALID;
+  }
+  // Discovery records a machine without lvm as having no volume groups (lvm: null); the agent cannot
+  // work there, and what its disks hold of LVM would be known from signatures only.
+  if (inventory.lvm === null) {
+    io.stderr(`pulumi-lvm inventory: node "${node}": ${NO_LVM2}\n`);
+    return EXIT.INVALID;
   }
   if (args.agent) {
     try {
@@ -93,7 +146,7 @@ export async function runInventory(
       io.stderr(
         `pulumi-lvm inventory: node "${node}": cannot read the agent's state in ${args.agent.stateDir}: ${(error as Error).message}\n`,
       );
-      return 1;
+      return EXIT.INVALID;
     }
   }
   const probed = inventory.probed?.length ?? 0;
@@ -102,8 +155,20 @@ export async function runInventory(
   progress(
     `node "${node}": done in ${((clock() - started) / 1000).toFixed(1)} s; ${probed} device${probed === 1 ? "" : "s"} probed${unprobed ? `, ${unprobed} could not be probed (probeErrors)` : ""}${missing ? `, ${missing} not found` : ""}`,
   );
-  io.stdout(`${JSON.stringify({ nodes: [inventory] }, null, 2)}\n`);
-  return 0;
+  io.stdout(render(inventory, args.format));
+  return EXIT.OK;
+}
+
+function render(inventory: RawNodeInventory, format: OutputFormat): string {
+  switch (format) {
+    case "json":
+      return `${JSON.stringify({ nodes: [inventory] }, null, 2)}\n`;
+    case "yaml":
+      return toYaml({ nodes: [inventory] });
+    case "text":
+    case "wide":
+      return formatInventoryTable(parseNodeInventory(inventory), format === "wide");
+  }
 }
 
 /** The agent's plan options for this inventory, from its state directory and lvmd.yaml; writes nothing. */
@@ -127,6 +192,7 @@ type Args =
   | {
       kind: "run";
       options: DiscoverOptions;
+      format: OutputFormat;
       quiet?: true;
       /** --agent-state-dir (and --lvmd-config): record the agent's plan options. */
       agent?: { stateDir: string; lvmdConfigPath: string };
@@ -142,8 +208,11 @@ export function parseArgs(argv: readonly string[], hostname: string): Args {
     quiet: { type: "boolean", short: "q" },
     "agent-state-dir": { type: "string", value: "dir" },
     "lvmd-config": { type: "string", value: "file" },
+    ...OUTPUT_FLAGS,
   });
   if (line.kind !== "run") return line;
+  const output = outputFormat(line.values, "json");
+  if ("error" in output) return { kind: "error", message: output.error };
   const values = line.values as {
     node?: string;
     label?: string[];
@@ -184,6 +253,7 @@ export function parseArgs(argv: readonly string[], hostname: string): Args {
     };
   return {
     kind: "run",
+    format: output.format,
     ...(values.quiet ? { quiet: true as const } : {}),
     ...(stateDir !== undefined
       ? { agent: { stateDir, lvmdConfigPath: lvmdConfig ?? DEFAULT_LVMD_CONFIG_PATH } }

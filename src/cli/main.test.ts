@@ -66,6 +66,24 @@ test.each(Object.keys(COMMANDS))("%s --help prints its usage on stdout and exits
   expect(r.stdout).toMatch(/usage: pulumi-lvm/);
 });
 
+test.each([
+  ["validate", [0, 1, 2]],
+  ["inventory", [0, 1, 2]],
+  ["plan", [0, 1, 2, 3, 4]],
+])("%s --help ends with its exit codes", async (name, codes) => {
+  const r = await cli([name, "--help"]);
+  const table = r.stdout.slice(r.stdout.indexOf("\nexit codes:\n"));
+  expect(table.trimEnd().split("\n").slice(2)).toEqual(
+    codes.map((c) => expect.stringMatching(new RegExp(`^  ${c}  \\S`))),
+  );
+});
+
+test("the binary's usage says what the read commands' exit codes mean", () => {
+  expect(usage()).toContain(
+    "0 all fine, 1 invalid input, 2 usage error,\n3 something is blocked or a node set selects no node, 4 the plan has changes",
+  );
+});
+
 test.each(Object.keys(COMMANDS))("%s --version prints the version and exits 0", async (name) => {
   expect(await cli([name, "--version"])).toEqual({
     code: 0,

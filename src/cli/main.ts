@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { readFile } from "node:fs/promises";
+import { text } from "node:stream/consumers";
 import { PACKAGE_VERSION } from "../version";
 import { USAGE_EXIT, type CliIO, type Subcommand } from "./io";
 import { catchStopSignals } from "./stop-signal";
@@ -54,6 +55,9 @@ export function usage(commands: Readonly<Record<string, Command>> = COMMANDS): s
     "",
     'Run "pulumi-lvm <command> --help" for its arguments.',
     "",
+    "exit codes of validate, inventory and plan: 0 all fine, 1 invalid input, 2 usage error,",
+    "3 something is blocked or a node set selects no node, 4 the plan has changes (plan --detailed-exitcode)",
+    "",
   ].join("\n");
 }
 
@@ -92,6 +96,7 @@ if (require.main === module) {
   main({
     argv: process.argv.slice(2),
     readFile: (file) => readFile(file, "utf8"),
+    readStdin: () => text(process.stdin),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
   }).then(

@@ -83,7 +83,8 @@ spec:
                 - { key: kname, operator: In, values: [/dev/sda1, /dev/sdb] }
 `;
 
-async function plan(inv: string) {
+/** `expected`: the exit code; 3 when no device is usable (the volume group is blocked). */
+async function plan(inv: string, expected = 0) {
   const files: Record<string, string> = { "inv.json": inv, "ns.yaml": nodeset };
   const out: string[] = [];
   const err: string[] = [];
@@ -93,7 +94,7 @@ async function plan(inv: string) {
     stdout: (t) => out.push(t),
     stderr: (t) => err.push(t),
   });
-  expect({ code, stderr: err.join("") }).toEqual({ code: 0, stderr: "" });
+  expect({ code, stderr: err.join("") }).toEqual({ code: expected, stderr: "" });
   return JSON.parse(out.join("")) as {
     nodes: {
       volumeGroups: { claimed: unknown[]; excluded: { kname: string; reasons: string[] }[] }[];
@@ -121,7 +122,7 @@ describe("an unresolved root mount makes every candidate unsafe", () => {
       "/dev/disk/by-uuid/1111-root (btrfs)",
     ],
   ])("%s", async (_name, mounts, links, source) => {
-    const doc = await plan(inventory(mounts, links));
+    const doc = await plan(inventory(mounts, links), 3);
     const text = JSON.stringify(doc);
     expect(text).not.toContain("wipefs");
     const vg = doc.nodes[0]!.volumeGroups[0]!;

@@ -66,7 +66,11 @@ test("the text shows every node's claims, exclusions, commands and hash", async 
 
 test("several node sets in one file plan one fleet; destructive steps are marked", async () => {
   const r = await run(["--inventory", "inventory.json", "--nodeset", "multi.yaml"]);
-  expect(r.code).toBe(0);
+  // 3: vg-spare finds no usable device on edge-2 (blocked)
+  expect(r.code).toBe(3);
+  expect(r.stdout).toContain(
+    "    - volume group vg-spare has no usable devices on this node, so it is not created\n",
+  );
   expect(r.stdout).toContain("node edge-1 (node set zone-a)\n");
   expect(r.stdout).toContain("node edge-3 (node set zone-b)\n");
   expect(r.stdout).toContain("wipefs --all /dev/loop2   # DESTRUCTIVE\n");
@@ -93,6 +97,22 @@ test("an invalid node set: its problems with field paths on stderr, nothing on s
 
 test.each<[string, string[], Record<string, string>, number, RegExp]>([
   ["no arguments", [], {}, 2, /--inventory is required/],
+  ["no node set", ["--inventory", "inventory.json"], {}, 2, /--nodeset \(-f\) is required/],
+  [
+    "--json with another -o",
+    ["--inventory", "inventory.json", "-f", "quickstart.yaml", "--json", "-o", "yaml"],
+    {},
+    2,
+    /--json is -o json: give one of --json and -o yaml/,
+  ],
+  ["- twice", ["--inventory", "-", "-f", "-"], {}, 2, /only one file can be - \(standard input\)/],
+  [
+    "- without a standard input",
+    ["--inventory", "inventory.json", "-f", "-"],
+    {},
+    1,
+    /^<stdin>: cannot read it: standard input is not available\n$/,
+  ],
   [
     "an unknown flag",
     ["--inventory", "inventory.json", "--nodeset", "quickstart.yaml", "--yes"],

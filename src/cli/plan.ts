@@ -1,7 +1,4 @@
-import { readManifestDocuments, duplicateNodeSetNames } from "./manifest-documents";
-import { checkLVMNodeSet, GROUP_VERSION, type LVMNodeSet } from "../api";
-import { InventoryParseError, parseNodeInventory } from "../inventory/parse";
-import type { NodeInventory, RawNodeInventory } from "../inventory/types";
+import { GROUP_VERSION } from "../api";
 import {
   canonicalJson,
   DuplicateNodeError,
@@ -9,30 +6,42 @@ import {
   InventoryError,
   planNodes,
   PLAN_API_VERSION,
-  recordedPlanOptions,
-  type PlanOptions,
+  type PlanDocument,
 } from "../planner";
 import { parseCommandLine } from "./args";
-import { USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
+import { missLine, overlapLines, planExitCode, selectorMisses, setsSelectingNoNode } from "./plan-checks";
+import { readInventories, readNodeSets } from "./plan-input";
+import { formatPlanWide } from "./plan-wide";
 
-export const PLAN_USAGE = `usage: pulumi-lvm plan --inventory <inventory.json> --nodeset <nodeset.yaml> [--json]
+export const PLAN_USAGE = `usage: pulumi-lvm plan --inventory <inventory.json>... -f <nodeset.yaml>... [--node <name>]...
+                       [-o text|wide|json|yaml] [--detailed-exitcode]
 
-Plans, without touching anything, what the node set (an LVMNodeSet, ${GROUP_VERSION}) would do on
-the nodes of a recorded inventory ({"nodes": [{"name", "labels", "lsblk", "lvm", "signatures", ...}]}):
+Plans, without touching anything, what the node sets (LVMNodeSets, ${GROUP_VERSION}) would do on
+the nodes of recorded inventories ({"nodes": [{"name", "labels", "lsblk", "lvm", "signatures", ...}]}):
 per node the devices each volume group claims, the devices it excludes and why, the exact commands
-in order, what is blocked, and the plan's hash.
+in order, what is blocked, and the plan's hash. Two sets that select the same node are refused as
+the admission webhook refuses them; a selector value that matches no device of a node is named.
 
-  --inventory <file>   recorded node inventories (JSON)
-  --nodeset <file>     the LVMNodeSet (YAML; several in one file plan one fleet together)
-  --json               print the plan document (${PLAN_API_VERSION}, docs/plan-format.md)
+  --inventory <file>     recorded node inventories (JSON; repeatable, - for standard input)
+  -f, --nodeset <file>   LVMNodeSets (YAML, several documents per file; repeatable, - for standard input)
+  --node <name>          plan only this node of the inventories (repeatable)
+  -o, --output <format>  text (default): the plan per node; wide: one line per node and device;
+                         json, yaml: the plan document (${PLAN_API_VERSION}, docs/plan-format.md)
+  --json                 the same as -o json
+  --detailed-exitcode    exit 4 when the plan has changes (as terraform plan -detailed-exitcode)
 
-Exit code 0 when a plan was printed, 1 for an invalid node set or inventory, 2 for bad arguments.
+${exitCodeHelp(["OK", "INVALID", "USAGE", "BLOCKED", "CHANGES"], {
+  OK: "the plan was printed: nothing is blocked (and, with --detailed-exitcode, nothing to do)",
+})}
 `;
 
 /**
- * `pulumi-lvm plan`: reads node sets and recorded inventories, prints the plan (text, or the
- * PlanDocument as JSON with --json). Invalid input prints its problems on stderr, with the field
- * path, and nothing on stdout.
+ * `pulumi-lvm plan`: reads node sets and recorded inventories, prints the plan (text, a table, or the
+ * PlanDocument as JSON/YAML). Invalid input prints its problems on stderr, with the field path, and
+ * nothing on stdout. Findings that do not stop the plan (a set selecting no node, a selector value
+ * matching no device) go to stderr beside it.
  */
 export async function runPlan(io: CliIO): Promise<number> {
   const args = parseArgs(io.argv[0] === "plan" ? io.argv.slice(1) : io.argv);
@@ -44,125 +53,100 @@ export async function runPlan(io: CliIO): Promise<number> {
     io.stderr(`pulumi-lvm plan: ${args.message}\n\n${PLAN_USAGE}`);
     return USAGE_EXIT;
   }
-  const nodeSets = await readNodeSets(args.nodeset, io);
-  const recorded = nodeSets && (await readInventory(args.inventory, io));
-  if (!nodeSets || !recorded) return 1;
-  let doc;
+  const sets = await readNodeSets(args.nodesets, io);
+  const fleet = sets && (await readInventories(args.inventories, io));
+  if (!sets || !fleet) return EXIT.INVALID;
+  const overlaps = overlapLines(sets, fleet.nodes);
+  if (overlaps.length) {
+    io.stderr(overlaps.map((l) => `${l} (the admission webhook refuses it)\n`).join(""));
+    return EXIT.INVALID;
+  }
+  const known = new Set(fleet.nodes.map((n) => n.node));
+  const unknown = args.nodes.filter((n) => !known.has(n));
+  if (unknown.length) {
+    io.stderr(unknown.map((n) => `--node ${n}: no node of that name in the inventories\n`).join(""));
+    return EXIT.INVALID;
+  }
+  const shown = args.nodes.length ? fleet.nodes.filter((n) => args.nodes.includes(n.node)) : fleet.nodes;
+  let doc: PlanDocument;
   try {
-    doc = planNodes(recorded.nodes, nodeSets.length === 1 ? nodeSets[0]! : nodeSets, {
-      optionsFor: (node) => recorded.options.get(node) ?? {},
+    doc = planNodes(shown, sets.length === 1 ? sets[0]!.set : sets.map((s) => s.set), {
+      optionsFor: (node) => fleet.options.get(node) ?? {},
     });
   } catch (error) {
     if (!(error instanceof InventoryError) && !(error instanceof DuplicateNodeError)) throw error;
-    io.stderr(`${args.inventory}: ${error.message}\n`);
-    return 1;
+    io.stderr(`${args.inventories.join(", ")}: ${error.message}\n`);
+    return EXIT.INVALID;
   }
-  // --json: the canonical JSON (sorted keys, as the hashes are computed over), indented; written
-  // directly, not parsed back from the compact text (60 MB of it for 5,000 nodes × 24 devices).
-  io.stdout(args.json ? `${canonicalJson(doc, 2)}\n` : formatPlanText(doc));
-  return 0;
+  io.stdout(render(doc, args.format));
+  const idle = setsSelectingNoNode(sets, fleet.nodes);
+  for (const { file, set } of idle)
+    io.stderr(
+      `pulumi-lvm plan: ${file}: LVMNodeSet/${set.metadata.name} selects no node of the inventories\n`,
+    );
+  for (const miss of selectorMisses(doc, sets, shown)) io.stderr(`pulumi-lvm plan: ${missLine(miss)}\n`);
+  return planExitCode(doc, idle.length, args.detailed);
+}
+
+function render(doc: PlanDocument, format: OutputFormat): string {
+  switch (format) {
+    case "text":
+      return formatPlanText(doc);
+    case "wide":
+      return formatPlanWide(doc);
+    // The canonical JSON (sorted keys, as the hashes are computed over), indented; written directly,
+    // not parsed back from the compact text (60 MB of it for 5,000 nodes × 24 devices).
+    case "json":
+      return `${canonicalJson(doc, 2)}\n`;
+    case "yaml":
+      return toYaml(JSON.parse(canonicalJson(doc)));
+  }
 }
 
 /** The Subcommand entry point (src/cli/main.ts). */
 export const run = runPlan;
 
 type Args =
-  | { kind: "run"; inventory: string; nodeset: string; json: boolean }
+  | {
+      kind: "run";
+      inventories: string[];
+      nodesets: string[];
+      nodes: string[];
+      format: OutputFormat;
+      detailed: boolean;
+    }
   | { kind: "help" }
   | { kind: "error"; message: string };
 
 function parseArgs(argv: readonly string[]): Args {
   const line = parseCommandLine(argv, {
-    inventory: { type: "string", value: "file" },
-    nodeset: { type: "string", value: "file" },
-    json: { type: "boolean" },
+    inventory: { type: "string", value: "file", multiple: true },
+    nodeset: { type: "string", short: "f", value: "file", multiple: true },
+    node: { type: "string", value: "name", multiple: true },
+    "detailed-exitcode": { type: "boolean" },
+    ...OUTPUT_FLAGS,
   });
   if (line.kind !== "run") return line;
-  const { inventory, nodeset, json } = line.values as {
-    inventory?: string;
-    nodeset?: string;
-    json?: boolean;
+  const values = line.values as {
+    inventory?: string[];
+    nodeset?: string[];
+    node?: string[];
+    "detailed-exitcode"?: boolean;
   };
-  if (!inventory) return { kind: "error", message: "--inventory is required" };
-  if (!nodeset) return { kind: "error", message: "--nodeset is required" };
-  return { kind: "run", inventory, nodeset, json: json === true };
-}
-
-async function readText(file: string, io: CliIO): Promise<string | undefined> {
-  try {
-    return await io.readFile(file);
-  } catch (error) {
-    const e = error as NodeJS.ErrnoException;
-    io.stderr(`${file}: cannot read it: ${e.code === "ENOENT" ? "no such file" : e.message}\n`);
-    return undefined;
-  }
-}
-
-/**
- * The file's LVMNodeSets, validated (other documents are ignored). Problems go to stderr as
- * `<file>: LVMNodeSet/<name>: <path>: <message>`, every one of every set.
- */
-async function readNodeSets(file: string, io: CliIO): Promise<LVMNodeSet[] | undefined> {
-  const text = await readText(file, io);
-  if (text === undefined) return undefined;
-  const { documents, problems: unreadable } = readManifestDocuments(file, text);
-  const sets = documents.filter((d) => (d.value as { kind?: unknown } | null)?.kind === "LVMNodeSet");
-  const duplicates = duplicateNodeSetNames(sets);
-  if (unreadable.length || duplicates.length) {
-    io.stderr([...unreadable, ...duplicates].map((l) => `${l}\n`).join(""));
-    return undefined;
-  }
-  if (sets.length === 0) {
-    io.stderr(`${file}: no LVMNodeSet document in it\n`);
-    return undefined;
-  }
-  const valid: LVMNodeSet[] = [];
-  const problems: string[] = [];
-  for (const { value: input } of sets) {
-    const checked = checkLVMNodeSet(input);
-    if (checked.ok) {
-      valid.push(checked.value);
-      continue;
-    }
-    const name = (input as { metadata?: { name?: unknown } }).metadata?.name;
-    const who = `LVMNodeSet/${typeof name === "string" && name ? name : "(unnamed)"}`;
-    problems.push(...checked.problems.map((p) => `${file}: ${who}: ${p.path}: ${p.message}\n`));
-  }
-  if (problems.length) {
-    io.stderr(problems.join(""));
-    return undefined;
-  }
-  return valid;
-}
-
-/** The file's nodes, parsed, and the agent's plan options each recorded (--agent-state-dir). */
-async function readInventory(
-  file: string,
-  io: CliIO,
-): Promise<{ nodes: NodeInventory[]; options: Map<string, PlanOptions> } | undefined> {
-  const text = await readText(file, io);
-  if (text === undefined) return undefined;
-  let raw: unknown;
-  try {
-    raw = JSON.parse(text);
-  } catch (error) {
-    io.stderr(`${file}: not JSON: ${(error as Error).message}\n`);
-    return undefined;
-  }
-  const nodes = (raw as { nodes?: unknown } | null)?.nodes;
-  if (!Array.isArray(nodes)) {
-    io.stderr(`${file}: expected {"nodes": [...]} with one raw inventory per node\n`);
-    return undefined;
-  }
-  try {
-    const raw = nodes as RawNodeInventory[];
-    return {
-      nodes: raw.map((n) => parseNodeInventory(n)),
-      options: new Map(raw.map((n) => [n.name, recordedPlanOptions(n)])),
-    };
-  } catch (error) {
-    if (!(error instanceof InventoryParseError)) throw error;
-    io.stderr(`${file}: ${error.message}\n`);
-    return undefined;
-  }
+  const inventories = values.inventory ?? [];
+  const nodesets = values.nodeset ?? [];
+  if (inventories.length === 0) return { kind: "error", message: "--inventory is required" };
+  if (nodesets.length === 0) return { kind: "error", message: "--nodeset (-f) is required" };
+  if ([...inventories, ...nodesets].filter((f) => f === "-").length > 1)
+    return { kind: "error", message: "only one file can be - (standard input)" };
+  const output = outputFormat(line.values, "text");
+  if ("error" in output) return { kind: "error", message: output.error };
+  return {
+    kind: "run",
+    inventories,
+    nodesets,
+    nodes: values.node ?? [],
+    format: output.format,
+    detailed: values["detailed-exitcode"] === true,
+  };
 }

@@ -1,7 +1,8 @@
 import * as fs from "node:fs";
 import { EXAMPLE_FILES } from "../../test/api/rule-cases";
 import type { CliIO } from "./io";
-import { isOurs, run, VALIDATE_USAGE } from "./validate";
+import YAML from "yaml";
+import { isOurs, problemText, run, VALIDATE_USAGE, type FileProblem } from "./validate";
 
 /** Runs `pulumi-lvm validate` over in-memory files. */
 async function validate(argv: string[], files: Record<string, string>) {
@@ -177,5 +178,46 @@ describe("isOurs", () => {
     ["LVMNode", false],
   ])("%j: %s", (value, ours) => {
     expect(isOurs(value)).toBe(ours);
+  });
+});
+
+describe("-o json and yaml", () => {
+  const broken = nodeSet.replace("sizePercent: 90", "sizePercent: 120");
+
+  test("the problems as a document, with file, object, path and message; the text lines unchanged", async () => {
+    const files = { "a.yaml": broken, "b.yaml": "a: [\n", "c.yaml": nodeSet };
+    const argv = ["a.yaml", "b.yaml", "c.yaml"];
+    const text = await validate(argv, files);
+    const json = await validate(["-o", "json", ...argv], files);
+    expect(json.code).toBe(1);
+    expect(text.code).toBe(1);
+    const doc = JSON.parse(json.stdout) as { apiVersion: string; valid: boolean; problems: FileProblem[] };
+    expect(doc).toMatchObject({ apiVersion: "pulumi-lvm.dev/validate/v1", valid: false });
+    expect(doc.problems[0]).toEqual({
+      file: "a.yaml",
+      object: "LVMNodeSet/my-lvmnodeset",
+      path: "spec.template.deviceClasses[0].thin.sizePercent",
+      message: "must be between 1 and 100 (got 120)",
+    });
+    expect(doc.problems.map((p) => p.file)).toContain("b.yaml");
+    // c.yaml reuses a.yaml's set name: a problem of the whole run
+    expect(doc.problems.map(problemText).join("\n") + "\n").toBe(text.stdout);
+    const yaml = await validate(["--output=yaml", ...argv], files);
+    expect(YAML.parse(yaml.stdout)).toEqual(doc);
+  });
+
+  test("all valid: {valid: true, problems: []}, exit 0", async () => {
+    const r = await validate(["--json", "n.yaml"], { "n.yaml": nodeSet });
+    expect(r).toEqual({
+      code: 0,
+      stdout: `${JSON.stringify({ apiVersion: "pulumi-lvm.dev/validate/v1", valid: true, problems: [] }, null, 2)}\n`,
+      stderr: "",
+    });
+  });
+
+  test("-o wide is not one of validate's formats: exit 2", async () => {
+    const r = await validate(["-o", "wide", "n.yaml"], { "n.yaml": nodeSet });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("pulumi-lvm validate: -o wide: must be one of text, json, yaml\n");
   });
 });

@@ -1,7 +1,12 @@
 import { GROUP_VERSION } from "../api/lvmnodeset";
-import { checkManifest, problemLine } from "../api/validate";
+import { checkManifest } from "../api/validate";
 import { parseCommandLine } from "./args";
-import { USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
+import { nameOf } from "./input";
+
+/** The apiVersion of validate's JSON/YAML document. */
+export const VALIDATE_API_VERSION = "pulumi-lvm.dev/validate/v1";
 import { duplicateNodeSetNames, readManifestDocuments } from "./manifest-documents";
 
 /**
@@ -15,14 +20,29 @@ import { duplicateNodeSetNames, readManifestDocuments } from "./manifest-documen
  * (listed on stderr with --verbose); a file without any LVMNodeSet or LVMNode is an error, since it
  * was most likely given by mistake. Exit code 0: everything valid; 1: problems; 2: bad arguments.
  */
-export const VALIDATE_USAGE = `usage: pulumi-lvm validate [--verbose] <file.yaml>...
+export const VALIDATE_USAGE = `usage: pulumi-lvm validate [--verbose] [-o text|json|yaml] <file.yaml>...
 
-Checks the LVMNodeSet and LVMNode objects (${GROUP_VERSION}) in the YAML files and prints
-one line per problem: <file>: <kind>/<name>: <field path>: <message>.
-Exit code 0 when all are valid, 1 when there are problems, 2 for bad arguments.
+Checks the LVMNodeSet and LVMNode objects (${GROUP_VERSION}) in the YAML files (- for
+standard input) and prints one line per problem: <file>: <kind>/<name>: <field path>: <message>.
 
-  -v, --verbose   also list skipped documents and valid objects on stderr
+  -v, --verbose          also list skipped documents and valid objects on stderr
+  -o, --output <format>  text (default): one line per problem; json, yaml: a document
+                         {apiVersion: ${VALIDATE_API_VERSION}, valid, problems: [{file, object, path, message}]}
+  --json                 the same as -o json
+
+${exitCodeHelp(["OK", "INVALID", "USAGE"], { OK: "every object is valid", INVALID: "there are problems" })}
 `;
+
+/** One problem of `validate`, as -o json/yaml prints it; `object` and `path` when known. */
+export interface FileProblem {
+  /** The file as given, or "<stdin>". */
+  readonly file: string;
+  /** "<kind>/<name>", e.g. "LVMNodeSet/my-set". */
+  readonly object?: string;
+  /** The field path, e.g. "spec.template.deviceClasses[1].thin.sizePercent". */
+  readonly path?: string;
+  readonly message: string;
+}
 
 export async function run(io: CliIO): Promise<number> {
   const args = parseArgs(io.argv);
@@ -34,32 +54,56 @@ export async function run(io: CliIO): Promise<number> {
     }
     return USAGE_EXIT;
   }
-  let failed = false;
+  const all: FileProblem[] = [];
   const seen = new Map<string, string>();
   for (const file of args.files) {
-    const problems = await validateFile(file, io, args.verbose, seen);
-    for (const line of problems) io.stdout(`${line}\n`);
-    if (problems.length) failed = true;
+    const problems = await validateFileProblems(file, io, args.verbose, seen);
+    if (args.format === "text") for (const p of problems) io.stdout(`${problemText(p)}\n`);
+    all.push(...problems);
   }
-  return failed ? 1 : 0;
+  if (args.format === "json" || args.format === "yaml") {
+    const doc = { apiVersion: VALIDATE_API_VERSION, valid: all.length === 0, problems: all };
+    io.stdout(args.format === "json" ? `${JSON.stringify(doc, null, 2)}\n` : toYaml(doc));
+  }
+  return all.length ? EXIT.INVALID : EXIT.OK;
+}
+
+/** "<file>: <kind>/<name>: <path>: <message>", the parts it has. */
+export function problemText(p: FileProblem): string {
+  return [p.file, p.object, p.path, p.message].filter((part) => part !== undefined).join(": ");
 }
 
 /** The problem lines of one file; progress notes go to stderr when verbose. */
 export async function validateFile(
   file: string,
-  io: Pick<CliIO, "readFile" | "stderr">,
+  io: Pick<CliIO, "readFile" | "readStdin" | "stderr">,
   verbose: boolean,
   /** LVMNodeSet names of the files before this one → where (names must be unique across files). */
   seen: Map<string, string> = new Map(),
 ): Promise<string[]> {
+  return (await validateFileProblems(file, io, verbose, seen)).map(problemText);
+}
+
+/** The problems of one file (`-` is standard input); progress notes go to stderr when verbose. */
+export async function validateFileProblems(
+  input: string,
+  io: Pick<CliIO, "readFile" | "readStdin" | "stderr">,
+  verbose: boolean,
+  seen: Map<string, string> = new Map(),
+): Promise<FileProblem[]> {
+  const file = nameOf(input);
   let text: string;
   try {
-    text = await io.readFile(file);
+    if (input !== "-") text = await io.readFile(input);
+    else if (io.readStdin) text = await io.readStdin();
+    else throw new Error("standard input is not available");
   } catch (error) {
-    return [`${file}: cannot read it: ${readError(error)}`];
+    return [{ file, message: `cannot read it: ${readError(error)}` }];
   }
-  const { documents, problems } = readManifestDocuments(file, text);
-  const lines: string[] = [...problems];
+  const { documents, problems: unreadable } = readManifestDocuments(file, text);
+  // Lines made elsewhere start with "<file>: "; the rest is the message.
+  const fromLine = (line: string): FileProblem => ({ file, message: line.slice(file.length + 2) });
+  const lines: FileProblem[] = unreadable.map(fromLine);
   let ours = 0;
   for (const { where, value } of documents) {
     if (!isOurs(value)) {
@@ -69,11 +113,13 @@ export async function validateFile(
     ours++;
     const { name, problems } = checkManifest(value);
     const kind = typeof value.kind === "string" && value.kind ? value.kind : "(no kind)";
-    for (const p of problems) lines.push(`${file}: ${problemLine(kind, name, p)}`);
+    for (const p of problems)
+      lines.push({ file, object: `${kind}/${name}`, path: p.path, message: p.message });
     if (verbose && problems.length === 0) io.stderr(`${file}: ${kind}/${name}: valid\n`);
   }
-  lines.push(...duplicateNodeSetNames(documents, seen));
-  if (ours === 0 && lines.length === 0) lines.push(`${file}: has no LVMNodeSet or LVMNode documents`);
+  lines.push(...duplicateNodeSetNames(documents, seen).map(fromLine));
+  if (ours === 0 && lines.length === 0)
+    lines.push({ file, message: "has no LVMNodeSet or LVMNode documents" });
   return lines;
 }
 
@@ -90,14 +136,22 @@ export function isOurs(value: unknown): value is { apiVersion?: unknown; kind?: 
 
 /* ------------------------------------------------------------------------------- helpers ---- */
 
-type Args = { files: readonly string[]; verbose: boolean } | { error: string };
+type Args = { files: readonly string[]; verbose: boolean; format: OutputFormat } | { error: string };
 
 function parseArgs(argv: readonly string[]): Args {
-  const line = parseCommandLine(argv, { verbose: { type: "boolean", short: "v" } }, { positionals: true });
+  const line = parseCommandLine(
+    argv,
+    { verbose: { type: "boolean", short: "v" }, ...OUTPUT_FLAGS },
+    { positionals: true },
+  );
   if (line.kind === "help") return { error: "" };
   if (line.kind === "error") return { error: line.message };
   if (line.positionals.length === 0) return { error: "no files given" };
-  return { files: line.positionals, verbose: line.values.verbose === true };
+  if (line.positionals.filter((f) => f === "-").length > 1)
+    return { error: "only one file can be - (standard input)" };
+  const output = outputFormat(line.values, "text", ["text", "json", "yaml"]);
+  if ("error" in output) return { error: output.error };
+  return { files: line.positionals, verbose: line.values.verbose === true, format: output.format };
 }
 
 function readError(error: unknown): string {

@@ -109,7 +109,68 @@ spec:
   expect(vg.claimed.map((d) => d.kname)).toEqual([blank]);
   expect(vg.excluded).toEqual([{ kname: ext4, reasons: [expect.stringContaining("ext4")] }]);
 
+  // -o text: the same disks as a table, what is on each
+  const table = cli(
+    "inventory",
+    "--node",
+    "it-node",
+    "-q",
+    "-o",
+    "text",
+    "--device",
+    blank,
+    "--device",
+    ext4,
+  );
+  expect(table).toMatchObject({ code: 0, stderr: "" });
+  expect(table.stdout).toMatch(new RegExp(`\n${blank} +loop +1\\.1Gi +-\n`));
+  expect(table.stdout).toMatch(new RegExp(`\n${ext4} +loop +1\\.1Gi +ext4\n`));
+
   // neither command wrote anything
   expect([head(blank), head(ext4)]).toEqual(before);
   expect(pvs([blank, ext4])).toEqual([]);
+});
+
+test("without lvm2 (hidden from this process alone, in its own mount namespace): exit 1 saying how to install it", () => {
+  // /usr/sbin, in a private mount namespace, as itself without lvm and its links: the runner's PATH
+  // finds no lvm, as on a machine where lvm2 is not installed. Nothing outside the namespace changes.
+  const orig = scratch.path("usr-sbin");
+  fs.mkdirSync(orig);
+  const script = `set -e
+mount --bind /usr/sbin ${orig}
+mount -t tmpfs tmpfs /usr/sbin
+for f in ${orig}/*; do b=$(basename "$f"); case "$b" in lvm*) ;; *) ln -s "$f" "/usr/sbin/$b" ;; esac; done
+exec "$@"`;
+  const r = spawnSync(
+    "unshare",
+    [
+      "--mount",
+      "--propagation",
+      "private",
+      "sh",
+      "-c",
+      script,
+      "sh",
+      TSX,
+      MAIN,
+      "inventory",
+      "--node",
+      "it-node",
+      "--device",
+      blank,
+    ],
+    { cwd: ROOT, encoding: "utf8", timeout: 50_000 },
+  );
+  if (r.error) throw r.error;
+  expect(r.stdout).toBe("");
+  const lines = r.stderr.trimEnd().split("\n");
+  // the reading commands before it, then our words; lvm's run did not start (it used to say "killed")
+  expect(lines).toContainEqual(
+    expect.stringMatching(/^pulumi-lvm inventory: lvm fullreport .*: did not start, \d+ ms$/),
+  );
+  expect(lines.at(-1)).toBe(
+    'pulumi-lvm inventory: node "it-node": lvm2 is not installed: apt-get install lvm2 / dnf install lvm2',
+  );
+  expect(r.status).toBe(1);
+  expect(fs.existsSync("/usr/sbin/lvm")).toBe(true);
 });

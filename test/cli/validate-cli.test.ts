@@ -15,8 +15,17 @@ const MAIN = path.join(ROOT, "src", "cli", "main.ts");
 jest.setTimeout(30_000);
 
 function cli(...args: string[]) {
+  return cliWithInput(undefined, ...args);
+}
+
+function cliWithInput(input: string | undefined, ...args: string[]) {
   if (!fs.existsSync(TSX)) throw new Error(`${TSX} is missing: run npm ci`);
-  const r = spawnSync(TSX, [MAIN, ...args], { cwd: ROOT, encoding: "utf8", timeout: 20_000 });
+  const r = spawnSync(TSX, [MAIN, ...args], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 20_000,
+    ...(input !== undefined ? { input } : {}),
+  });
   if (r.error) throw r.error;
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -65,4 +74,25 @@ test("no command or an unknown one: usage on stderr, exit 2", () => {
     expect(r.stdout).toBe("");
     expect(r.stderr).toContain("usage: pulumi-lvm <command> [arguments]");
   }
+});
+
+test("- reads standard input; -o json: exit 1 and the problems as a document on stdout", () => {
+  const broken = fs
+    .readFileSync(EXAMPLE_FILES.LVMNodeSet, "utf8")
+    .replace("sizePercent: 90", "sizePercent: 120");
+  const r = cliWithInput(broken, "validate", "-o", "json", "-");
+  expect(r.code).toBe(1);
+  expect(r.stderr).toBe("");
+  expect(JSON.parse(r.stdout)).toEqual({
+    apiVersion: "pulumi-lvm.dev/validate/v1",
+    valid: false,
+    problems: [
+      {
+        file: "<stdin>",
+        object: "LVMNodeSet/my-lvmnodeset",
+        path: "spec.template.deviceClasses[0].thin.sizePercent",
+        message: "must be between 1 and 100 (got 120)",
+      },
+    ],
+  });
 });
