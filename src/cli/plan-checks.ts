@@ -11,19 +11,14 @@ import type { FileNodeSet } from "./plan-input";
 export const DEFAULT_NAMESPACE = "default";
 
 /**
- * A creation time for a set that has none, checked against a later set of the same run: the sets are
- * taken as applied in the order given, so each one exists (is older) when the next is admitted.
- * Before Number.MAX_SAFE_INTEGER, which is what ownership.ts's tie-break gives a set without one.
- */
-const APPLIED_EARLIER = "9999-12-31T23:59:59Z";
-
-/**
  * What the admission webhook (src/operator/admission/overlap.ts, the same function) would refuse if
- * the sets were applied in the order given to a cluster whose Nodes are the inventories' nodes: for
- * a set two or more sets select a node of, one line for each older set it overlaps, as
- * `<file>: LVMNodeSet/<name>: spec.nodeSelector: <message>`. A set that carries a
- * metadata.creationTimestamp (as `kubectl get -o yaml` prints it) is that old; sets without one are
- * new, applied one after the other.
+ * the sets were applied in the order given to a cluster whose Nodes are the inventories' nodes, one
+ * line for each set it overlaps, as `<file>: LVMNodeSet/<name>: spec.nodeSelector: <message>`. A
+ * new set (no metadata.creationTimestamp) is checked against every set that exists and every new
+ * set given before it, whatever their ages, as the webhook does. A set that carries a
+ * creationTimestamp (as `kubectl get -o yaml` prints it) was admitted already: of two such sets the
+ * older keeps a node both select (the operator's tie-break with no LVMNode yet, ownership.ts), so
+ * the younger one is named.
  */
 export function overlapLines(sets: readonly FileNodeSet[], nodes: readonly NodeInventory[]): string[] {
   const objects = sets.map(({ set }): LVMNodeSetObject => {
@@ -38,13 +33,14 @@ export function overlapLines(sets: readonly FileNodeSet[], nodes: readonly NodeI
     };
   });
   const nodeObjects = nodes.map((n): NodeObject => ({ metadata: { name: n.node, labels: n.labels } }));
-  const existing = objects.filter((o) => o.metadata.creationTimestamp !== undefined);
+  const created = (o: LVMNodeSetObject) => o.metadata.creationTimestamp;
+  const existing = objects.filter((o) => created(o) !== undefined);
   return objects.flatMap((set, i) => {
-    const earlierNew = objects
-      .slice(0, i)
-      .filter((o) => o.metadata.creationTimestamp === undefined)
-      .map((o) => ({ ...o, metadata: { ...o.metadata, creationTimestamp: APPLIED_EARLIER } }));
-    const others = set.metadata.creationTimestamp === undefined ? [...existing, ...earlierNew] : existing;
+    const since = created(set);
+    const others =
+      since === undefined
+        ? [...existing, ...objects.slice(0, i).filter((o) => created(o) === undefined)]
+        : existing.filter((o) => Date.parse(created(o)!) < Date.parse(since));
     return overlapProblems(set, others, nodeObjects).map(
       (p) => `${sets[i]!.file}: LVMNodeSet/${set.metadata.name}: ${p.path}: ${p.message}`,
     );
