@@ -162,6 +162,12 @@ export const API_RULES = [
     cel: "a device selector term needs at least one expression (an empty term would match every disk)",
   },
   {
+    id: "device-selector-size",
+    field: `${VG}.deviceSelector`,
+    rule: "A device selector holds at most 1024 values in all its terms together.",
+    cel: "a device selector holds at most 1024 values in all its terms together",
+  },
+  {
     id: "device-values-in",
     field: DEVICE_EXPR,
     rule: "In and NotIn take one or more values.",
@@ -194,6 +200,12 @@ export const API_RULES = [
     id: "device-rotational-values",
     field: `${DEVICE_EXPR}.values`,
     rule: 'Values of rotational are "true", "false", "1" or "0".',
+  },
+  {
+    id: "node-selector-size",
+    field: "spec.nodeSelector",
+    rule: "A node selector holds at most 1024 values in all its terms together.",
+    cel: "a node selector holds at most 1024 values in all its terms together",
   },
   {
     id: "node-term-not-empty",

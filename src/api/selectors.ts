@@ -129,6 +129,42 @@ const nodeSelectorTerm = z
     ],
   });
 
+/**
+ * Values one selector holds in all its terms together, at most. The lists' own limits (16 terms of
+ * 32 requirements of 256 values) allow objects of megabytes that select nobody, each read by every
+ * replica's caches and every review; real selectors hold a few values, a list of node names a few
+ * hundred.
+ */
+export const MAX_SELECTOR_VALUES = 1024;
+
+/** The message of the size cap, the same in validate, the webhook and the CRD's CEL rule. */
+export function selectorSizeMessage(what: "node" | "device"): string {
+  return `a ${what} selector holds at most ${MAX_SELECTOR_VALUES} values in all its terms together`;
+}
+
+/** The CEL sum of the values of `lists` (requirement lists) of every term in `terms`. */
+function valuesCel(terms: string, lists: readonly string[]): string {
+  const perTerm = lists
+    .map((l) => `(has(t.${l}) ? t.${l}.map(e, has(e.values) ? size(e.values) : 0).sum() : 0)`)
+    .join(" + ");
+  return `self.${terms}.map(t, ${perTerm}).sum() <= ${MAX_SELECTOR_VALUES}`;
+}
+
+function checkSelectorSize(
+  terms: ReadonlyArray<
+    Readonly<Record<string, ReadonlyArray<{ readonly values?: readonly string[] }> | undefined>>
+  >,
+  what: "node" | "device",
+  at: string,
+  ctx: z.RefinementCtx,
+): void {
+  let total = 0;
+  for (const t of terms)
+    for (const list of Object.values(t)) for (const r of list ?? []) total += r.values?.length ?? 0;
+  if (total > MAX_SELECTOR_VALUES)
+    ctx.addIssue({ code: "custom", path: [at], message: `${selectorSizeMessage(what)} (got ${total})` });
+}
+
 export const nodeSelectorSchema = z
   .strictObject({
     nodeSelectorTerms: z
@@ -137,7 +173,16 @@ export const nodeSelectorSchema = z
       .max(16)
       .meta({ description: "Terms ORed: a node is selected when any term matches." }),
   })
-  .meta({ description: "Which nodes this set applies to, as core/v1 NodeSelector. Omitted: every node." });
+  .superRefine((s, ctx) => checkSelectorSize(s.nodeSelectorTerms, "node", "nodeSelectorTerms", ctx))
+  .meta({
+    description: "Which nodes this set applies to, as core/v1 NodeSelector. Omitted: every node.",
+    "x-kubernetes-validations": [
+      {
+        rule: valuesCel("nodeSelectorTerms", ["matchExpressions", "matchFields"]),
+        message: selectorSizeMessage("node"),
+      },
+    ],
+  });
 
 /* ------------------------------------------------------------------------ device selector ---- */
 
@@ -268,7 +313,16 @@ export const deviceSelectorSchema = z
       .max(16)
       .meta({ description: "Terms ORed: a device is selected when any term matches." }),
   })
-  .meta({ description: "Which block devices of a node belong to the volume group." });
+  .superRefine((s, ctx) => checkSelectorSize(s.deviceSelectorTerms, "device", "deviceSelectorTerms", ctx))
+  .meta({
+    description: "Which block devices of a node belong to the volume group.",
+    "x-kubernetes-validations": [
+      {
+        rule: valuesCel("deviceSelectorTerms", ["matchExpressions"]),
+        message: selectorSizeMessage("device"),
+      },
+    ],
+  });
 
 /** True when any term of the selector uses the `Any` operator (the volume group is a wildcard). */
 export function isWildcardSelector(selector: z.infer<typeof deviceSelectorSchema>): boolean {

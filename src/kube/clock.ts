@@ -3,15 +3,21 @@
  * times without waiting.
  */
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /** Milliseconds since the epoch: the wall clock, which NTP or a resumed VM may step either way. */
   now(): number;
-  /** Calls `fn` after `ms`; the returned function cancels it. */
+  /**
+   * Milliseconds on a clock that never steps (an arbitrary origin): for deadlines and durations
+   * that must hold whatever the wall clock does, as client-go's leader election measures them.
+   */
+  monotonic(): number;
+  /** Calls `fn` after `ms` (monotonic time); the returned function cancels it. */
   setTimer(ms: number, fn: () => void): () => void;
 }
 
 /** The real clock. Timers do not keep the process alive on their own. */
 export const systemClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   setTimer(ms, fn) {
     const t = setTimeout(fn, ms);
     t.unref();

@@ -26,6 +26,8 @@ export interface InformerOptions<T extends KubeObject> {
   readonly onRestart?: (reason: RestartReason, error?: Error) => void;
   /** Reconnect delays. @default { baseMs: 500, capMs: 30000 } */
   readonly backoff?: BackoffOptions;
+  /** What of each object the cache keeps (client-go's transform): a smaller copy, never a change of identity. */
+  readonly transform?: (object: T) => T;
 }
 
 /** "namespace/name", or "name" for a cluster-scoped object: the cache's and the work queue's key. */
@@ -116,22 +118,22 @@ export class Informer<T extends KubeObject> {
 
   private apply(e: WatchEvent<T>): void {
     if (e.type === "BOOKMARK") return;
-    const key = objectKey(e.object);
+    const object = this.options.transform ? this.options.transform(e.object) : e.object;
+    const key = objectKey(object);
     const old = this.store.get(key);
     if (e.type === "DELETED") {
       this.store.delete(key);
-      this.options.onChange({ type: "deleted", object: e.object, ...(old ? { old } : {}) });
+      this.options.onChange({ type: "deleted", object, ...(old ? { old } : {}) });
       return;
     }
-    this.store.set(key, e.object);
-    this.options.onChange(
-      old ? { type: "updated", object: e.object, old } : { type: "added", object: e.object },
-    );
+    this.store.set(key, object);
+    this.options.onChange(old ? { type: "updated", object, old } : { type: "added", object });
   }
 
   /** A fresh list: what is gone is deleted, what is new or changed is reported. */
   private replace(items: readonly T[]): void {
-    const fresh = new Map(items.map((o) => [objectKey(o), o]));
+    const transform = this.options.transform;
+    const fresh = new Map(items.map((o) => [objectKey(o), transform ? transform(o) : o]));
     for (const [key, old] of [...this.store]) {
       if (fresh.has(key)) continue;
       this.store.delete(key);

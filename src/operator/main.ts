@@ -7,7 +7,7 @@ import { serviceAccountOfToken, tokenRequests } from "./agents/token-request";
 import { systemClock, type Clock } from "../kube/clock";
 import { OperatorConfigError, parseOperatorConfig, type OperatorConfig } from "./config";
 import { createProbeServer } from "./http-server";
-import { apiReads } from "./admission/review";
+import { AdmissionCache } from "./admission/reads";
 import { createWebhookServer } from "./admission/server";
 import { createKubeClient, type KubeClient, type KubePaths } from "../kube/client";
 import { explicitConnection, inClusterConnection, type KubeConnection } from "../kube/connection";
@@ -102,13 +102,33 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     },
   });
   const stopping = new AbortController();
+  // The webhook's reads: informers of its own, on every replica, for as long as it serves (reads.ts).
+  const admissionCache = config.webhook
+    ? new AdmissionCache({
+        kube: apiClient,
+        clock,
+        ...(config.namespace ? { namespace: config.namespace } : {}),
+        onRestart: (resource, reason, error) => {
+          metrics.watchRestarts.inc({ resource: `webhook:${resource}`, reason });
+          log({
+            msg: "webhook watch restarted",
+            resource,
+            reason,
+            ...(error ? { error: error.message } : {}),
+          });
+        },
+      })
+    : undefined;
+  const admissionCaching = admissionCache?.run(stopping.signal);
   const server = createProbeServer({
     notReady: () =>
       stopping.signal.aborted
         ? "stopping"
-        : operator.ready || (elector && !elector.isLeader()) // a standby is ready to take over
-          ? undefined
-          : "caches not synced yet",
+        : admissionCache && !admissionCache.synced
+          ? "the webhook's caches are not synced yet"
+          : operator.ready || (elector && !elector.isLeader()) // a standby is ready to take over
+            ? undefined
+            : "caches not synced yet",
     metrics: () => metrics.render(operator.queue.depth, operator.lvmNodeGauges()),
   });
   await new Promise<void>((resolve, reject) => {
@@ -120,7 +140,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const webhook = config.webhook
     ? createWebhookServer({
         certDir: config.webhook.certDir,
-        reads: apiReads(apiClient, config.namespace),
+        reads: admissionCache!.reads,
         clock,
         log,
         onReview: (kind, allowed, seconds) => metrics.recordAdmission(kind, allowed, seconds),
@@ -156,6 +176,7 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       log({ msg: "stopping" });
       stopping.abort();
       await running;
+      await admissionCaching;
       await Promise.all(
         [server, ...(webhook ? [webhook] : [])].map(
           (s) =>

@@ -79,6 +79,18 @@ const nodeExpr = (o: Manifest, e: Manifest) =>
 const nodeField = (o: Manifest, f: Manifest) =>
   (o.spec.nodeSelector.nodeSelectorTerms[0] = { matchFields: [f] });
 
+/** `n` selector values, 256 to a requirement, one requirement to a term: `{ key, operator: In, values }` terms. */
+const manyValueTerms = (n: number, key: string, value: (i: number) => string) =>
+  Array.from({ length: Math.ceil(n / 256) }, (_, t) => ({
+    matchExpressions: [
+      {
+        key,
+        operator: "In",
+        values: Array.from({ length: Math.min(256, n - t * 256) }, (_, i) => value(t * 256 + i)),
+      },
+    ],
+  }));
+
 const LABEL_KEY = (key: string) =>
   `must be a label key: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit, optionally after a DNS prefix and '/' (got "${key}")`;
 const DNS_LABEL = (name: string) =>
@@ -569,6 +581,34 @@ export const RULE_CASES: Record<ApiRuleId, readonly RuleCase[]> = {
       apiServer: { rejects: "prefix is only used with namingPolicy Prefixed" },
     },
   ],
+  "device-selector-size": [
+    {
+      name: "1024 values in 4 terms",
+      change: (o) =>
+        (tmpl(o).volumeGroups[0].deviceSelector.deviceSelectorTerms = manyValueTerms(
+          1024,
+          "serial",
+          (i) => `s${i}`,
+        )),
+      problems: [],
+    },
+    {
+      name: "1025 values in 5 terms",
+      change: (o) =>
+        (tmpl(o).volumeGroups[0].deviceSelector.deviceSelectorTerms = manyValueTerms(
+          1025,
+          "serial",
+          (i) => `s${i}`,
+        )),
+      problems: [
+        [
+          `${VG}[0].deviceSelector.deviceSelectorTerms`,
+          "a device selector holds at most 1024 values in all its terms together (got 1025)",
+        ],
+      ],
+      apiServer: { rejects: "a device selector holds at most 1024 values in all its terms together" },
+    },
+  ],
   "device-term-not-empty": [
     {
       name: "a term without expressions",
@@ -682,6 +722,24 @@ export const RULE_CASES: Record<ApiRuleId, readonly RuleCase[]> = {
       change: (o) => deviceExprs(o, 1).push({ key: "rotational", operator: "In", values: ["false", "yes"] }),
       problems: [[`${DEVICE_EXPR(1, 2)}.values[1]`, 'rotational is "true" or "false" (got "yes")']],
       apiServer: "accepts",
+    },
+  ],
+  "node-selector-size": [
+    {
+      name: "1024 values in 4 terms",
+      change: (o) => (o.spec.nodeSelector.nodeSelectorTerms = manyValueTerms(1024, "zone", (i) => `z${i}`)),
+      problems: [],
+    },
+    {
+      name: "1025 values in 5 terms",
+      change: (o) => (o.spec.nodeSelector.nodeSelectorTerms = manyValueTerms(1025, "zone", (i) => `z${i}`)),
+      problems: [
+        [
+          "spec.nodeSelector.nodeSelectorTerms",
+          "a node selector holds at most 1024 values in all its terms together (got 1025)",
+        ],
+      ],
+      apiServer: { rejects: "a node selector holds at most 1024 values in all its terms together" },
     },
   ],
   "node-term-not-empty": [

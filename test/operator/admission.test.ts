@@ -26,7 +26,7 @@ import {
   NOT_CONTROLLED_MESSAGE,
   webhookConfiguration,
 } from "../../src/agent-api/admission";
-import { apiReads } from "../../src/operator/admission/review";
+import { AdmissionCache } from "../../src/operator/admission/reads";
 import { createWebhookServer } from "../../src/operator/admission/server";
 import { startOperator, type RunningOperator } from "../../src/operator/main";
 import { ControlPlane, Json, startControlPlane } from "../env/cluster";
@@ -54,13 +54,22 @@ const reviews: Array<{ kind: string; allowed: boolean | "error"; seconds: number
 const NS = "storage";
 const WEBHOOK_NAME = "pulumi-lvm-operator";
 
+/** The webhook's requests to the API server other than its watches. */
+const webhookReads: string[] = [];
+let stopCache: AbortController | undefined;
+
 async function startWebhook(): Promise<void> {
   const kube = createKubeClient({
     connection: { server: cp.url, token: () => cp.tokens.operator, ca: () => cp.caPem },
+    onRequest: (r) => r.verb !== "WATCH" && webhookReads.push(`${r.verb} ${r.resource}`),
   });
+  stopCache = new AbortController();
+  const cache = new AdmissionCache({ kube, clock: systemClock });
+  void cache.run(stopCache.signal);
+  await eventually("the webhook's caches are filled", async () => cache.synced, 20_000, 50);
   const server = createWebhookServer({
     certDir,
-    reads: apiReads(kube),
+    reads: cache.reads,
     clock: systemClock,
     log: () => undefined,
     onReview: (kind, allowed, seconds) => reviews.push({ kind, allowed, seconds }),
@@ -71,6 +80,7 @@ async function startWebhook(): Promise<void> {
 }
 
 async function stopWebhook(): Promise<void> {
+  stopCache?.abort();
   const server = webhook;
   webhook = undefined;
   if (server)
@@ -101,6 +111,7 @@ beforeAll(async () => {
   certDir = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-webhook-"));
   fs.writeFileSync(path.join(certDir, "tls.crt"), issued.cert);
   fs.writeFileSync(path.join(certDir, "tls.key"), issued.key, { mode: 0o600 });
+  fs.writeFileSync(path.join(certDir, "ca.crt"), issued.caCert);
   await startWebhook();
 
   const operatorUsername = cp.identities.operator.username;
@@ -497,7 +508,13 @@ describe("deleting a set with deletionPolicy Delete (issue 16, 6b)", () => {
     // The claim deleted: TopoLVM deletes the PV's LogicalVolume, then the PV goes.
     await must(cp, "DELETE", `${LVS}/pvc-vault-1`);
     await must(cp, "DELETE", `${PVS}/pvc-vault-1`);
-    expect((await cp.request("DELETE", guardPath)).status).toBe(200);
+    // The webhook's list of volumes may be up to a second old (reads.ts): a refusal meanwhile changes nothing.
+    await eventually(
+      "the guard's deletion passes once the volume is gone",
+      async () => (await cp.request("DELETE", guardPath)).status === 200,
+      5000,
+      200,
+    );
     expect((await cp.request("DELETE", setsPath(DELETE_NS, "vault"))).status).toBe(200);
     await gone("vault");
   });
@@ -587,6 +604,79 @@ describe("while no operator answers (failurePolicy Fail)", () => {
     );
   });
 });
+
+describe("200 forged reviews in flight (anyone who reaches the webhook's port)", () => {
+  /**
+   * A review as the API server would send it, but forged: a set create, or the deletion of set
+   * `fast` (its real uid, so its LVMNodes count) claimed to be a Delete set: the costliest review.
+   */
+  let fastUid = "";
+  const forge = (i: number) =>
+    new Promise<number>((resolve) => {
+      const set = nodeSet(NS, `forged-${i}`, ["nobody"]);
+      if (i % 2) set.spec.template.deletionPolicy = "Delete";
+      const body = JSON.stringify({
+        apiVersion: "admission.k8s.io/v1",
+        kind: "AdmissionReview",
+        request: {
+          uid: `forged-${i}`,
+          kind: { group: "lvm.topolvm.io", version: "v2alpha1", kind: "LVMNodeSet" },
+          operation: i % 2 ? "DELETE" : "CREATE",
+          namespace: NS,
+          name: set.metadata.name,
+          userInfo: { username: "system:admin" },
+          ...(i % 2
+            ? { oldObject: { ...set, metadata: { ...set.metadata, name: "fast", uid: fastUid } } }
+            : { object: set }),
+        },
+      });
+      const req = https.request(
+        {
+          host: "127.0.0.1",
+          port,
+          path: "/validate/lvmnodesets",
+          method: "POST",
+          ca: fs.readFileSync(path.join(certDir, "ca.crt"), "utf8"),
+          servername: "localhost",
+          headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body) },
+        },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode ?? 0));
+        },
+      );
+      req.on("error", () => resolve(0));
+      req.end(body);
+    });
+
+  test("an admin's set create still passes, and the webhook reads the API server ~0 times per forged review", async () => {
+    fastUid = (await must(cp, "GET", setsPath(NS, "fast"))).metadata.uid;
+    expect((await lvmNodes(cp, NS)).size).toBeGreaterThan(0);
+    const before = webhookReads.length;
+    const flood = Array.from({ length: 200 }, (_, i) => forge(i));
+    const t0 = Date.now();
+    const created = await cp.request("POST", setsPath(NS), nodeSet(NS, "during-flood", ["flood-free"]));
+    const seconds = (Date.now() - t0) / 1000;
+    const answered = await Promise.all(flood);
+    const floodSeconds = (Date.now() - t0) / 1000;
+    const reads = webhookReads.slice(before);
+    console.log(
+      `200 forged reviews in flight for ${floodSeconds} s: the admin's create ${created.status} after ${seconds} s; forged answers ${JSON.stringify(countOf(answered))}; the webhook's API reads ${reads.length} (${reads.length / 200} per forged review) ${JSON.stringify(countOf(reads))}`,
+    );
+    expect(created.status === 201 ? 201 : denied(created)).toBe(201);
+    expect(answered.filter((s) => s === 200)).toHaveLength(200);
+    // Volumes and PersistentVolumes are read about once a second, whatever the number of reviews.
+    expect(reads.length).toBeLessThanOrEqual(2 * Math.ceil(floodSeconds + 1));
+    expect(reads.length / 200).toBeLessThan(0.1);
+    await must(cp, "DELETE", setsPath(NS, "during-flood"));
+  });
+});
+
+function countOf<T extends string | number>(list: readonly T[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const x of list) counts[String(x)] = (counts[String(x)] ?? 0) + 1;
+  return counts;
+}
 
 describe("latency", () => {
   test("the webhook's answers, measured (printed, not asserted)", async () => {

@@ -6,6 +6,9 @@
  *
  *   npx jest test/operator/events --selectProjects integration --runInBand
  */
+import { systemClock } from "../../src/kube/clock";
+import { createKubeClient } from "../../src/kube/client";
+import { EventRecorder } from "../../src/operator/events/recorder";
 import type { Json } from "../env/cluster";
 import { eventually, must, setsPath, sleep, volumeGroupNodeSet } from "./env";
 import { useFakeAgentCluster } from "./fake-agent-cluster";
@@ -106,4 +109,35 @@ test("a failed apply is an Event with the lvm error, repeats are its series, the
   expect((await events()).map((e) => `${e.metadata.name}:${e.series?.count ?? 1}`).sort()).toEqual(before);
   expect(c.op!.writes().slice(writesBefore)).toEqual([]);
   console.log(`no-op: ${plans} resyncs of n1, 0 Events, 0 writes; Events in all: ${before.length}`);
+});
+
+test("an LVMNode with a 253-character name (a Node's longest) gets its Events: the API server takes the cut name", async () => {
+  const long = `${"a".repeat(62)}.${"b".repeat(62)}.${"c".repeat(62)}.${"d".repeat(62)}.e`;
+  const kube = createKubeClient({
+    connection: { server: c.cp.url, token: () => c.cp.tokens.operator, ca: () => c.cp.caPem },
+  });
+  const logs: Array<Record<string, unknown>> = [];
+  const recorder = new EventRecorder({
+    kube,
+    clock: systemClock,
+    log: (e) => logs.push(e),
+    instance: "test",
+  });
+  recorder.record({
+    regarding: {
+      apiVersion: "lvm.topolvm.io/v2alpha1",
+      kind: "LVMNode",
+      metadata: { name: long, namespace: NS, uid: "u-long" },
+    },
+    type: "Normal",
+    reason: "Applied",
+    action: "Apply",
+    note: "the plan is applied",
+  });
+  await recorder.flush();
+  recorder.close();
+  expect(logs).toEqual([]);
+  const stored = about(await events(), long, "Applied");
+  expect(stored).toHaveLength(1);
+  expect(stored[0].metadata.name.length).toBeLessThanOrEqual(253);
 });

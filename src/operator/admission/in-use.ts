@@ -27,6 +27,11 @@ export interface VolumeOnSet {
   readonly volume: LogicalVolumeObject;
 }
 
+/** Whether `set` controls one of `lvmNodes` (by uid, in its namespace): whether its deletion tears anything down. */
+export function controlsAnyLVMNode(set: LVMNodeSetObject, lvmNodes: readonly LVMNodeObject[]): boolean {
+  return lvmNodes.some((n) => isControlledBy(n, set) && n.metadata.namespace === set.metadata.namespace);
+}
+
 /**
  * The TopoLVM volumes a deletion of `set` would have to destroy, or wait for forever: with
  * deletionPolicy Delete, every LogicalVolume whose node has an LVMNode of this set (by controller

@@ -1,10 +1,8 @@
 import { checkManifest, deletionPolicyOf, problemLine, type ValidationProblem } from "../../api";
 import { guardedNodeSets } from "../../agent-api/admission";
-import type { KubeClient, KubePaths } from "../../kube/client";
-import { isNotFound } from "../../kube/errors";
-import { LVM_NODE_SETS, LVM_NODES, NODES, resourcePath } from "../../kube/resources";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 import {
+  controlsAnyLVMNode,
   deletionProblems,
   volumesOnSet,
   type LogicalVolumeObject,
@@ -30,7 +28,7 @@ export interface AdmissionRequest {
 export type AdmissionVerdict =
   { readonly allowed: true } | { readonly allowed: false; readonly code: number; readonly message: string };
 
-/** What the webhook reads of the cluster, at the moment of the request (not a cache). */
+/** What the webhook reads of the cluster: AdmissionCache (reads.ts), from informers. */
 export interface AdmissionReads {
   /** The LVMNodeSets the operator serves (its namespace, or all). */
   nodeSets(): Promise<LVMNodeSetObject[]>;
@@ -42,45 +40,6 @@ export interface AdmissionReads {
   logicalVolumes(): Promise<LogicalVolumeObject[] | undefined>;
   persistentVolume(name: string): Promise<PersistentVolumeObject | undefined>;
 }
-
-/**
- * AdmissionReads from the API server: LVMNodeSets (in `namespace`, or all) read consistently, so a
- * set created a moment ago counts; Nodes from the API server's watch cache (`resourceVersion=0`, no
- * wait for etcd: a consistent list of Nodes took 60–120 ms while sets were being written, 3–10 ms
- * from the cache). A label changed in the last instant may be missed; the operator's tie-break
- * (docs/operator.md, Overlap) still decides such a race.
- */
-export function apiReads(kube: KubeClient & KubePaths, namespace?: string): AdmissionReads {
-  return {
-    nodeSets: async () => (await kube.list<LVMNodeSetObject>(LVM_NODE_SETS, namespace || undefined)).items,
-    nodes: async () =>
-      ((await kube.getPath(`${resourcePath(NODES)}?resourceVersion=0`)) as { items?: NodeObject[] }).items ??
-      [],
-    nodeSet: (ns, name) => kube.get<LVMNodeSetObject>(LVM_NODE_SETS, ns, name),
-    lvmNodes: async (ns) => (await kube.list<LVMNodeObject>(LVM_NODES, ns)).items,
-    logicalVolumes: async () => {
-      try {
-        return ((await kube.getPath(LOGICAL_VOLUMES_PATH)) as { items?: LogicalVolumeObject[] }).items ?? [];
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
-    },
-    persistentVolume: async (name) => {
-      try {
-        return (await kube.getPath(
-          `/api/v1/persistentvolumes/${encodeURIComponent(name)}`,
-        )) as PersistentVolumeObject;
-      } catch (e) {
-        if (isNotFound(e)) return undefined;
-        throw e;
-      }
-    },
-  };
-}
-
-/** TopoLVM's LogicalVolumes (cluster-scoped; its CRD stays when TopoLVM is uninstalled). */
-const LOGICAL_VOLUMES_PATH = "/apis/topolvm.io/v1/logicalvolumes";
 
 /**
  * The verdict on a create or spec change of an LVMNodeSet or LVMNode (the operator's own writes do
@@ -139,11 +98,10 @@ async function reviewDeletion(request: AdmissionRequest, reads: AdmissionReads):
 /** The volumes a deletion of `set` would have to destroy, as problems; none with Retain (no read). */
 async function inUseProblems(set: LVMNodeSetObject, reads: AdmissionReads): Promise<ValidationProblem[]> {
   if (deletionPolicyOf(set.spec?.template ?? {}) !== "Delete") return [];
-  const [lvmNodes, volumes] = await Promise.all([
-    reads.lvmNodes(set.metadata.namespace ?? ""),
-    reads.logicalVolumes(),
-  ]);
-  const onSet = volumesOnSet(set, lvmNodes, volumes ?? []);
+  const lvmNodes = await reads.lvmNodes(set.metadata.namespace ?? "");
+  // No LVMNode of this set (none made yet, or a forged review's made-up set): no volume to look for.
+  if (!controlsAnyLVMNode(set, lvmNodes)) return [];
+  const onSet = volumesOnSet(set, lvmNodes, (await reads.logicalVolumes()) ?? []);
   if (onSet.length === 0) return [];
   const names = [...new Set(onSet.map((v) => v.volume.spec?.name ?? v.volume.metadata.name))];
   const found = await Promise.all(names.map((n) => reads.persistentVolume(n)));

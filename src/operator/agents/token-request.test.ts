@@ -14,7 +14,7 @@ function setup(answer: (n: number) => unknown = (n) => ({ status: { token: `t${n
       return a;
     },
   } as unknown as KubeClient;
-  const clock: Clock = { now: () => now, setTimer: () => () => {} };
+  const clock: Clock = { now: () => now, monotonic: () => now, setTimer: () => () => {} };
   const source = tokenRequests({ kube, serviceAccount: { namespace: "lvm", name: "op" }, clock });
   return { source, calls, advance: (ms: number) => (now += ms) };
 }

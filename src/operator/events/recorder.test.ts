@@ -1,3 +1,4 @@
+import { dnsSubdomainProblem } from "../../api/names";
 import { FakeKube } from "../../../test/support/kube/fake-kube";
 import { flush, ManualClock } from "../../../test/support/kube/manual-clock";
 import { EVENTS, EventRecorder, type EventInput } from "./recorder";
@@ -115,4 +116,20 @@ test("a failing write is logged, never thrown; a note over 1 kB is cut", async (
   const name = kube.writes[0]!.object.replace("Event storage/", "");
   expect(String(stored(name)!.note)).toHaveLength(1024);
   await flush();
+});
+
+test("an object with a 253-character name (a Node's longest): the Event's name is cut to a valid one", async () => {
+  const long = `${"a".repeat(62)}.${"b".repeat(62)}.${"c".repeat(62)}.${"d".repeat(62)}.e`; // 253
+  expect(long).toHaveLength(253);
+  rec.record(failed({ ...n1, metadata: { ...n1.metadata, name: long } }));
+  // Cut where a '-' is left last: it goes too.
+  rec.record(failed({ ...n1, metadata: { ...n1.metadata, name: `${"x".repeat(238)}-${"y".repeat(14)}` } }));
+  await rec.flush();
+  const names = kube.writes.map((w) => w.object.replace("Event storage/", ""));
+  expect(names.map((n) => [n.length <= 253, dnsSubdomainProblem(n)])).toEqual([
+    [true, undefined],
+    [true, undefined],
+  ]);
+  expect(names[0]).toMatch(/^a{62}\.b{62}\.c{62}\.d{45}[^.]*\.[0-9a-f]+$/);
+  expect(stored(names[0]!)).toMatchObject({ regarding: { name: long } });
 });

@@ -165,7 +165,10 @@ export class EventRecorder {
 
   private async create(e: EventInput, entry: Seen, now: number): Promise<void> {
     // client-go's name: the object's, a dot, the time in hex (here ms and a sequence number).
-    const name = `${e.regarding.metadata.name}.${(now * 1000 + (this.sequence++ % 1000)).toString(16)}`;
+    // A name of up to 253 characters (a Node's) is cut so that the Event's fits too, ending in a letter or digit.
+    const suffix = (now * 1000 + (this.sequence++ % 1000)).toString(16);
+    const stem = e.regarding.metadata.name.slice(0, 253 - 1 - suffix.length).replace(/[-.]+$/, "");
+    const name = `${stem}.${suffix}`;
     try {
       await this.o.kube.create(EVENTS, entry.namespace, {
         apiVersion: "events.k8s.io/v1",

@@ -170,6 +170,51 @@ test.each(["fail", "hang"] as const)(
   },
 );
 
+test("a leader whose wall clock steps back 60 s while its renewals fail still stops at the renew deadline (monotonic time)", async () => {
+  // Two machines: A's clock and B's clock, advanced together; only A's wall clock is stepped.
+  const clockA = new ManualClock();
+  const a = replica(kube, clockA, "a");
+  await flush();
+  const b = replica(kube, clock, "b");
+  const both = async (ms: number) => {
+    for (let t = 0; t < ms; t += 100) {
+      await clockA.advance(100);
+      await clock.advance(100);
+    }
+  };
+  await both(5000);
+  expect(a.elector.isLeader()).toBe(true);
+  const lastRenewal = Date.parse(lease(kube)!.renewTime!); // A's wall clock equals its monotonic one so far
+  a.kube.mode = "fail";
+  clockA.step(-60_000);
+  const gated = leaderOnlyWrites(kube, () => a.elector.isLeader(), "a");
+  let aStopped: number | undefined;
+  let bStarted: number | undefined;
+  let bothLed = 0;
+  for (let t = 0; t < 80_000; t += 100) {
+    await both(100);
+    const aWrites = await gated.patch(LVM_NODES, "storage", "n1", {}).then(
+      () => true,
+      (e: unknown) => !(e instanceof NotLeaderError),
+    );
+    if (aStopped === undefined && !aWrites) aStopped = clockA.monotonic();
+    if (bStarted === undefined && b.elector.isLeader()) bStarted = clockA.monotonic();
+    if (aWrites && b.elector.isLeader()) bothLed += 100;
+  }
+  const stoppedAfterMs = aStopped! - lastRenewal;
+  expect({
+    stoppedWithinRenewDeadline: stoppedAfterMs <= 10_000,
+    stoppedAfterMs,
+    bothLedMs: bothLed,
+  }).toEqual({
+    stoppedWithinRenewDeadline: true,
+    stoppedAfterMs,
+    bothLedMs: 0,
+  });
+  expect(bStarted! - aStopped!).toBeGreaterThanOrEqual(5_000);
+  expect(await a.ended).toBe("lost");
+});
+
 test("stop: the term ends, the Lease is renewed until the apply in flight is answered, then released; the standby takes over at its next try", async () => {
   const a = replica(kube, clock, "a");
   await flush();

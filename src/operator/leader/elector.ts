@@ -38,6 +38,9 @@ export type TermEnd = "stopped" | "lost";
  *   a standby can take the Lease no earlier than leaseDuration after it saw that renewal, which
  *   was written after it was sent, so the leader stops (at renewDeadline, timer-driven: a renewal
  *   that hangs does not delay it) at least leaseDuration − renewDeadline before another can lead;
+ * - every duration and deadline is measured on the monotonic clock (`clock.monotonic()`), as
+ *   client-go does: a wall clock stepped back (NTP, a resumed VM) must not stretch the term; the
+ *   wall clock only stamps the Lease's acquireTime and renewTime;
  * - on stop (SIGTERM) the term ends: `lead`'s signal aborts, the Lease is renewed until `lead`
  *   has finished (an apply in flight is waited for), then released (empty holder, 1 s), so a
  *   standby takes over at its next try instead of after leaseDuration.
@@ -46,9 +49,9 @@ export class LeaderElector {
   private readonly leaseMs: number;
   private readonly renewDeadlineMs: number;
   private readonly retryMs: number;
-  /** The Lease as last read, and when (this replica's clock) it was first seen so. */
+  /** The Lease as last read, and when (this replica's monotonic clock) it was first seen so. */
   private observed: { spec: LeaseSpec; at: number } | undefined;
-  /** Until when this replica may act as leader (its last renewal's send time + renewDeadline). */
+  /** Until when (monotonic clock) this replica may act as leader: its last renewal's send time + renewDeadline. */
   private leaderUntil = 0;
   private leading = false;
   private cancelWatchdog: (() => void) | undefined;
@@ -71,7 +74,7 @@ export class LeaderElector {
 
   /** Whether this replica may act as leader now: it holds the Lease and renewed it in time. */
   isLeader(): boolean {
-    return this.leading && this.o.clock.now() < this.leaderUntil;
+    return this.leading && this.o.clock.monotonic() < this.leaderUntil;
   }
 
   /** The holder of the Lease as this replica last saw it ("" when free or unknown). */
@@ -146,9 +149,9 @@ export class LeaderElector {
   /** Ends the term at the renew deadline unless a renewal moved it. */
   private armWatchdog(): void {
     this.cancelWatchdog?.();
-    const wait = Math.max(0, this.leaderUntil - this.o.clock.now());
+    const wait = Math.max(0, this.leaderUntil - this.o.clock.monotonic());
     this.cancelWatchdog = this.o.clock.setTimer(wait, () => {
-      if (this.o.clock.now() >= this.leaderUntil)
+      if (this.o.clock.monotonic() >= this.leaderUntil)
         this.onLost?.(`no renewal of the Lease within ${this.renewDeadlineMs} ms`);
       else this.armWatchdog();
     });
@@ -156,11 +159,11 @@ export class LeaderElector {
 
   /** One try: read the Lease, take or renew it when allowed. True when this replica holds it now. */
   private async tryAcquireOrRenew(): Promise<boolean> {
-    const sentAt = this.o.clock.now();
+    const sentAt = this.o.clock.monotonic();
     const { kube, namespace, name, identity } = this.o;
     try {
       const lease = await kube.get<LeaseObject>(LEASES, namespace, name);
-      const now = this.o.clock.now();
+      const now = this.o.clock.monotonic();
       const current = lease?.spec ?? {};
       if (!this.observed || !jsonEqual(this.observed.spec, current))
         this.observed = { spec: current, at: now };
@@ -168,6 +171,7 @@ export class LeaderElector {
         current,
         observedAt: this.observed.at,
         now,
+        wallNow: this.o.clock.now(),
         identity,
         leaseDurationMs: this.leaseMs,
       });
@@ -187,7 +191,7 @@ export class LeaderElector {
           metadata: { name, namespace },
           spec: next.spec,
         } as LeaseObject);
-      this.observed = { spec: next.spec, at: this.o.clock.now() };
+      this.observed = { spec: next.spec, at: this.o.clock.monotonic() };
       // A renewal that hung past the deadline and then succeeded does not revive a lost term.
       if (this.termLost) return false;
       this.leading = true;

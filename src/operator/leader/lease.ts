@@ -30,20 +30,24 @@ export function microTime(ms: number): string {
  * What a replica does with the Lease it just read (pure; client-go's tryAcquireOrRenew):
  *
  * - held by another identity whose record this replica has seen unchanged for less than the
- *   record's leaseDurationSeconds (measured on this replica's own clock, from when it first saw
- *   that record, never from the record's renewTime: clocks of two machines differ): wait;
+ *   record's leaseDurationSeconds (measured on this replica's own monotonic clock, from when it
+ *   first saw that record, never from the record's renewTime: clocks of two machines differ, and
+ *   a wall clock steps): wait;
  * - otherwise (free, released with an empty holder, expired, or already ours): write a record
  *   naming this replica; acquireTime and leaseTransitions move only when the holder changes.
  */
 export function nextLease(input: {
   readonly current: LeaseSpec;
-  /** When this replica first saw `current` unchanged (its clock, ms). */
+  /** When this replica first saw `current` unchanged (its monotonic clock, ms). */
   readonly observedAt: number;
+  /** Now on the same monotonic clock as observedAt. */
   readonly now: number;
+  /** Now on the wall clock (ms since the epoch): only for the record's acquireTime and renewTime. */
+  readonly wallNow: number;
   readonly identity: string;
   readonly leaseDurationMs: number;
 }): { readonly take: false; readonly holder: string } | { readonly take: true; readonly spec: LeaseSpec } {
-  const { current, observedAt, now, identity } = input;
+  const { current, observedAt, now, wallNow, identity } = input;
   const holder = current.holderIdentity ?? "";
   const durationMs = (current.leaseDurationSeconds ?? 0) * 1000;
   if (holder && holder !== identity && observedAt + durationMs > now) return { take: false, holder };
@@ -53,8 +57,8 @@ export function nextLease(input: {
     spec: {
       holderIdentity: identity,
       leaseDurationSeconds: Math.ceil(input.leaseDurationMs / 1000),
-      acquireTime: ours && current.acquireTime ? current.acquireTime : microTime(now),
-      renewTime: microTime(now),
+      acquireTime: ours && current.acquireTime ? current.acquireTime : microTime(wallNow),
+      renewTime: microTime(wallNow),
       leaseTransitions: ours ? (current.leaseTransitions ?? 0) : (current.leaseTransitions ?? -1) + 1,
     },
   };

@@ -186,6 +186,52 @@ describe("nodeSetStatus", () => {
     expect(s.conditions?.[0]?.message).toBe("c overlaps");
   });
 
+  test("an entry says why once: the LVMNode's Ready condition repeats its failing condition and is left out", () => {
+    const failing: LVMNodeObject = {
+      ...withState("b", "Degraded"),
+      status: {
+        state: "Degraded",
+        conditions: [
+          {
+            type: "Reconciled",
+            status: "False",
+            reason: "ApplyFailed",
+            message: "vgcreate vg1: exit 5",
+            lastTransitionTime: "2044-10-22T16:29:24Z",
+          },
+          {
+            type: "Ready",
+            status: "False",
+            reason: "ApplyFailed",
+            message: "Reconciled: vgcreate vg1: exit 5",
+            lastTransitionTime: "2044-10-22T16:29:24Z",
+          },
+        ],
+      },
+    };
+    const s = nodeSetStatus(set, active([failing]), T0);
+    expect(s.nodes).toEqual([{ name: "b", state: "Degraded", message: "Reconciled: vgcreate vg1: exit 5" }]);
+    // Ready alone False (its own reason, say a state): it is the only why, so it stays.
+    const onlyReady: LVMNodeObject = {
+      ...withState("c", "Progressing"),
+      status: {
+        state: "Progressing",
+        conditions: [
+          {
+            type: "Ready",
+            status: "False",
+            reason: "Progressing",
+            message: "state is Progressing",
+            lastTransitionTime: "2044-10-22T16:29:24Z",
+          },
+        ],
+      },
+    };
+    expect(nodeSetStatus(set, active([onlyReady]), T0).nodes).toEqual([
+      { name: "c", state: "Progressing", message: "Ready: state is Progressing" },
+    ]);
+  });
+
   test("at 1,000 nodes: at most 100 listed, the condition counts them all; all Ready: none listed", () => {
     const many = Array.from({ length: 1000 }, (_, i) => withState(`n${String(i).padStart(4, "0")}`));
     const s = nodeSetStatus(set, active(many), T0);

@@ -1,6 +1,6 @@
 import type { LVMNodeSetStatus } from "../../api";
 import { setCondition, type DesiredCondition } from "../conditions";
-import { readyCondition } from "../ready";
+import { READY, readyCondition } from "../ready";
 import type { Conflict } from "./plan";
 import type { LVMNodeObject, LVMNodeSetObject } from "../types";
 
@@ -176,7 +176,10 @@ function summaryState(nodes: readonly NodeEntry[], problems: boolean): State {
 
 function notReadyMessage(o: LVMNodeObject | undefined): string {
   if (!o?.status?.state) return "waiting for the node agent to report";
-  const failing = (o.status.conditions ?? []).filter((c) => c.status !== "True");
+  const notTrue = (o.status.conditions ?? []).filter((c) => c.status !== "True");
+  // Ready summarizes the others (its message is "<Type>: <message>" of one of them): only alone does it add a why.
+  const others = notTrue.filter((c) => c.type !== READY);
+  const failing = others.length ? others : notTrue;
   return failing.length
     ? failing.map((c) => `${c.type}: ${c.message ?? c.reason ?? c.status}`).join("; ")
     : `LVMNode is ${o.status.state}`;

@@ -1,8 +1,13 @@
 import type { Clock } from "../../../src/kube/clock";
 
-/** A clock that moves only when a test calls advance(); timers due by then fire in order. */
+/**
+ * A clock that moves only when a test calls advance(); timers due by then fire in order. Timers run
+ * on its monotonic time, as setTimeout does; step() moves only the wall clock (NTP, a VM resumed).
+ */
 export class ManualClock implements Clock {
   private time: number;
+  /** What step() added to the wall clock. */
+  private wallOffset = 0;
   private timers: Array<{ at: number; seq: number; fn: () => void }> = [];
   private seq = 0;
 
@@ -11,7 +16,16 @@ export class ManualClock implements Clock {
   }
 
   now(): number {
+    return this.time + this.wallOffset;
+  }
+
+  monotonic(): number {
     return this.time;
+  }
+
+  /** Steps the wall clock (now()) by `ms`, back when negative; monotonic time and timers do not move. */
+  step(ms: number): void {
+    this.wallOffset += ms;
   }
 
   setTimer(ms: number, fn: () => void): () => void {
