@@ -7,6 +7,9 @@ import type { TopolvmPlan } from "./topolvm-values";
 import * as pulumi from "@pulumi/pulumi";
 import { agentTlsProblems } from "./agent-tls";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+// --- network fences (network-policies.ts) ---
+import { networkPolicySettingsSchema, type NetworkPolicySettings } from "./network-policies";
+// --- end network fences ---
 
 export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
 
@@ -123,6 +126,16 @@ export interface LvmSystemArgs {
    * @example { resources: { limits: { memory: "512Mi" } } }
    */
   readonly operator?: OperatorSettings;
+  // --- network fences (network-policies.ts) ---
+  /**
+   * NetworkPolicies around the agents and the operator: the agents' port only from the operator, the
+   * control plane and the monitoring namespaces; the operator's webhook only from the control plane,
+   * its metrics only from the monitoring namespaces (docs/components.md, "Network policies").
+   * @default enabled; control plane: every address; monitoring: the namespace "monitoring"
+   * @example { controlPlane: { cidrs: ["10.0.0.0/28"] }, monitoringNamespaces: ["prometheus"] }
+   */
+  readonly networkPolicies?: NetworkPolicySettings;
+  // --- end network fences ---
 }
 
 /** The operator (docs/operator.md), as LvmSystem deploys it. */
@@ -219,6 +232,9 @@ const argsSchema = z.strictObject({
       admission: admissionSettingsSchema.optional(),
     })
     .optional(),
+  // --- network fences ---
+  networkPolicies: networkPolicySettingsSchema.optional(),
+  // --- end network fences ---
 });
 
 /** LvmSystem's args checked, every problem at once (ValidationError), and its CRDs read. */
