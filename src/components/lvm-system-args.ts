@@ -10,6 +10,13 @@ import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from 
 // --- network fences (network-policies.ts) ---
 import { networkPolicySettingsSchema, type NetworkPolicySettings } from "./network-policies";
 // --- end network fences ---
+// --- operator placement (operator-placement.ts) ---
+import {
+  operatorAffinitySchema,
+  operatorNodeSelectorSchema,
+  type OperatorAffinity,
+} from "./operator-placement";
+// --- end operator placement ---
 
 export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
 
@@ -167,6 +174,23 @@ export interface OperatorSettings {
    * @default enabled, with a generated certificate
    */
   readonly admission?: AdmissionSettings;
+  // --- operator placement (operator-placement.ts) ---
+  /**
+   * Nodes the operator runs on. Its token drives every agent, so whoever owns its node can drive
+   * every node's disks: pin it to nodes you trust as much as the control plane (docs/operator.md,
+   * "Where the operator runs").
+   * @default { "kubernetes.io/os": "linux" }
+   * @example { "node-role.kubernetes.io/control-plane": "" }
+   */
+  readonly nodeSelector?: Record<string, string>;
+  /** Taints the operator tolerates. @default [] @example [{ key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" }] */
+  readonly tolerations?: Toleration[];
+  /**
+   * The operator's affinity (core/v1 Affinity); each kind given replaces LvmSystem's own.
+   * @default nodes the agents' nodeSelector selects avoided (a preference), the two replicas preferably on two nodes
+   */
+  readonly affinity?: OperatorAffinity;
+  // --- end operator placement ---
 }
 
 const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
@@ -186,6 +210,16 @@ const resourceRequirements = z.strictObject({
   limits: z.record(z.string(), quantity).optional(),
 });
 
+const tolerationsSchema = z.array(
+  z.strictObject({
+    key: z.string().optional(),
+    operator: z.enum(["Exists", "Equal"]).optional(),
+    value: z.string().optional(),
+    effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+    tolerationSeconds: z.number().int().optional(),
+  }),
+);
+
 const argsSchema = z.strictObject({
   namespace: namespaceName.optional(),
   agentImage: imageInput.optional(),
@@ -196,17 +230,7 @@ const argsSchema = z.strictObject({
   agentTlsSecretName: objectName.optional(),
   agentPlainHttp: z.boolean().optional(),
   nodeSelector: labels.optional(),
-  tolerations: z
-    .array(
-      z.strictObject({
-        key: z.string().optional(),
-        operator: z.enum(["Exists", "Equal"]).optional(),
-        value: z.string().optional(),
-        effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
-        tolerationSeconds: z.number().int().optional(),
-      }),
-    )
-    .optional(),
+  tolerations: tolerationsSchema.optional(),
   agentResources: resourceRequirements.optional(),
   priorityClassName: z.string().min(1).optional(),
   clusterModeSubjects: z
@@ -230,6 +254,11 @@ const argsSchema = z.strictObject({
       resources: resourceRequirements.optional(),
       providerReady: z.boolean().optional(),
       admission: admissionSettingsSchema.optional(),
+      // --- operator placement ---
+      nodeSelector: operatorNodeSelectorSchema.optional(),
+      tolerations: tolerationsSchema.optional(),
+      affinity: operatorAffinitySchema.optional(),
+      // --- end operator placement ---
     })
     .optional(),
   // --- network fences ---

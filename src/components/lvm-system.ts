@@ -96,6 +96,7 @@ export class LvmSystem extends pulumi.ComponentResource {
             agentImage: args.agentImage ?? DEFAULT_IMAGE,
             imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
             ...(agent.tlsSecret ? { agentTlsSecret: agent.tlsSecret } : {}),
+            ...(args.nodeSelector ? { agentNodeSelector: args.nodeSelector } : {}),
           },
           args.operator,
           { ...at, crds: [...at.crds, ...agent.generatedTls] },
