@@ -17,6 +17,9 @@ import {
   type OperatorAffinity,
 } from "./operator-placement";
 // --- end operator placement ---
+// --- image digest (image-ref.ts) ---
+import { imageDigestProblems, imageDigestSchema } from "./image-ref";
+// --- end image digest ---
 
 export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
 
@@ -65,6 +68,16 @@ export interface LvmSystemArgs {
    * @example "registry.example.com/storage/pulumi-lvm:0.1.0"
    */
   readonly agentImage?: pulumi.Input<string>;
+  // --- image digest (image-ref.ts) ---
+  /**
+   * The image's manifest digest, as `npm run image` prints it (`manifest sha256:…`) or your registry
+   * does: the pods then name `<agentImage>@sha256:…`, resolved by content, not by a tag that can be
+   * moved (docs/image.md). The operator's default image gets it too.
+   * @default none (the image by its tag)
+   * @example "sha256:abd7fa6ff9dd5c5219f18dba630d0d0564217e2da3f9e805b110bdeb01716ff7"
+   */
+  readonly agentImageDigest?: string;
+  // --- end image digest ---
   /** Always, IfNotPresent or Never. @default "IfNotPresent" */
   readonly agentImagePullPolicy?: string;
   /** The agent's port (API, /healthz, /readyz, /metrics). @default 8080 */
@@ -223,6 +236,7 @@ const tolerationsSchema = z.array(
 const argsSchema = z.strictObject({
   namespace: namespaceName.optional(),
   agentImage: imageInput.optional(),
+  agentImageDigest: imageDigestSchema.optional(), // image digest (image-ref.ts)
   agentImagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   agentPort: z.number().int().min(1).max(65535).optional(),
   agentCommand: z.array(z.string()).min(1).optional(),
@@ -272,6 +286,7 @@ export function validateSystem(
   args: LvmSystemArgs,
 ): { crds: CrdManifest[]; topolvm?: TopolvmPlan } {
   const problems: ValidationProblem[] = [...argsProblems(argsSchema, args), ...agentTlsProblems(args)];
+  problems.push(...imageDigestProblems(args)); // image digest (image-ref.ts)
   const topolvm = args.topolvm ? checkTopolvmArgs(args.topolvm, args) : undefined;
   if (topolvm) problems.push(...topolvm.problems);
   const nameProblem = dnsLabelProblem(`${name}-provisioner`);

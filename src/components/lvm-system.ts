@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { DEFAULT_IMAGE } from "../version";
+import { agentImageRef } from "./image-ref";
 import { agentWorkload, DEFAULT_AGENT_PORT, type WorkloadContext } from "./agent-workload";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
 import { networkFences } from "./network-policies";
@@ -93,7 +93,7 @@ export class LvmSystem extends pulumi.ComponentResource {
           {
             namespace: plan.namespace,
             name: plan.operator,
-            agentImage: args.agentImage ?? DEFAULT_IMAGE,
+            agentImage: agentImageRef(args),
             imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
             ...(agent.tlsSecret ? { agentTlsSecret: agent.tlsSecret } : {}),
             ...(args.nodeSelector ? { agentNodeSelector: args.nodeSelector } : {}),
