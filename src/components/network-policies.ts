@@ -25,7 +25,15 @@ export interface ControlPlaneSources {
    * @default []
    * @example [{ namespace: "kube-system", labels: { "k8s-app": "konnectivity-agent" } }]
    */
-  readonly pods?: { readonly namespace: string; readonly labels?: Record<string, string> }[];
+  readonly pods?: ControlPlanePods[];
+}
+
+/** Pods in one namespace (by its name) with these labels. */
+export interface ControlPlanePods {
+  /** @example "kube-system" */
+  readonly namespace: string;
+  /** @default {} (every pod of the namespace) @example { "k8s-app": "konnectivity-agent" } */
+  readonly labels?: Record<string, string>;
 }
 
 /** LvmSystem's NetworkPolicies (docs/components.md, "Network policies"). */
