@@ -81,7 +81,7 @@ export async function buildImage(options: BuildOptions = {}): Promise<BuildResul
   let t = Date.now();
   const debianKey = hash([
     lockText,
-    ...ownSources(["tar.ts", "layer.ts", "oci.ts", "debian.ts", "build.ts"]),
+    ...ownSources(["tar.ts", "layer.ts", "oci.ts", "debian.ts", "selection.ts", "build.ts"]),
   ]);
   const lockEpoch = Math.floor(Date.parse(lock.release.replace(/^.*Release of /, "")) / 1000);
   if (!Number.isFinite(lockEpoch)) throw new Error(`${LOCK_FILE}: no date in "# release: ${lock.release}"`);

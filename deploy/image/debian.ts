@@ -15,18 +15,20 @@ import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { keepsPath, unpackedPackages } from "./selection";
 import { readTar, type TarEntry } from "./tar";
 
 const run = promisify(execFile);
 
-/** What the image needs; apt adds their dependencies. */
+/**
+ * What the image needs; apt adds their dependencies. No lvm2, thin-provisioning-tools, lsblk,
+ * wipefs or blkid: the agent runs the host's, through nsenter (selection.ts).
+ */
 export const ROOT_PACKAGES = [
   "base-files", // /etc/os-release, the merged-/usr symlinks, licenses
-  "dash", // /bin/sh: the pulumi-lvm wrapper, `kubectl exec … sh`
+  "dash", // /bin/sh: the pulumi-lvm wrapper, the state lock's holder
   "nodejs", // runs pulumi-lvm
-  "lvm2", // the agent's lvm (when not run through nsenter on the host)
-  "thin-provisioning-tools", // thin_check & co., which lvm runs for thin pools
-  "util-linux", // lsblk, wipefs, blkid, nsenter
+  "util-linux", // nsenter and flock only (selection.ts PARTIAL_PACKAGES)
 ];
 export const SUITE = "trixie";
 export const LOCK_FILE = join(__dirname, "debian.lock");
@@ -182,21 +184,30 @@ export async function fetchDebs(lock: DebianLock, mirror: string, cacheDir: stri
 }
 
 /**
- * The entries of the Debian layer: each package's files in lock order (paths under /bin, /sbin,
- * /lib, /lib64 moved to /usr as on a merged-/usr system), and /var/lib/dpkg/status.
+ * The entries of the Debian layer: the files of the packages the image runs (selection.ts), in
+ * lock order (paths under /bin, /sbin, /lib, /lib64 moved to /usr as on a merged-/usr system), and
+ * /var/lib/dpkg/status naming those packages only.
  */
 export async function debianEntries(lock: DebianLock, debs: readonly string[]): Promise<TarEntry[]> {
+  const depends = new Map<string, string>();
+  for (const [index, deb] of debs.entries()) {
+    const { stdout } = await run("dpkg-deb", ["-f", deb, "Pre-Depends", "Depends"]);
+    const field = (name: string) => stdout.match(new RegExp(`^${name}: (.*)$`, "m"))?.[1] ?? "";
+    depends.set(lock.packages[index]!.name, [field("Pre-Depends"), field("Depends")].join(","));
+  }
+  const unpacked = unpackedPackages(ROOT_PACKAGES, depends);
   const entries: TarEntry[] = [];
   const status: string[] = [];
   for (const [index, deb] of debs.entries()) {
     const pkg = lock.packages[index]!;
+    if (!unpacked.has(pkg.name)) continue;
     const child = spawn("dpkg-deb", ["--fsys-tarfile", deb], { stdio: ["ignore", "pipe", "pipe"] });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     const exited = new Promise<number>((resolve) => child.on("close", resolve));
     for await (const entry of readTar(child.stdout)) {
       const merged = mergedUsr(entry);
-      if (merged) entries.push(merged);
+      if (merged && keepsPath(pkg.name, merged.path)) entries.push(merged);
     }
     const code = await exited;
     if (code !== 0) throw new Error(`dpkg-deb --fsys-tarfile ${deb} (${pkg.name}) exited ${code}: ${stderr}`);

@@ -8,9 +8,17 @@ export const LOCK_FILE = "agent.pid";
 const RETRY_MS = 3000;
 
 /**
+ * What the lock runs in the agent's own container (not through --command-prefix): flock(1) and
+ * sh, reading its pipe with the shell's own `read` until EOF. Nothing else: the image has no
+ * coreutils (a holder that ran `cat` there failed at once and let the lock go).
+ */
+export const LOCK_EXECUTABLES = ["flock", "sh"] as const;
+const HOLD = "echo locked; while read -r _; do :; done";
+
+/**
  * Makes one agent process the only user of a state directory (its journal) with a kernel lock:
- * `flock(2)` on `<stateDir>/agent.pid`, held by a `flock(1)` child (util-linux, beside lsblk and
- * nsenter; Node has no flock) for as long as this process lives. The holder reads this process's
+ * `flock(2)` on `<stateDir>/agent.pid`, held by a `flock(1)` child (util-linux, beside nsenter;
+ * Node has no flock) for as long as this process lives. The holder reads this process's
  * pipe: when this process exits in any way (kill -9 included) the pipe closes and the lock is let go
  * by the kernel — no stale lock to take over, no pid to check (a pid may be reused by an unrelated
  * process), no window in which two processes both take over a stale one. The file holds the pid of
@@ -25,16 +33,7 @@ export async function lockStateDir(stateDir: string, pid = process.pid): Promise
   for (;;) {
     const holder = spawn(
       "flock",
-      [
-        "--exclusive",
-        "--nonblock",
-        "--conflict-exit-code",
-        "75",
-        file,
-        "sh",
-        "-c",
-        "echo locked; exec cat >/dev/null",
-      ],
+      ["--exclusive", "--nonblock", "--conflict-exit-code", "75", file, "sh", "-c", HOLD],
       { stdio: ["pipe", "pipe", "pipe"] },
     );
     const outcome = await held(holder);

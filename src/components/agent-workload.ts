@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { DEFAULT_IMAGE } from "../version";
+import { agentImageRef } from "./image-ref";
 import { agentTlsSecretName, generatedAgentTlsSecret } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
 import { roleBindingBody } from "./system-rbac";
@@ -83,7 +83,7 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
           containers: [
             {
               name: "agent",
-              image: args.agentImage ?? DEFAULT_IMAGE,
+              image: agentImageRef(args),
               imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
               command: args.agentCommand ?? ["pulumi-lvm", "agent"],
               args: agentFlags(plan, args),

@@ -7,6 +7,19 @@ import type { TopolvmPlan } from "./topolvm-values";
 import * as pulumi from "@pulumi/pulumi";
 import { agentTlsProblems } from "./agent-tls";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
+// --- network fences (network-policies.ts) ---
+import { networkPolicySettingsSchema, type NetworkPolicySettings } from "./network-policies";
+// --- end network fences ---
+// --- operator placement (operator-placement.ts) ---
+import {
+  operatorAffinitySchema,
+  operatorNodeSelectorSchema,
+  type OperatorAffinity,
+} from "./operator-placement";
+// --- end operator placement ---
+// --- image digest (image-ref.ts) ---
+import { imageDigestProblems, imageDigestSchema } from "./image-ref";
+// --- end image digest ---
 
 export type { TopolvmSettings, TopolvmNodeSet } from "./topolvm-args";
 
@@ -55,6 +68,16 @@ export interface LvmSystemArgs {
    * @example "registry.example.com/storage/pulumi-lvm:0.1.0"
    */
   readonly agentImage?: pulumi.Input<string>;
+  // --- image digest (image-ref.ts) ---
+  /**
+   * The image's manifest digest, as `npm run image` prints it (`manifest sha256:…`) or your registry
+   * does: the pods then name `<agentImage>@sha256:…`, resolved by content, not by a tag that can be
+   * moved (docs/image.md). The operator's default image gets it too.
+   * @default none (the image by its tag)
+   * @example "sha256:abd7fa6ff9dd5c5219f18dba630d0d0564217e2da3f9e805b110bdeb01716ff7"
+   */
+  readonly agentImageDigest?: string;
+  // --- end image digest ---
   /** Always, IfNotPresent or Never. @default "IfNotPresent" */
   readonly agentImagePullPolicy?: string;
   /** The agent's port (API, /healthz, /readyz, /metrics). @default 8080 */
@@ -123,6 +146,16 @@ export interface LvmSystemArgs {
    * @example { resources: { limits: { memory: "512Mi" } } }
    */
   readonly operator?: OperatorSettings;
+  // --- network fences (network-policies.ts) ---
+  /**
+   * NetworkPolicies around the agents and the operator: the agents' port only from the operator, the
+   * control plane and the monitoring namespaces; the operator's webhook only from the control plane,
+   * its metrics only from the monitoring namespaces (docs/components.md, "Network policies").
+   * @default enabled; control plane: every address; monitoring: the namespace "monitoring"
+   * @example { controlPlane: { cidrs: ["10.0.0.0/28"] }, monitoringNamespaces: ["prometheus"] }
+   */
+  readonly networkPolicies?: NetworkPolicySettings;
+  // --- end network fences ---
 }
 
 /** The operator (docs/operator.md), as LvmSystem deploys it. */
@@ -154,6 +187,23 @@ export interface OperatorSettings {
    * @default enabled, with a generated certificate
    */
   readonly admission?: AdmissionSettings;
+  // --- operator placement (operator-placement.ts) ---
+  /**
+   * Nodes the operator runs on. Its token drives every agent, so whoever owns its node can drive
+   * every node's disks: pin it to nodes you trust as much as the control plane (docs/operator.md,
+   * "Where the operator runs").
+   * @default { "kubernetes.io/os": "linux" }
+   * @example { "node-role.kubernetes.io/control-plane": "" }
+   */
+  readonly nodeSelector?: Record<string, string>;
+  /** Taints the operator tolerates. @default [] @example [{ key: "node-role.kubernetes.io/control-plane", operator: "Exists", effect: "NoSchedule" }] */
+  readonly tolerations?: Toleration[];
+  /**
+   * The operator's affinity (core/v1 Affinity); each kind given replaces LvmSystem's own.
+   * @default nodes the agents' nodeSelector selects avoided (a preference), the two replicas preferably on two nodes
+   */
+  readonly affinity?: OperatorAffinity;
+  // --- end operator placement ---
 }
 
 const quantity = z.string().regex(new RegExp(QUANTITY_PATTERN), {
@@ -173,9 +223,20 @@ const resourceRequirements = z.strictObject({
   limits: z.record(z.string(), quantity).optional(),
 });
 
+const tolerationsSchema = z.array(
+  z.strictObject({
+    key: z.string().optional(),
+    operator: z.enum(["Exists", "Equal"]).optional(),
+    value: z.string().optional(),
+    effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
+    tolerationSeconds: z.number().int().optional(),
+  }),
+);
+
 const argsSchema = z.strictObject({
   namespace: namespaceName.optional(),
   agentImage: imageInput.optional(),
+  agentImageDigest: imageDigestSchema.optional(), // image digest (image-ref.ts)
   agentImagePullPolicy: z.enum(["Always", "IfNotPresent", "Never"]).optional(),
   agentPort: z.number().int().min(1).max(65535).optional(),
   agentCommand: z.array(z.string()).min(1).optional(),
@@ -183,17 +244,7 @@ const argsSchema = z.strictObject({
   agentTlsSecretName: objectName.optional(),
   agentPlainHttp: z.boolean().optional(),
   nodeSelector: labels.optional(),
-  tolerations: z
-    .array(
-      z.strictObject({
-        key: z.string().optional(),
-        operator: z.enum(["Exists", "Equal"]).optional(),
-        value: z.string().optional(),
-        effect: z.enum(["NoSchedule", "PreferNoSchedule", "NoExecute"]).optional(),
-        tolerationSeconds: z.number().int().optional(),
-      }),
-    )
-    .optional(),
+  tolerations: tolerationsSchema.optional(),
   agentResources: resourceRequirements.optional(),
   priorityClassName: z.string().min(1).optional(),
   clusterModeSubjects: z
@@ -217,8 +268,16 @@ const argsSchema = z.strictObject({
       resources: resourceRequirements.optional(),
       providerReady: z.boolean().optional(),
       admission: admissionSettingsSchema.optional(),
+      // --- operator placement ---
+      nodeSelector: operatorNodeSelectorSchema.optional(),
+      tolerations: tolerationsSchema.optional(),
+      affinity: operatorAffinitySchema.optional(),
+      // --- end operator placement ---
     })
     .optional(),
+  // --- network fences ---
+  networkPolicies: networkPolicySettingsSchema.optional(),
+  // --- end network fences ---
 });
 
 /** LvmSystem's args checked, every problem at once (ValidationError), and its CRDs read. */
@@ -227,6 +286,7 @@ export function validateSystem(
   args: LvmSystemArgs,
 ): { crds: CrdManifest[]; topolvm?: TopolvmPlan } {
   const problems: ValidationProblem[] = [...argsProblems(argsSchema, args), ...agentTlsProblems(args)];
+  problems.push(...imageDigestProblems(args)); // image digest (image-ref.ts)
   const topolvm = args.topolvm ? checkTopolvmArgs(args.topolvm, args) : undefined;
   if (topolvm) problems.push(...topolvm.problems);
   const nameProblem = dnsLabelProblem(`${name}-provisioner`);

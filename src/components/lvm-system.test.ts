@@ -123,6 +123,9 @@ describe("LvmSystem", () => {
         "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
         "lvm-operator-lvmnode-owner",
       ],
+      // network fences (network-policies.test.ts)
+      ["kubernetes:networking.k8s.io/v1:NetworkPolicy", "lvm-agent-ingress"],
+      ["kubernetes:networking.k8s.io/v1:NetworkPolicy", "lvm-operator-ingress"],
     ]);
     for (const r of recorded.slice(1)) expect(r.parent).toEqual({ type: LVM_SYSTEM_TYPE, name: "lvm" });
   });

@@ -1,9 +1,11 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { DEFAULT_IMAGE } from "../version";
-import { agentWorkload, type WorkloadContext } from "./agent-workload";
+import { agentImageRef } from "./image-ref";
+import { agentWorkload, DEFAULT_AGENT_PORT, type WorkloadContext } from "./agent-workload";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
-import { operatorWorkload } from "./operator-workload";
+import { networkFences } from "./network-policies";
+import { OPERATOR_PORT, operatorLabels, operatorWorkload } from "./operator-workload";
+import { WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
 import { recordSystem } from "./peer-facts";
 import { crdResource } from "./retained-crd";
 import { rememberServedNodeSets } from "./served-node-sets";
@@ -91,14 +93,35 @@ export class LvmSystem extends pulumi.ComponentResource {
           {
             namespace: plan.namespace,
             name: plan.operator,
-            agentImage: args.agentImage ?? DEFAULT_IMAGE,
+            agentImage: agentImageRef(args),
             imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
             ...(agent.tlsSecret ? { agentTlsSecret: agent.tlsSecret } : {}),
+            ...(args.nodeSelector ? { agentNodeSelector: args.nodeSelector } : {}),
           },
           args.operator,
           { ...at, crds: [...at.crds, ...agent.generatedTls] },
         )
       : undefined;
+    networkFences(
+      {
+        namespace: plan.namespace,
+        agent: { name: plan.agent, labels: plan.selectorLabels, port: args.agentPort ?? DEFAULT_AGENT_PORT },
+        ...(plan.operator
+          ? {
+              operator: {
+                name: plan.operator,
+                labels: operatorLabels(plan.operator),
+                metricsPort: OPERATOR_PORT,
+                ...(webhookTlsSecretName(plan.operator, args.operator?.admission)
+                  ? { webhookPort: WEBHOOK_PORT }
+                  : {}),
+              },
+            }
+          : {}),
+      },
+      args.networkPolicies,
+      at,
+    );
     if (args.topolvm && topolvm) topolvmRelease(name, args.topolvm, topolvm, plan.namespace, at);
 
     this.namespace = namespace.metadata.name;

@@ -8,6 +8,7 @@ import type { OperatorSettings } from "./lvm-system-args";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
 import { operatorAdmission, WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
 import { roleBinding, roleBindingBody } from "./system-rbac";
+import { DEFAULT_OPERATOR_NODE_SELECTOR, operatorAffinity } from "./operator-placement";
 
 export type { OperatorSettings } from "./lvm-system-args";
 
@@ -27,6 +28,8 @@ export interface OperatorPlacement {
   readonly agentTlsSecret?: string;
   /** The Secret the operator serves its admission webhook with (admission.ts); undefined: no webhook. */
   readonly webhookTlsSecret?: string;
+  /** The agents' node selector: the operator prefers other nodes (operator-placement.ts). */
+  readonly agentNodeSelector?: Record<string, string>;
 }
 
 /**
@@ -181,7 +184,7 @@ export const OPERATOR_REPLICAS = 2;
  * The operator's Deployment: two replicas electing a leader on a Lease in the namespace
  * (`--leader-elect`; only the leader reconciles, docs/operator.md), replaced one at a time
  * (RollingUpdate, never below the replicas: a new standby is Ready before an old pod stops, and
- * a stopping leader releases the Lease), preferably on two nodes; watching only the system's
+ * a stopping leader releases the Lease), preferably on two nodes and off the agents' nodes; watching only the system's
  * namespace, requesting a token per node for its own service account and verifying the agents
  * against their CA (the Secret's ca.crt only), and reporting each set's ProviderReady unless
  * `providerReady: false`. It needs no privilege: non-root, read-only root
@@ -199,20 +202,10 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
         metadata: { labels },
         spec: {
           serviceAccountName: at.name,
-          // A drained or failed node takes one replica at most, when the scheduler can help it.
-          affinity: {
-            podAntiAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  weight: 100,
-                  podAffinityTerm: {
-                    topologyKey: "kubernetes.io/hostname",
-                    labelSelector: { matchLabels: labels },
-                  },
-                },
-              ],
-            },
-          },
+          // Off the agents' nodes where it can be, the replicas on two nodes (operator-placement.ts).
+          nodeSelector: args.nodeSelector ?? DEFAULT_OPERATOR_NODE_SELECTOR,
+          ...(args.tolerations ? { tolerations: args.tolerations } : {}),
+          affinity: operatorAffinity(labels, at.agentNodeSelector, args.affinity),
           securityContext: {
             runAsNonRoot: true,
             runAsUser: 65532,

@@ -1,7 +1,7 @@
 /**
  * The image (npm run image) under a real OCI runtime (podman + runc): its CLI, the agent serving with
- * a static token, and the agent in a privileged container planning and applying on a loop device,
- * checked with this machine's own lvm.
+ * a static token, and the agent in a privileged container in the host's PID namespace, running this
+ * machine's lvm through nsenter as LvmSystem runs it, planning and applying on a loop device.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -16,6 +16,7 @@ import {
   vgs,
   writeTokenFile,
 } from "../agent/harness";
+import { HOST_COMMAND_PREFIX } from "../../src/components/agent-workload";
 import { PACKAGE_VERSION } from "../../src/version";
 import { ARCHIVE, IMAGE, Podman, requireImageTier, uidsOf } from "./podman";
 
@@ -77,12 +78,13 @@ describe("the pulumi-lvm image", () => {
     expect(skopeo.Labels["org.opencontainers.image.version"]).toBe(PACKAGE_VERSION);
   });
 
-  it("has the tools the agent runs: lvm, thin tools, lsblk, wipefs, blkid, nsenter, and no setuid files", () => {
+  it("has what its processes run (sh, node, nsenter, flock), not what the agent runs on the host through nsenter, and no setuid files", () => {
     const r = podman.runImage(
       ["--entrypoint", "sh"],
       [
         "-c",
-        "for t in lvm thin_check lsblk wipefs blkid nsenter node; do command -v $t >/dev/null || echo missing $t; done",
+        "for t in sh node nsenter flock; do command -v $t >/dev/null || echo missing $t; done; " +
+          "for t in lvm thin_check lsblk wipefs blkid su; do command -v $t >/dev/null && echo present $t; done; true",
       ],
     );
     expect(r).toMatchObject({ status: 0, stdout: "" });
@@ -124,16 +126,28 @@ describe("the pulumi-lvm image", () => {
     expect(podman.run(["inspect", "--format", "{{.State.ExitCode}}", id]).stdout.trim()).toBe("0");
   });
 
-  it("privileged, sees a loop device, plans it and applies the plan; this machine's lvm sees the result", async () => {
+  it("privileged, as LvmSystem runs it (host PID namespace, lvm through nsenter): sees a loop device, plans it and applies the plan; this machine's lvm sees the result", async () => {
     const loop = scratch.loop();
     const vg = `img-${randomBytes(3).toString("hex")}`;
     const port = await freePort();
     const token = writeTokenFile(scratch.path("tokens2"), { op: { user: "operator", node: "img-node" } }).op!;
     fs.mkdirSync(scratch.path("state"), { recursive: true });
     const id = podman.start(
-      ["--user", "0", "--privileged", "--volume", "/dev:/dev", "--volume", `${scratch.dir}:${scratch.dir}`],
+      [
+        "--user",
+        "0",
+        "--privileged",
+        "--pid",
+        "host",
+        "--volume",
+        "/dev:/dev",
+        "--volume",
+        `${scratch.dir}:${scratch.dir}`,
+      ],
       [
         "agent",
+        "--command-prefix",
+        HOST_COMMAND_PREFIX,
         "--node",
         "img-node",
         "--listen",

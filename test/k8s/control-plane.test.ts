@@ -9,6 +9,11 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import YAML from "yaml";
 import { ControlPlane, Json, repoRoot, startControlPlane } from "../env/cluster";
+import {
+  networkPolicyManifests,
+  type FencedSystem,
+  type NetworkPolicySettings,
+} from "../../src/components/network-policies";
 
 jest.setTimeout(60_000);
 
@@ -420,5 +425,78 @@ describe("CRDs (deploy/crds) on a real apiserver", () => {
     const specViaStatus = await cp.request("PUT", `${collection}/${name}/status`, changedSpec);
     expect(specViaStatus.status).toBe(200);
     expect(specViaStatus.body.spec).toEqual(viaStatus.body.spec);
+  });
+});
+
+/**
+ * LvmSystem's NetworkPolicies (src/components/network-policies.ts) as the API server validates and
+ * stores them: a server-side dry run, then a real create read back unchanged. Validation only: this
+ * control plane has no pod network, and the cluster tier's CNI (bridge) enforces no NetworkPolicy.
+ */
+describe("LvmSystem's NetworkPolicies on a real apiserver", () => {
+  const ns = "lvm-netpol";
+  const system = (name: string, operator = true): FencedSystem => ({
+    namespace: ns,
+    agent: { name: `${name}-agent`, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" }, port: 8080 },
+    ...(operator
+      ? {
+          operator: {
+            name: `${name}-operator`,
+            labels: { "app.kubernetes.io/name": "pulumi-lvm-operator", "app.kubernetes.io/instance": name },
+            metricsPort: 8081,
+            webhookPort: 9443,
+          },
+        }
+      : {}),
+  });
+  const collection = `/apis/networking.k8s.io/v1/namespaces/${ns}/networkpolicies`;
+
+  beforeAll(() => createNamespace(ns));
+
+  test.each([
+    ["defaults", system("dflt"), {}],
+    [
+      "control plane CIDRs and pods, several monitoring namespaces",
+      system("custom"),
+      {
+        controlPlane: {
+          cidrs: ["10.0.0.0/28", "fd00::/120"],
+          pods: [{ namespace: "kube-system", labels: { "k8s-app": "konnectivity-agent" } }],
+        },
+        monitoringNamespaces: ["monitoring", "prometheus"],
+      },
+    ],
+    [
+      "no sources at all (deny all ingress)",
+      system("closed"),
+      { controlPlane: { cidrs: [] }, monitoringNamespaces: [] },
+    ],
+    ["no operator", system("alone", false), {}],
+  ] as Array<[string, FencedSystem, NetworkPolicySettings]>)(
+    "%s: accepted by a dry run and stored as rendered",
+    async (_, fenced, settings) => {
+      for (const policy of networkPolicyManifests(fenced, settings)) {
+        // An empty ingress list is stored as none: the same policy (policyTypes Ingress, nothing allowed).
+        const { ingress, ...rest } = policy.spec;
+        const stored = ingress.length ? policy.spec : rest;
+        const dry = await cp.request("POST", `${collection}?dryRun=All`, policy);
+        if (dry.status !== 201)
+          throw new Error(`dry run of ${policy.metadata.name}: HTTP ${dry.status}: ${dry.body?.message}`);
+        expect(dry.body.spec).toEqual(stored);
+        expect((await cp.request("GET", `${collection}/${policy.metadata.name}`)).status).toBe(404); // a dry run stores nothing
+        await mustCreate(collection, policy);
+        const read = await cp.request("GET", `${collection}/${policy.metadata.name}`);
+        expect(read.body.spec).toEqual(stored);
+      }
+    },
+  );
+
+  test("the same validation refuses a malformed policy (the dry run is not a rubber stamp)", async () => {
+    const [policy] = networkPolicyManifests(system("bad"), { controlPlane: { cidrs: ["10.0.0.0/28"] } });
+    const broken = structuredClone(policy!);
+    (broken.spec.ingress[0]!.from[1] as { ipBlock: { cidr: string } }).ipBlock.cidr = "10.0.0.0/33";
+    const r = await cp.request("POST", `${collection}?dryRun=All`, broken);
+    expect(r.status).toBe(422);
+    expect(r.body.message).toContain("spec.ingress[0].from[1].ipBlock.cidr");
   });
 });

@@ -151,6 +151,14 @@ describe("pulumi up", () => {
     ).find((d) => d.spec.template.spec.containers.some((c: Json) => c.image === "pulumi-lvm:e2e"));
     expect(operator?.spec.template.spec.containers[0].command).toEqual(["pulumi-lvm", "operator"]);
     expect(operator.metadata.labels).toMatchObject({ "app.kubernetes.io/name": "pulumi-lvm-operator" });
+    // LvmSystem's network fences (docs/components.md, "Network policies"), selecting the agents and
+    // the operator (stored only: this tier has no pod network to enforce them on).
+    const policies = declared.filter((o) => o.kind === "NetworkPolicy").map((o) => o.name);
+    expect(policies).toEqual(expect.arrayContaining(["lvm-agent", "lvm-operator"]));
+    const fence = async (name: string) =>
+      (await get("networking.k8s.io/v1", "NetworkPolicy", name, NAMESPACE)).spec.podSelector.matchLabels;
+    expect(await fence("lvm-agent")).toEqual(ours.spec.selector.matchLabels);
+    expect(await fence("lvm-operator")).toEqual(operator.spec.selector.matchLabels);
     // TopoLVM from the chart on disk: its CSIDriver, controller, node plugin and one lvmd for node set e2e.
     expect(await get("storage.k8s.io/v1", "CSIDriver", "topolvm.io")).toBeDefined();
     expect(deployments.map((d) => d.name)).toEqual(expect.arrayContaining(["topolvm-controller"]));
