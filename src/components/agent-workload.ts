@@ -1,10 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
-import type * as pulumi from "@pulumi/pulumi";
 import { agentImageRef } from "./image-ref";
 import { agentTlsSecretName, generatedAgentTlsSecret } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
 import { roleBindingBody } from "./system-rbac";
 import type { SystemPlan } from "./system-plan";
+import type { WorkloadContext } from "./workload-context";
 
 /*
  * The node agent as LvmSystem deploys it: its service account, its delegated-auth binding, and the
@@ -17,13 +17,6 @@ export const AGENT_STATE_DIR = "/var/lib/pulumi-lvm";
 const TLS_DIR = "/etc/pulumi-lvm/tls";
 /** lvm runs in the host's namespaces (its /etc/lvm, lock files and udev), entered through PID 1. */
 export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net --pid --";
-
-/** Where the agent's objects go and what they wait for. */
-export interface WorkloadContext {
-  readonly parent: pulumi.Resource;
-  readonly namespace: k8s.core.v1.Namespace;
-  readonly crds: readonly pulumi.Resource[];
-}
 
 /** The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet. */
 export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: WorkloadContext) {

@@ -1,7 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { agentImageRef } from "./image-ref";
-import { agentWorkload, DEFAULT_AGENT_PORT, type WorkloadContext } from "./agent-workload";
+import { agentWorkload, DEFAULT_AGENT_PORT } from "./agent-workload";
+import type { WorkloadContext } from "./workload-context";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
 import { networkFences } from "./network-policies";
 import { OPERATOR_PORT, operatorLabels, operatorWorkload } from "./operator-workload";

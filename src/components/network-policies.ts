@@ -1,7 +1,7 @@
 import { isIP } from "node:net";
 import * as k8s from "@pulumi/kubernetes";
 import { z } from "zod";
-import type { WorkloadContext } from "./agent-workload";
+import type { WorkloadContext } from "./workload-context";
 import { labels, namespaceName } from "./validate-args";
 
 /*

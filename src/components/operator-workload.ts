@@ -3,7 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
-import type { WorkloadContext } from "./agent-workload";
+import type { WorkloadContext } from "./workload-context";
 import type { OperatorSettings } from "./lvm-system-args";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
 import { operatorAdmission, WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
