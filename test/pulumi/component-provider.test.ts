@@ -446,8 +446,8 @@ function filesContaining(dir: string, text: string): string[] {
 
 describe("a secret arg in clear from Python: refused by the component provider, never in the state", () => {
   afterAll(() => {
-    ws!.ok(["config", "rm", "tokenFile"]);
-    ws!.ok(["config", "rm", "tokenKind"]);
+    ws!.ok(["config", "rm", "clearTextFile"]);
+    ws!.ok(["config", "rm", "clearTextAs"]);
   });
 
   // The program reads the token from a file (not from config: a plain config value is in the state
@@ -459,10 +459,10 @@ describe("a secret arg in clear from Python: refused by the component provider, 
     "%s as agents.<node>.token: up fails naming the field and how to pass a secret; nothing registered or written",
     (_what, kind) => {
       const value = `plain-${kind}-${randomBytes(12).toString("hex")}`;
-      const file = scratch!.path(`token-${kind}`);
+      const file = scratch!.path(`clear-${kind}`);
       fs.writeFileSync(file, value);
-      ws!.ok(["config", "set", "tokenFile", file]);
-      ws!.ok(["config", "set", "tokenKind", kind]);
+      ws!.ok(["config", "set", "clearTextFile", file]);
+      ws!.ok(["config", "set", "clearTextAs", kind]);
       const before = logLength();
       const r = timed(`up refused (Python, ${kind} token)`, () => ws!.run(["up", "--yes"], LONG));
       expect(r.code).not.toBe(0);

@@ -3,7 +3,7 @@ one node, one volume group) through the generated SDK, so the TypeScript compone
 component provider's process and its NodeSetDisks in the engine's dynamic-provider plugin.
 
 Config (as test/pulumi/program's): node, agentUrl, agentToken (secret), volumeGroup, devices,
-deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem; tokenFile and tokenKind pass the
+deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem; clearTextFile and clearTextAs pass the
 token in clear instead (agent_token). The Kubernetes objects go to the
 default Kubernetes provider (config kubernetes:kubeconfig).
 """
@@ -42,15 +42,15 @@ template = lvm.NodeSetTemplateArgs(
 )
 
 def agent_token():
-    """The agent's token, a secret (config agentToken). With `tokenFile` set, read from that file as
-    a user could by mistake: `tokenKind` "plain" passes the text itself, "output" a non-secret Output
+    """The agent's token, a secret (config agentToken). With `clearTextFile` set, read from that file as
+    a user could by mistake: `clearTextAs` "plain" passes the text itself, "output" a non-secret Output
     of it. The component provider refuses both: the component's args are recorded in the state."""
-    token_file = config.get("tokenFile")
+    token_file = config.get("clearTextFile")
     if not token_file:
         return config.require_secret("agentToken")
     with open(token_file, encoding="utf-8") as f:
         token = f.read().strip()
-    return pulumi.Output.from_input(token) if config.get("tokenKind") == "output" else token
+    return pulumi.Output.from_input(token) if config.get("clearTextAs") == "output" else token
 
 
 agents = {config.require("node"): lvm.AgentEndpointArgs(url=config.require("agentUrl"), token=agent_token())}
