@@ -30,7 +30,9 @@ export const nodeSetDisksProvider: pulumi.dynamic.ResourceProvider = {
  * Loads provider/runtime/<version> of the pulumi-lvm package the program uses: the installed
  * package (node_modules, as resolved from the program's directory), else the checkout the program
  * runs in (a directory above it whose package.json is pulumi-lvm). In a checkout the TypeScript
- * source is loaded with tsx when it is installed; otherwise the compiled dist/ module is used.
+ * source is loaded with tsx when it is installed; otherwise the compiled dist/ module is used. An
+ * installed package (a path through node_modules) always runs its compiled dist/: never its
+ * TypeScript sources through whichever tsx resolves from there (docs/languages.md).
  * Everything is required inside the function: it runs in the engine's dynamic-provider process.
  */
 function runtime(version: string): pulumi.dynamic.ResourceProvider {
@@ -56,7 +58,8 @@ function runtime(version: string): pulumi.dynamic.ResourceProvider {
     const source = path.join(root, "provider", "runtime", version, "index.ts");
     const compiled = path.join(root, "dist", "provider", "runtime", version, "index.js");
     let loaded: { createProvider(): pulumi.dynamic.ResourceProvider } | undefined;
-    if (fs.existsSync(source)) {
+    const installed = root.split(path.sep).includes("node_modules");
+    if (!installed && fs.existsSync(source)) {
       try {
         // A global hook, not tsx's namespaced require: this process exists only to run the provider.
         require(require.resolve("tsx/cjs/api", { paths: [root] })).register();

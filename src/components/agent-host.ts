@@ -6,6 +6,7 @@ import { z } from "zod";
 import { dnsSubdomainProblem, type ValidationProblem } from "../api";
 import { installScript, removeScript, type AgentHostScriptInput } from "./agent-host-script";
 import type { AgentEndpoint } from "./node-set";
+import { secretArgProblems, secretArgsGuard, type SecretArgPath } from "./secret-args";
 import { argsProblems, nonEmptyStringInput, throwIfInvalid } from "./validate-args";
 
 /** Arguments of an AgentHost: one bare host reached over SSH. */
@@ -54,11 +55,13 @@ export class AgentHost extends pulumi.ComponentResource {
   constructor(name: string, args: AgentHostArgs, opts?: pulumi.ComponentResourceOptions) {
     const plan = planAgentHost(name, args);
     super(AGENT_HOST_TYPE, name, {}, opts);
+    // From another language, a private key given as a non-secret Output is refused here.
+    const secrets = secretArgsGuard("AgentHost", name, args, AGENT_HOST_SECRET_ARGS);
     const connection = {
       host: args.host,
       port: plan.sshPort,
       user: args.user,
-      privateKey: pulumi.secret(args.privateKey),
+      privateKey: pulumi.secret(secrets.hold(args.privateKey)),
     };
     const bundle = new command.remote.CopyToRemote(
       `${name}-bundle`,
@@ -83,17 +86,26 @@ export class AgentHost extends pulumi.ComponentResource {
     );
     const read = agent.stdout.apply((out) => parseAgentOutput(name, out));
     agentHostFacts.set(this, { name, node: args.nodeName, connection, script: plan.script, agent });
-    this.nodeName = pulumi.output(args.nodeName);
-    this.endpoint = {
+    const endpoint = {
       url: pulumi.unsecret(read.apply((r) => r.url)),
       token: pulumi.secret(read.apply((r) => r.token)),
       caCertificate: pulumi.unsecret(read.apply((r) => r.caCertificate)),
     };
-    this.registerOutputs({ nodeName: this.nodeName, endpoint: this.endpoint });
+    // A refused secret arg fails the outputs; the registered ones wait for the check (secret-args.ts).
+    this.nodeName = secrets.guard(args.nodeName);
+    this.endpoint = {
+      url: secrets.guard(endpoint.url),
+      token: secrets.guard(endpoint.token),
+      caCertificate: secrets.guard(endpoint.caCertificate),
+    };
+    this.registerOutputs(secrets.hold({ nodeName: args.nodeName, endpoint }));
   }
 }
 
 export const AGENT_HOST_TYPE = "pulumi-lvm:index:AgentHost";
+
+/** The args that must arrive as secrets through the component provider (secret-args.ts). */
+const AGENT_HOST_SECRET_ARGS: readonly SecretArgPath[] = [["privateKey"]];
 
 /** NodeSet's `agents` from AgentHosts: `agents: agentsOf(hosts)`. Two hosts with one node name are an error. */
 export function agentsOf(hosts: readonly AgentHost[]): Record<string, AgentEndpoint> {
@@ -135,7 +147,10 @@ interface AgentHostPlan {
 
 /** Validates the args and computes everything the children need; changes nothing. */
 export function planAgentHost(name: string, args: AgentHostArgs): AgentHostPlan {
-  const problems: ValidationProblem[] = argsProblems(argsSchema, args);
+  const problems: ValidationProblem[] = [
+    ...argsProblems(argsSchema, args),
+    ...secretArgProblems(args, AGENT_HOST_SECRET_ARGS),
+  ];
   let bundleHash = "";
   if (problems.length === 0) {
     try {

@@ -11,6 +11,7 @@ import { withDependencies } from "./depends-on";
 import { DEFAULT_READY_TIMEOUT_SECONDS, lvmNodeSetResource } from "./node-set-resource";
 import { defaultClassProblems, defaultNameProblems, otherArgsSchema } from "./node-set-validate";
 import { recordNodeSet } from "./peer-facts";
+import { secretArgProblems, secretArgsGuard, type SecretArgPath } from "./secret-args";
 
 /** How Pulumi reaches one node's agent directly (the local sandbox; see NodeSetArgs.agents). */
 export interface AgentEndpoint {
@@ -155,9 +156,17 @@ export class NodeSet extends pulumi.ComponentResource {
     // For the Topolvm given this node set.
     recordNodeSet(this, { name, nodeSetName, namespace, spec, ...(system ? { system } : {}) });
     const childOpts = { parent: this, dependsOn };
+    // From another language, a token or kubeconfig given as a non-secret Output is refused here.
+    const secrets = secretArgsGuard("NodeSet", name, args, NODE_SET_SECRET_ARGS);
+    const agents =
+      args.agents &&
+      Object.fromEntries(
+        Object.entries(args.agents).map(([node, a]) => [node, { ...a, token: secrets.hold(a.token) }]),
+      );
 
     const cluster = args.cluster && {
       ...args.cluster,
+      kubeconfig: secrets.hold(args.cluster.kubeconfig),
       ...(spec.nodeSelector ? { nodeSelector: spec.nodeSelector } : {}),
     };
     const disks =
@@ -168,7 +177,7 @@ export class NodeSet extends pulumi.ComponentResource {
               nodeSetName,
               namespace,
               spec: spec.template,
-              ...(args.agents ? { agents: args.agents } : {}),
+              ...(agents ? { agents } : {}),
               ...(cluster ? { cluster } : {}),
             },
             childOpts,
@@ -205,22 +214,31 @@ export class NodeSet extends pulumi.ComponentResource {
       if (deviceClass.snapshotClassName) snapshotClassNames[dc.name] = deviceClass.snapshotClassName;
     }
 
-    this.nodeSetName = pulumi.output(nodeSetName);
-    this.namespace = pulumi.output(namespace);
-    this.storageClassNames = pulumi.output(storageClassNames);
-    this.snapshotClassNames = pulumi.output(snapshotClassNames);
-    this.nodes = disks ? disks.nodes : pulumi.output<Record<string, NodeResult>>({});
-    this.registerOutputs({
-      nodeSetName: this.nodeSetName,
-      namespace: this.namespace,
-      storageClassNames: this.storageClassNames,
-      snapshotClassNames: this.snapshotClassNames,
-      nodes: this.nodes,
-    });
+    const outputs = {
+      nodeSetName: pulumi.output(nodeSetName),
+      namespace: pulumi.output(namespace),
+      storageClassNames: pulumi.output(storageClassNames),
+      snapshotClassNames: pulumi.output(snapshotClassNames),
+      nodes: disks ? disks.nodes : pulumi.output<Record<string, NodeResult>>({}),
+    };
+    // A refused secret arg fails each output (and so the construction through the component
+    // provider); the outputs registered wait for the check instead, for one error, not two.
+    this.nodeSetName = secrets.guard(outputs.nodeSetName);
+    this.namespace = secrets.guard(outputs.namespace);
+    this.storageClassNames = secrets.guard(outputs.storageClassNames);
+    this.snapshotClassNames = secrets.guard(outputs.snapshotClassNames);
+    this.nodes = secrets.guard(outputs.nodes);
+    this.registerOutputs(secrets.hold(outputs));
   }
 }
 
 export const NODE_SET_TYPE = "pulumi-lvm:index:NodeSet";
+
+/** The args that must arrive as secrets through the component provider (secret-args.ts). */
+const NODE_SET_SECRET_ARGS: readonly SecretArgPath[] = [
+  ["agents", "*", "token"],
+  ["cluster", "kubeconfig"],
+];
 
 const OTHER_ARG_KEYS: ReadonlySet<string> = new Set(Object.keys(otherArgsSchema.shape));
 
@@ -253,6 +271,7 @@ function validate(
       path: "args.cluster",
       message: "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
     });
+  problems.push(...secretArgProblems(args, NODE_SET_SECRET_ARGS));
   const checked = checkLVMNodeSetSpec(spec, ["args"]);
   if (!checked.ok) problems.push(...checked.problems);
   else if (defaultStorageClass) problems.push(...defaultClassProblems(checked.value));

@@ -11,6 +11,7 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
+import { packPackage, requireFreshBuild } from "../pulumi/component-package";
 
 jest.setTimeout(600_000);
 
@@ -26,15 +27,9 @@ let files: string[];
 beforeAll(() => {
   fs.mkdirSync(ROOT, { recursive: true });
   dir = fs.mkdtempSync(path.join(ROOT, "program-"));
-  // dist/ is what `npm install` compiled (the prepare script); --ignore-scripts packs it as it is.
-  const [packed] = JSON.parse(
-    execFileSync("npm", ["pack", "--json", "--ignore-scripts", "--pack-destination", dir], {
-      cwd: repo,
-      encoding: "utf8",
-    }),
-  ) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  tarball = path.join(dir, packed!.filename);
-  files = packed!.files.map((f) => f.path);
+  // As `npm publish` packs it: with npm-shrinkwrap.json (prepack), dist/ as `npm install` compiled it.
+  requireFreshBuild(repo);
+  ({ tarball, files } = packPackage(repo, dir));
 });
 afterAll(() => {
   if (dir) fs.rmSync(dir, { recursive: true, force: true });
@@ -160,6 +155,9 @@ describe("a fresh Pulumi program that installs the packed tarball", () => {
   });
 
   test("installs one copy of the Pulumi SDK: pulumi-lvm's peer dependency is the program's own", () => {
+    // The tarball's npm-shrinkwrap.json locks pulumi-lvm's dependencies, not its development and
+    // peer entries: @pulumi/pulumi is the program's, nothing is nested under pulumi-lvm.
+    expect(files).toContain("npm-shrinkwrap.json");
     expect(fs.existsSync(path.join(program, "node_modules/pulumi-lvm/node_modules/@pulumi"))).toBe(false);
     expect(fs.existsSync(path.join(program, "node_modules/pulumi-lvm/dist/src/index.js"))).toBe(true);
   });

@@ -11,25 +11,37 @@ import { ComponentProvider, getPulumiComponents } from "@pulumi/pulumi/provider/
 import { staleReason } from "../../scripts/build-if-stale";
 
 /**
- * `npm pack` of the checkout (without its prepare script: dist/ must be current, see
- * requireFreshBuild) unpacked to `<projectDir>/node_modules/pulumi-lvm`, and each production
- * dependency of the package (the hoisted closure `npm ls --omit=dev` lists) linked beside it from
- * the checkout's node_modules. Development dependencies (tsx, typescript, jest) are not there, as
- * in a real install.
+ * `npm pack` of the checkout into `dest`, as `npm publish` packs it: with its pack scripts (prepack
+ * writes npm-shrinkwrap.json, postpack removes it; prepare does not compile a current dist/, see
+ * requireFreshBuild). Returns the tarball's path and the files it holds.
+ */
+export function packPackage(repo: string, dest: string): { tarball: string; files: string[] } {
+  const out = execFileSync("npm", ["pack", "--json", "--pack-destination", dest], {
+    cwd: repo,
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  // The scripts print to stdout too (build-if-stale's line): the JSON is the report after them.
+  const packed = JSON.parse(out.slice(out.search(/^\[/m))) as Array<{
+    filename: string;
+    files: Array<{ path: string }>;
+  }>;
+  return { tarball: path.join(dest, packed[0]!.filename), files: packed[0]!.files.map((f) => f.path) };
+}
+
+/**
+ * The package packed (packPackage) and unpacked to `<projectDir>/node_modules/pulumi-lvm`, and each
+ * production dependency of the package (the hoisted closure `npm ls --omit=dev` lists) linked
+ * beside it from the checkout's node_modules. Development dependencies (tsx, typescript, jest) are
+ * not there, as in a real install.
  */
 export function installPackedPackage(repo: string, projectDir: string): void {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-lvm-pack-"));
   try {
-    const packed = JSON.parse(
-      execFileSync("npm", ["pack", "--ignore-scripts", "--json", "--pack-destination", tmp], {
-        cwd: repo,
-        encoding: "utf8",
-        stdio: ["ignore", "pipe", "pipe"],
-      }),
-    ) as Array<{ filename: string }>;
+    const { tarball } = packPackage(repo, tmp);
     const target = path.join(projectDir, "node_modules", "pulumi-lvm");
     fs.mkdirSync(target, { recursive: true });
-    execFileSync("tar", ["-xzf", path.join(tmp, packed[0]!.filename), "-C", target, "--strip-components=1"]);
+    execFileSync("tar", ["-xzf", tarball, "-C", target, "--strip-components=1"]);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });
   }

@@ -434,3 +434,51 @@ describe("a NodeSet in sandbox mode from Python, against a real agent and a real
     }
   });
 });
+
+/** The files under `dir` whose bytes contain `text`. */
+function filesContaining(dir: string, text: string): string[] {
+  return fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name))
+    .filter((file) => fs.readFileSync(file).includes(text));
+}
+
+describe("a secret arg in clear from Python: refused by the component provider, never in the state", () => {
+  afterAll(() => {
+    ws!.ok(["config", "rm", "clearTextFile"]);
+    ws!.ok(["config", "rm", "clearTextAs"]);
+  });
+
+  // The program reads the token from a file (not from config: a plain config value is in the state
+  // anyway, in the default provider's), then passes the text itself or a non-secret Output of it.
+  it.each([
+    ["a plain str", "plain"],
+    ["a non-secret Output", "output"],
+  ])(
+    "%s as agents.<node>.token: up fails naming the field and how to pass a secret; nothing registered or written",
+    (_what, kind) => {
+      const value = `plain-${kind}-${randomBytes(12).toString("hex")}`;
+      const file = scratch!.path(`clear-${kind}`);
+      fs.writeFileSync(file, value);
+      ws!.ok(["config", "set", "clearTextFile", file]);
+      ws!.ok(["config", "set", "clearTextAs", kind]);
+      const before = logLength();
+      const r = timed(`up refused (Python, ${kind} token)`, () => ws!.run(["up", "--yes"], LONG));
+      expect(r.code).not.toBe(0);
+      expect(r.output).toContain(`args.agents.${NODE}.token: is not a secret`);
+      expect(r.output).toMatch(
+        /Python `pulumi\.Output\.secret\(\.\.\.\)`.*YAML `fn::secret`.*TypeScript `pulumi\.secret\(\.\.\.\)`/s,
+      );
+      expect(r.output).not.toContain(value);
+      expect(resources().filter((s) => s.type === NODE_SET_TYPE || s.type === DISKS_TYPE)).toEqual([]);
+      expect(writesSince(before)).toEqual([]);
+      // The state (with its backups and history) and the stack's config.
+      expect(filesContaining(ws!.backend, value)).toEqual([]);
+      const stackConfig = fs.readdirSync(ws!.project).filter((f) => f.endsWith(".yaml"));
+      expect(stackConfig.filter((f) => fs.readFileSync(path.join(ws!.project, f)).includes(value))).toEqual(
+        [],
+      );
+    },
+  );
+});

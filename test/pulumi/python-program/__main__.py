@@ -3,7 +3,8 @@ one node, one volume group) through the generated SDK, so the TypeScript compone
 component provider's process and its NodeSetDisks in the engine's dynamic-provider plugin.
 
 Config (as test/pulumi/program's): node, agentUrl, agentToken (secret), volumeGroup, devices,
-deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem. The Kubernetes objects go to the
+deletionPolicy (default Retain); lvmSystem=true adds an LvmSystem; clearTextFile and clearTextAs pass the
+token in clear instead (agent_token). The Kubernetes objects go to the
 default Kubernetes provider (config kubernetes:kubeconfig).
 """
 
@@ -40,11 +41,19 @@ template = lvm.NodeSetTemplateArgs(
     deletion_policy=config.get("deletionPolicy") or "Retain",
 )
 
-agents = {
-    config.require("node"): lvm.AgentEndpointArgs(
-        url=config.require("agentUrl"), token=config.require_secret("agentToken")
-    )
-}
+def agent_token():
+    """The agent's token, a secret (config agentToken). With `clearTextFile` set, read from that file as
+    a user could by mistake: `clearTextAs` "plain" passes the text itself, "output" a non-secret Output
+    of it. The component provider refuses both: the component's args are recorded in the state."""
+    token_file = config.get("clearTextFile")
+    if not token_file:
+        return config.require_secret("agentToken")
+    with open(token_file, encoding="utf-8") as f:
+        token = f.read().strip()
+    return pulumi.Output.from_input(token) if config.get("clearTextAs") == "output" else token
+
+
+agents = {config.require("node"): lvm.AgentEndpointArgs(url=config.require("agentUrl"), token=agent_token())}
 
 depends_on = []
 if config.get_bool("lvmSystem"):
