@@ -98,7 +98,11 @@ export const BUNDLE_FILE = "bundle.tgz";
 
 /** credentialsId for a credentials revision ("" when none was given): hex, safe in any script. */
 export function credentialsIdOf(revision: string): string {
-  return crypto.createHash("sha256").update(`pulumi-lvm agent credentials\n${revision}`).digest("hex").slice(0, 32);
+  return crypto
+    .createHash("sha256")
+    .update(`pulumi-lvm agent credentials\n${revision}`)
+    .digest("hex")
+    .slice(0, 32);
 }
 
 /**

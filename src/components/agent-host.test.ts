@@ -23,7 +23,8 @@ function unsecret<T>(v: unknown): T {
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 /** What mktemp -d printed on the host (the prepare command's stdout). */
 const INCOMING = "/tmp/pulumi-lvm-agent.Xy3kP9qLm2";
-const HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa2xBaiwNCDA42xTy4reCGnsIO9/O/TUftqCVNgMcpH root@edge-1";
+const HOST_KEY =
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa2xBaiwNCDA42xTy4reCGnsIO9/O/TUftqCVNgMcpH root@edge-1";
 const tokenOf = (host: string) => `token-of-${host}-0123456789abcdef`;
 
 let dir: string;
@@ -87,7 +88,9 @@ describe("children", () => {
       ["command:remote:CopyToRemote", "edge-1-bundle"],
       ["command:remote:Command", "edge-1-agent"],
     ] as const)
-      expect(unsecret<{ hostKey?: string }>(find(recorded, type, child).inputs.connection).hostKey).toBe(HOST_KEY);
+      expect(unsecret<{ hostKey?: string }>(find(recorded, type, child).inputs.connection).hostKey).toBe(
+        HOST_KEY,
+      );
   });
 
   test("installs with sudo after the copy, from that directory, checking the bundle's hash; stdout (the token) is a secret output, the key a secret input", async () => {
@@ -99,7 +102,9 @@ describe("children", () => {
     expect(cmd.inputs.create).toContain('S="sudo -n"');
     expect(cmd.inputs.create).toContain(`releases/${bundleHash}`);
     expect(cmd.inputs.create).toContain(`own_dir '${INCOMING}'`);
-    expect(cmd.inputs.create).toContain(`printf '%s  %s\\n' ${bundleHash} "$stage/bundle.tgz" | $S sha256sum -c -`);
+    expect(cmd.inputs.create).toContain(
+      `printf '%s  %s\\n' ${bundleHash} "$stage/bundle.tgz" | $S sha256sum -c -`,
+    );
     expect(cmd.inputs.create).toContain("--no-same-owner --no-same-permissions");
     expect(cmd.inputs.delete).toContain("systemctl disable --now pulumi-lvm-agent.service");
     expect(cmd.inputs.delete).toContain(`drop_incoming '${INCOMING}'`);
@@ -207,17 +212,31 @@ test("a bundle that cannot be read is an error naming it, nothing registered", a
 
 describe("the SSH host key", () => {
   test("required: without hostKey (and without insecureIgnoreHostKey) nothing is registered, the message says how", async () => {
-    const { error, registered } = await runFailingProgram(() => new AgentHost("k", args({ hostKey: undefined })));
+    const { error, registered } = await runFailingProgram(
+      () => new AgentHost("k", args({ hostKey: undefined })),
+    );
     expect(registered).toBe(0);
     expect(error.message).toContain("args.hostKey: is required: the host's SSH public key");
     expect(error.message).toContain("insecureIgnoreHostKey: true connects without checking");
   });
 
   test.each([
-    ["a line from ssh-keyscan (the host name first)", `10.0.0.11 ${HOST_KEY}`, "a line from ssh-keyscan or known_hosts starts with the host name"],
-    ["a private key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----", "got several lines"],
+    [
+      "a line from ssh-keyscan (the host name first)",
+      `10.0.0.11 ${HOST_KEY}`,
+      "a line from ssh-keyscan or known_hosts starts with the host name",
+    ],
+    [
+      "a private key",
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+      "got several lines",
+    ],
     ["not base64", "ssh-ed25519 not*base64", "its key is not base64"],
-    ["an ed25519 key given as ecdsa", HOST_KEY.replace("ssh-ed25519", "ecdsa-sha2-nistp256"), "its base64 is not a ecdsa-sha2-nistp256 key"],
+    [
+      "an ed25519 key given as ecdsa",
+      HOST_KEY.replace("ssh-ed25519", "ecdsa-sha2-nistp256"),
+      "its base64 is not a ecdsa-sha2-nistp256 key",
+    ],
     ["an unknown type", "ssh-dss AAAAB3NzaC1kc3MAAACBAP", "is not one of ssh-ed25519"],
   ])("a malformed hostKey (%s) is refused at args.hostKey", async (_what, hostKey, message) => {
     const { error, registered } = await runFailingProgram(() => new AgentHost("k", args({ hostKey })));
@@ -237,7 +256,9 @@ describe("the SSH host key", () => {
     const recorded = await runProgram(() => {
       new AgentHost("i", args({ hostKey: undefined, insecureIgnoreHostKey: true, nodeName: "i" }));
     });
-    const conn = unsecret<Record<string, unknown>>(find(recorded, "command:remote:Command", "i-agent").inputs.connection);
+    const conn = unsecret<Record<string, unknown>>(
+      find(recorded, "command:remote:Command", "i-agent").inputs.connection,
+    );
     expect(conn).not.toHaveProperty("hostKey");
   });
 
@@ -245,7 +266,9 @@ describe("the SSH host key", () => {
     const recorded = await runProgram(() => {
       new AgentHost("o", args({ hostKey: pulumi.output(HOST_KEY), nodeName: "o" }));
     });
-    const conn = unsecret<Record<string, unknown>>(find(recorded, "command:remote:Command", "o-prepare").inputs.connection);
+    const conn = unsecret<Record<string, unknown>>(
+      find(recorded, "command:remote:Command", "o-prepare").inputs.connection,
+    );
     expect(conn.hostKey).toBe(HOST_KEY);
   });
 });

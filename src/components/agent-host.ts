@@ -254,38 +254,39 @@ const hostName = z
   .min(1)
   .regex(/^[A-Za-z0-9.:_-]+$/, "must be a DNS name or an IP address");
 const absolutePath = z.string().regex(/^\/[A-Za-z0-9._/-]+$/, "must be an absolute path like /dev/vdb");
-const argsSchema = z.strictObject({
-  nodeName: z.string().superRefine((node, ctx) => {
-    const problem = dnsSubdomainProblem(node);
-    if (problem) ctx.addIssue({ code: "custom", message: `is not a node name: it ${problem}` });
-  }),
-  host: hostName,
-  port: port.optional(),
-  user: z
-    .string()
-    .min(1)
-    .regex(/^[a-z_][a-z0-9_.-]*$/, "must be a user name"),
-  privateKey: nonEmptyStringInput,
-  hostKey: z
-    .union([
-      z.string().superRefine((key, ctx) => {
-        const problem = hostKeyProblem(key);
-        if (problem) ctx.addIssue({ code: "custom", message: problem });
-      }),
-      z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v) || v instanceof Promise),
-    ])
-    .optional(),
-  insecureIgnoreHostKey: z.boolean().optional(),
-  credentialsRevision: z.string().optional(),
-  sudo: z.boolean().optional(),
-  bundle: z.string().min(1),
-  agentPort: port.optional(),
-  agentUrl: z
-    .string()
-    .refine((u) => URL.canParse(u) && new URL(u).protocol === "https:", "must be an https:// URL")
-    .optional(),
-  devices: z.array(absolutePath).optional(),
-})
+const argsSchema = z
+  .strictObject({
+    nodeName: z.string().superRefine((node, ctx) => {
+      const problem = dnsSubdomainProblem(node);
+      if (problem) ctx.addIssue({ code: "custom", message: `is not a node name: it ${problem}` });
+    }),
+    host: hostName,
+    port: port.optional(),
+    user: z
+      .string()
+      .min(1)
+      .regex(/^[a-z_][a-z0-9_.-]*$/, "must be a user name"),
+    privateKey: nonEmptyStringInput,
+    hostKey: z
+      .union([
+        z.string().superRefine((key, ctx) => {
+          const problem = hostKeyProblem(key);
+          if (problem) ctx.addIssue({ code: "custom", message: problem });
+        }),
+        z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v) || v instanceof Promise),
+      ])
+      .optional(),
+    insecureIgnoreHostKey: z.boolean().optional(),
+    credentialsRevision: z.string().optional(),
+    sudo: z.boolean().optional(),
+    bundle: z.string().min(1),
+    agentPort: port.optional(),
+    agentUrl: z
+      .string()
+      .refine((u) => URL.canParse(u) && new URL(u).protocol === "https:", "must be an https:// URL")
+      .optional(),
+    devices: z.array(absolutePath).optional(),
+  })
   .superRefine((args, ctx) => {
     if (args.hostKey !== undefined && args.insecureIgnoreHostKey)
       ctx.addIssue({
@@ -316,7 +317,8 @@ const HOST_KEY_TYPES = [
 /** Why `key` is not one SSH public key line (`<type> <base64> [comment]`), or undefined. */
 export function hostKeyProblem(key: string): string | undefined {
   const [type, blob] = key.trim().split(/\s+/);
-  const wanted = "must be one SSH public key line `<type> <base64> [comment]` as in /etc/ssh/ssh_host_ed25519_key.pub";
+  const wanted =
+    "must be one SSH public key line `<type> <base64> [comment]` as in /etc/ssh/ssh_host_ed25519_key.pub";
   if (key.trim().includes("\n")) return `${wanted} (got several lines)`;
   if (!type || !HOST_KEY_TYPES.includes(type))
     return `${wanted}; its type ${JSON.stringify(type ?? "")} is not one of ${HOST_KEY_TYPES.join(", ")} (a line from ssh-keyscan or known_hosts starts with the host name: leave it out)`;

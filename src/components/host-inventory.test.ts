@@ -22,7 +22,8 @@ function unsecret<T>(v: unknown): T {
 }
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
-const HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa2xBaiwNCDA42xTy4reCGnsIO9/O/TUftqCVNgMcpH root@edge-1";
+const HOST_KEY =
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa2xBaiwNCDA42xTy4reCGnsIO9/O/TUftqCVNgMcpH root@edge-1";
 const inventoryOf = (host: string) =>
   JSON.stringify({ nodes: [{ name: `node-at-${host}`, lsblk: {}, lvm: null }] });
 

@@ -47,7 +47,10 @@ function makeBundle(file: string, forge: string): void {
 require("https").createServer({ cert: fs.readFileSync(v("--tls-cert")), key: fs.readFileSync(v("--tls-key")) }, (q, r) => r.end("{}"))
   .listen(Number(v("--listen").split(":")[1]), "127.0.0.1");\n`,
   );
-  fs.writeFileSync(path.join(pkg, "node_modules/node-forge/package.json"), JSON.stringify({ main: "index.js" }));
+  fs.writeFileSync(
+    path.join(pkg, "node_modules/node-forge/package.json"),
+    JSON.stringify({ main: "index.js" }),
+  );
   fs.writeFileSync(path.join(pkg, "node_modules/node-forge/index.js"), forge);
   execFileSync("tar", ["-czf", file, "-C", dir, "package"]);
 }
@@ -91,7 +94,16 @@ interface Attacker {
 async function startAttacker(oldPath: string): Promise<Attacker> {
   const child = spawn(
     "setpriv",
-    [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", process.execPath, path.join(scratch, "race-attacker.js"), tmp, oldPath, evil],
+    [
+      `--reuid=${NOBODY}`,
+      `--regid=${NOBODY}`,
+      "--clear-groups",
+      process.execPath,
+      path.join(scratch, "race-attacker.js"),
+      tmp,
+      oldPath,
+      evil,
+    ],
     { stdio: ["ignore", "pipe", "inherit"] },
   );
   let out = "";
@@ -153,7 +165,9 @@ test("a whole install while the attacker races it: the genuine release runs, the
     timeout: 120_000,
   });
   const stats = await attacker.stop();
-  console.log(`whole install: exit ${r.status}; attacker ${JSON.stringify(stats)}; record: ${attackerRecord() || "none"}`);
+  console.log(
+    `whole install: exit ${r.status}; attacker ${JSON.stringify(stats)}; record: ${attackerRecord() || "none"}`,
+  );
   const installed = fs.existsSync(forgeOf(root)) ? fs.readFileSync(forgeOf(root), "utf8") : "";
   spawnSync("sh", ["-c", removeScript(inputOf(root, port), dir)]);
   expect(r.stderr).not.toContain("refusing");
@@ -193,9 +207,13 @@ test("100 races of the copy and the unpack: the attacker loses every one", async
 
 /** A shell command as nobody (the attacker), which must succeed. */
 function asNobody(command: string, ...args: string[]): void {
-  const r = spawnSync("setpriv", [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "sh", "-c", command, "sh", ...args], {
-    encoding: "utf8",
-  });
+  const r = spawnSync(
+    "setpriv",
+    [`--reuid=${NOBODY}`, `--regid=${NOBODY}`, "--clear-groups", "sh", "-c", command, "sh", ...args],
+    {
+      encoding: "utf8",
+    },
+  );
   if (r.status !== 0) throw new Error(`as nobody: ${command}: ${r.stderr}`);
 }
 
@@ -215,7 +233,9 @@ describe("hostile hosts: each refused with a message, no release made", () => {
     expect(fs.existsSync(releases) ? fs.readdirSync(releases) : []).toEqual([]);
     // root's staging copy is gone too
     const install = path.join(root, "opt/pulumi-lvm");
-    expect(fs.existsSync(install) ? fs.readdirSync(install).filter((n) => n.startsWith(".incoming")) : []).toEqual([]);
+    expect(
+      fs.existsSync(install) ? fs.readdirSync(install).filter((n) => n.startsWith(".incoming")) : [],
+    ).toEqual([]);
     return r;
   };
 
@@ -225,7 +245,9 @@ describe("hostile hosts: each refused with a message, no release made", () => {
     dir = prepareLocally(loose);
     copyLocally(dir, genuine);
     asNobody('mv "$1" "$1.mine" && mkdir -m 700 "$1" && cp "$2" "$1/bundle.tgz"', dir, evil);
-    refused(/is not a directory only root can write \(owner and mode: nobody 700\): refusing the bundle in it/);
+    refused(
+      /is not a directory only root can write \(owner and mode: nobody 700\): refusing the bundle in it/,
+    );
   });
 
   test("the same, the directory swapped for a symlink to the attacker's", () => {
@@ -233,7 +255,11 @@ describe("hostile hosts: each refused with a message, no release made", () => {
     fs.chmodSync(loose, 0o777);
     dir = prepareLocally(loose);
     copyLocally(dir, genuine);
-    asNobody('mv "$1" "$1.mine" && mkdir -m 700 "$1.evil" && cp "$2" "$1.evil/bundle.tgz" && ln -s "$1.evil" "$1"', dir, evil);
+    asNobody(
+      'mv "$1" "$1.mine" && mkdir -m 700 "$1.evil" && cp "$2" "$1.evil/bundle.tgz" && ln -s "$1.evil" "$1"',
+      dir,
+      evil,
+    );
     refused(/is not a directory only root can write \(owner and mode: nobody 777\)/);
   });
 

@@ -163,7 +163,9 @@ test("the serving certificate is a leaf for at most a year, and pinned: a certif
   expect(days).toBeLessThanOrEqual(366);
   // Whoever holds the host's key signs another certificate for the same names: NodeSet, trusting
   // only the printed certificate, must refuse it.
-  const key = forge.pki.privateKeyFromPem(fs.readFileSync(path.join(root, "opt/pulumi-lvm/etc/tls.key"), "utf8"));
+  const key = forge.pki.privateKeyFromPem(
+    fs.readFileSync(path.join(root, "opt/pulumi-lvm/etc/tls.key"), "utf8"),
+  );
   const other = forge.pki.createCertificate();
   other.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
   other.serialNumber = "02";
@@ -198,7 +200,9 @@ test("upgrade (a new bundle hash): same token and certificate; the old release's
   const old = spawnSync("sh", ["-c", removeScript(input(sha256(bundle)))], { encoding: "utf8" });
   expect(old.status).toBe(0);
   expect(fs.existsSync(path.join(root, "opt/pulumi-lvm/releases", sha256(bundle)))).toBe(false);
-  expect(fs.readlinkSync(path.join(root, "opt/pulumi-lvm/current"))).toBe(`releases/${sha256(upgrade)}/package`);
+  expect(fs.readlinkSync(path.join(root, "opt/pulumi-lvm/current"))).toBe(
+    `releases/${sha256(upgrade)}/package`,
+  );
   expect((await get("/v1/status", { ca: first.caCertificate, token: first.token })).status).toBe(200);
 }, 180_000);
 
