@@ -118,6 +118,17 @@ printf '%s\\n' "$d"
 `;
 }
 
+/**
+ * Refuses a node binary root would run (by sudo, in the unit) that a user other than root and the
+ * SSH user could replace: the directory PATH found it in, the file (symlinks resolved) or its
+ * directory theirs, or writable by group or others (a node found on a PATH through /tmp, say).
+ */
+const NODE_OWNER_CHECK = `for f in "$(dirname "$NODE")" "$(readlink -f "$NODE")" "$(dirname "$(readlink -f "$NODE")")"; do
+  set -- $(stat -c '%u %a %U' "$f")
+  { [ "$1" = 0 ] || [ "$1" = "$(id -u)" ]; } && [ $((0$2 & 022)) -eq 0 ] || { say "node at $NODE: $f belongs to $3 with mode $2, so another user could replace what root runs: refusing it (install Node.js where only root can write)"; exit 3; }
+done
+`;
+
 /** Shell functions on the directory prepareScript made (mode 0700, the SSH user's own, not a symlink). */
 const INCOMING_FUNCTIONS = `own_dir() { [ -d "$1" ] && [ ! -L "$1" ] && [ "$(stat -c '%u %a' "$1")" = "$(id -u) 700" ]; }
 drop_incoming() { if own_dir "$1"; then rm -rf -- "$1"; fi; }
@@ -228,7 +239,7 @@ export function installScript(input: AgentHostScriptInput, url: string, incoming
 [ -n "$NODE" ] || { say "no node (Node.js >= ${input.nodeMajor}) on this host (PATH=$PATH); install Node.js ${input.nodeMajor}+ first"; exit 3; }
 major=$("$NODE" -p 'process.versions.node.split(".")[0]')
 [ "$major" -ge ${input.nodeMajor} ] || { say "node $("$NODE" --version) at $NODE is too old: the agent needs Node.js >= ${input.nodeMajor}"; exit 3; }
-[ -z "$S" ] || $S true 2>/dev/null || { say "sudo -n does not work for $(id -un) (passwordless sudo is needed)"; exit 3; }
+${NODE_OWNER_CHECK}[ -z "$S" ] || $S true 2>/dev/null || { say "sudo -n does not work for $(id -un) (passwordless sudo is needed)"; exit 3; }
 ${releaseSection(input, incoming)}[ -f ${shQuote(release + "/package/node_modules/node-forge/package.json")} ] || { say "the bundle has no production dependencies (node_modules): build it with scripts/agent-bundle.sh"; exit 3; }
 $S ln -sfn ${shQuote(`releases/${input.bundleHash}/package`)} ${shQuote(p.install + "/current")}
 rotate=""
@@ -318,7 +329,7 @@ say() { echo "pulumi-lvm HostInventory ${input.node}: $*" >&2; }
 S=${input.sudo ? '"sudo -n"' : '""'}
 NODE=$(command -v node || true)
 [ -n "$NODE" ] || { say "no node (Node.js >= ${input.nodeMajor}) on this host (PATH=$PATH)"; exit 3; }
-[ -f ${shQuote(main)} ] || { say "pulumi-lvm is not installed at ${p.install}/current (its AgentHost installs it first)"; exit 3; }
+${NODE_OWNER_CHECK}[ -f ${shQuote(main)} ] || { say "pulumi-lvm is not installed at ${p.install}/current (its AgentHost installs it first)"; exit 3; }
 $S "$NODE" ${shQuote(main)} ${args.map(shQuote).join(" ")}
 `;
 }

@@ -298,3 +298,21 @@ describe("hostile hosts: each refused with a message, no release made", () => {
     refused(/releases belongs to root with mode 777 .*: refusing to install into it/);
   });
 });
+
+test("a node that another user could replace (found on PATH in a directory anyone can write) is refused before anything runs as root", () => {
+  const root = freshRoot();
+  const bin = fs.mkdtempSync(path.join(tmp, "bin-"));
+  fs.chmodSync(bin, 0o777);
+  fs.symlinkSync(process.execPath, path.join(bin, "node"));
+  const dir = prepareLocally(tmp);
+  copyLocally(dir, genuine);
+  const r = spawnSync("sh", ["-c", installScript(inputOf(root), "https://127.0.0.1:9443", dir)], {
+    encoding: "utf8",
+    env: { ...process.env, PATH: `${bin}:${process.env.PATH}` },
+  });
+  expect(r.stderr).toContain(
+    `node at ${bin}/node: ${bin} belongs to root with mode 777, so another user could replace what root runs: refusing it`,
+  );
+  expect(r.status).toBe(3);
+  expect(fs.existsSync(path.join(root, "opt"))).toBe(false);
+});
