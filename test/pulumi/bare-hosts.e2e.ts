@@ -386,8 +386,8 @@ describe("hosts that cannot take the agent: each a clear error naming the host",
     );
     console.log(`up with an unreachable host and a host without Node.js:\n${diagnostics(up.output)}`);
     expect(up.code).not.toBe(0);
-    const unreachable = linesWith(up.output, "edge-unreachable-bundle");
-    expect(unreachable.join("\n")).toMatch(/edge-unreachable-bundle/);
+    const unreachable = linesWith(up.output, "edge-unreachable-prepare");
+    expect(unreachable.join("\n")).toMatch(/edge-unreachable-prepare/);
     expect(up.output).toContain(`127.0.0.1:${closed}`);
     expect(up.output).toMatch(/connection refused/);
     expect(up.output).toContain("pulumi-lvm AgentHost edge-no-node: no node (Node.js >= 20) on this host");
@@ -402,7 +402,7 @@ describe("hosts that cannot take the agent: each a clear error naming the host",
     const up = timed("up (wrong key)", () => errWs!.run(["up", "--yes"], LONG));
     console.log(`up with a wrong key:\n${diagnostics(up.output)}`);
     expect(up.code).not.toBe(0);
-    expect(linesWith(up.output, "edge-wrong-key-bundle").length).toBeGreaterThan(0);
+    expect(linesWith(up.output, "edge-wrong-key-prepare").length).toBeGreaterThan(0);
     expect(up.output).toMatch(/unable to authenticate/);
   });
 
