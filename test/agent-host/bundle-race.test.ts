@@ -56,6 +56,10 @@ require("https").createServer({ cert: fs.readFileSync(v("--tls-cert")), key: fs.
 }
 
 beforeAll(() => {
+  if (process.getuid?.() !== 0)
+    throw new Error(
+      "bundle-race.test.ts runs as root (the install's user) with an attacker as nobody: run it as root, as CI does",
+    );
   scratch = fs.mkdtempSync(path.join(os.tmpdir(), "bundle-race-"));
   fs.chmodSync(scratch, 0o755);
   tmp = path.join(scratch, "tmp");
