@@ -98,7 +98,7 @@ describe("children", () => {
     const copy = find(recorded, "command:remote:CopyToRemote", "edge-1-bundle");
     expect(cmd.opts.dependsOn).toEqual([copy.resource]);
     expect(cmd.opts.additionalSecretOutputs).toContain("stdout");
-    expect(cmd.inputs.triggers).toEqual([bundleHash, credentialsIdOf("")]);
+    expect(cmd.inputs.triggers).toEqual([bundleHash]);
     expect(cmd.inputs.create).toContain('S="sudo -n"');
     expect(cmd.inputs.create).toContain(`releases/${bundleHash}`);
     expect(cmd.inputs.create).toContain(`own_dir '${INCOMING}'`);
@@ -299,13 +299,20 @@ describe("what the host prints is checked", () => {
   });
 });
 
-test("credentialsRevision replaces the install (a new token and certificate on the host), not the copy", async () => {
+test("credentialsRevision changes the install's create (an update: it runs again and rotates; no replacement, no delete), not the copy", async () => {
   const recorded = await runProgram(() => {
     new AgentHost("r", args({ nodeName: "r", credentialsRevision: "2027-01" }));
+    new AgentHost("s", args({ nodeName: "r" }));
   });
   const cmd = find(recorded, "command:remote:Command", "r-agent");
-  expect(cmd.inputs.triggers).toEqual([bundleHash, credentialsIdOf("2027-01")]);
+  expect(cmd.inputs.triggers).toEqual([bundleHash]);
   expect(credentialsIdOf("2027-01")).not.toBe(credentialsIdOf(""));
   expect(cmd.inputs.create).toContain(`= ${credentialsIdOf("2027-01")} ] || rotate=rotate`);
+  const [none, rev] = [credentialsIdOf(""), credentialsIdOf("2027-01")];
+  const same = (find(recorded, "command:remote:Command", "s-agent").inputs.create as string)
+    .replace(`= ${none} ]`, `= ${rev} ]`)
+    .replace(`echo ${none} | $S`, `echo ${rev} | $S`);
+  // The only difference from the same host without a revision.
+  expect(same).toBe(cmd.inputs.create);
   expect(find(recorded, "command:remote:CopyToRemote", "r-bundle").inputs.triggers).toEqual([bundleHash]);
 });

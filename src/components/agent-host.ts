@@ -116,7 +116,10 @@ export class AgentHost extends pulumi.ComponentResource {
         connection,
         create: incoming.apply((dir) => installScript(plan.script, plan.url, dir)),
         delete: incoming.apply((dir) => removeScript(plan.script, dir)),
-        triggers: [plan.script.bundleHash, plan.script.credentialsId],
+        // Not the credentials: a new revision changes `create`, so the command is updated (create
+        // runs again and rotates) and no delete runs; a stack whose state holds an older delete
+        // script is never torn down by a rotation.
+        triggers: [plan.script.bundleHash],
         logging: "stderr",
       },
       { parent: this, dependsOn: [bundle], additionalSecretOutputs: ["stdout"] },

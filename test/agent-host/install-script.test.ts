@@ -73,7 +73,18 @@ function install(file: string, revision = "", env: NodeJS.ProcessEnv = process.e
     env,
     timeout: 120_000,
   });
+  lastDir = dir;
   return { ...r, dir };
+}
+
+let lastDir = "";
+/** The install script run again as a Command update runs it: the last install's directory, gone by now. */
+function rerun(file: string, revision: string) {
+  expect(fs.existsSync(lastDir)).toBe(false);
+  return spawnSync("sh", ["-c", installScript(input(sha256(file), revision), url(), lastDir)], {
+    encoding: "utf8",
+    timeout: 120_000,
+  });
 }
 
 function get(
@@ -209,8 +220,9 @@ test("upgrade (a new bundle hash): same token and certificate; the old release's
 let rotated: ReturnType<typeof parseAgentOutput>;
 
 test("rotation (a new credentials revision): a new token and certificate, the old token refused; the old revision's delete leaves the agent", async () => {
-  // The release is in place: the rotation needs no bundle (its directory is made and removed).
-  const r = install(upgrade, "2027-01");
+  // The Command provider runs the changed script again (an update): the same directory, long
+  // removed, no new copy; the release is in place.
+  const r = rerun(upgrade, "2027-01");
   expect(r.status).toBe(0);
   expect(r.stderr).toContain("the credentials revision changed: a new token and serving certificate");
   rotated = parseAgentOutput("edge-1", r.stdout, url());
@@ -219,12 +231,13 @@ test("rotation (a new credentials revision): a new token and certificate, the ol
   expect((await get("/v1/status", { ca: rotated.caCertificate, token: rotated.token })).status).toBe(200);
   expect((await get("/v1/status", { ca: rotated.caCertificate, token: first.token })).status).toBe(401);
   await expect(get("/healthz", { ca: first.caCertificate })).rejects.toThrow();
-  // Pulumi replaces the install command: the old one's delete runs after the new create.
+  // Were the rotation a replacement (it comes with a new bundle), the old command's delete would
+  // run after the new create: it leaves the host to the later revision.
   const old = spawnSync("sh", ["-c", removeScript(input(sha256(upgrade)))], { encoding: "utf8" });
   expect(old.status).toBe(0);
   expect((await get("/v1/status", { ca: rotated.caCertificate, token: rotated.token })).status).toBe(200);
-  // The same revision again (an update of the command): nothing new.
-  const again = install(upgrade, "2027-01");
+  // The same revision again: nothing new.
+  const again = rerun(upgrade, "2027-01");
   expect(again.status).toBe(0);
   expect(parseAgentOutput("edge-1", again.stdout, url())).toEqual(rotated);
 }, 240_000);
