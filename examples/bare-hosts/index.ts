@@ -4,20 +4,35 @@ import { AgentHost, agentsOf, HostInventory, inventoriesOf, NodeSetDisks, type T
 
 const config = new pulumi.Config();
 
-/** One host: its node name, address and SSH user (root, or a user with passwordless sudo). */
+/** One host: its node name, address, SSH host key and SSH user (root, or a user with passwordless sudo). */
 interface Host {
   name: string;
   address: string;
+  /** The host's /etc/ssh/ssh_host_ed25519_key.pub: Pulumi refuses any other machine at `address`. */
+  hostKey: string;
   user?: string;
   sshPort?: number;
   /** How Pulumi reaches the agent when not at https://<address>:9443 (a forwarded port, a load balancer). */
   agentUrl?: string;
 }
 
+// Replace these host keys with your hosts' own (`cat /etc/ssh/ssh_host_ed25519_key.pub` on each).
 const hosts = config.getObject<Host[]>("hosts") ?? [
-  { name: "edge-1", address: "10.0.0.11" },
-  { name: "edge-2", address: "10.0.0.12" },
-  { name: "edge-3", address: "10.0.0.13" },
+  {
+    name: "edge-1",
+    address: "10.0.0.11",
+    hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIBT0jr3oGrB+eSHEzi3iaVlpMZRob/L45wys06S1HQf1 root@edge-1",
+  },
+  {
+    name: "edge-2",
+    address: "10.0.0.12",
+    hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOCZVxH6TuchEjm1jSLN3uU/E+hrlmdA/3WIVgcZCIvq root@edge-2",
+  },
+  {
+    name: "edge-3",
+    address: "10.0.0.13",
+    hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIAdFle2fY7tBnhyiy0jnBqHgTaK7FVnT3yYxdNzmAiQE root@edge-3",
+  },
 ];
 // `pulumi config set --secret sshPrivateKey -- "$(cat ~/.ssh/id_ed25519)"`: kept a secret everywhere.
 const privateKey = config.requireSecret("sshPrivateKey");
@@ -30,11 +45,14 @@ const agentHosts = hosts.map(
     new AgentHost(h.name, {
       nodeName: h.name,
       host: h.address,
+      hostKey: h.hostKey,
       ...(h.sshPort ? { port: h.sshPort } : {}),
       ...(h.agentUrl ? { agentUrl: h.agentUrl } : {}),
       user: h.user ?? "root",
       privateKey,
       bundle,
+      // Change it (e.g. to the month) to give every agent a new token and serving certificate.
+      credentialsRevision: config.get("credentialsRevision") ?? "",
       // Only these disks are visible to lvm on the host; the selector below picks among them.
       devices: config.getObject<string[]>("devices") ?? ["/dev/vdb", "/dev/vdc"],
     }),

@@ -22,6 +22,8 @@ function unsecret<T>(v: unknown): T {
 }
 
 const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+const HOST_KEY =
+  "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa2xBaiwNCDA42xTy4reCGnsIO9/O/TUftqCVNgMcpH root@edge-1";
 const inventoryOf = (host: string) =>
   JSON.stringify({ nodes: [{ name: `node-at-${host}`, lsblk: {}, lvm: null }] });
 
@@ -37,6 +39,7 @@ beforeAll(async () => {
   await installMocksWithOutputs((type, name, inputs) => {
     if (type !== "command:remote:Command") return undefined;
     const host = unsecret<{ host: string }>(inputs.connection).host;
+    if (name.endsWith("-prepare")) return { stdout: "/tmp/pulumi-lvm-agent.Xy3kP9qLm2" };
     return name.endsWith("-read")
       ? { stdout: inventoryOf(host) }
       : {
@@ -55,6 +58,7 @@ const hostArgs = (over: Partial<AgentHostArgs> = {}): AgentHostArgs => ({
   host: "10.0.0.11",
   user: "debian",
   privateKey: pulumi.secret("-----BEGIN OPENSSH PRIVATE KEY-----\nkey\n-----END OPENSSH PRIVATE KEY-----"),
+  hostKey: HOST_KEY,
   bundle,
   devices: ["/dev/vdb", "/dev/vdc"],
   ...over,
@@ -88,6 +92,8 @@ describe("HostInventory of an AgentHost", () => {
     expect(read.opts.dependsOn).toEqual([agent.resource]);
     expect(read.inputs.connection[pulumi.runtime.specialSigKey]).toBe(pulumi.runtime.specialSecretSig);
     expect(unsecret(read.inputs.connection)).toEqual(unsecret(agent.inputs.connection));
+    // with the host key pinned, as every connection of its AgentHost
+    expect(unsecret<{ hostKey?: string }>(read.inputs.connection).hostKey).toBe(HOST_KEY);
     // Collected again when the bundle (a new release) or the revision changes.
     expect(read.inputs.triggers).toEqual([bundleHash, "r2"]);
     expect(read.inputs.delete).toBeUndefined();

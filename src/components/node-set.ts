@@ -19,7 +19,10 @@ export interface AgentEndpoint {
   readonly url: pulumi.Input<string>;
   /** A bearer token the agent accepts for this node; stored in state only as a secret. @example config.requireSecret("agentToken") */
   readonly token: pulumi.Input<string>;
-  /** PEM of the CA that signed an https agent's certificate (pinned: the only CA trusted). @default the system CAs */
+  /**
+   * PEM of the CA that signed an https agent's certificate, or of the agent's own certificate (an
+   * AgentHost's): the only anchor trusted. @default the system CAs
+   */
   readonly caCertificate?: pulumi.Input<string>;
 }
 

@@ -3,24 +3,31 @@ import * as fs from "node:fs";
 import * as https from "node:https";
 import * as os from "node:os";
 import * as path from "node:path";
+import * as crypto from "node:crypto";
+import * as forge from "node-forge";
 import {
+  credentialsIdOf,
   installScript,
   removeScript,
   type AgentHostScriptInput,
 } from "../../src/components/agent-host-script";
 import { parseAgentOutput } from "../../src/components/agent-host";
 import { freePort } from "../net";
+import { copyLocally, prepareLocally } from "./local-flow";
 
 /**
  * The scripts AgentHost runs over SSH, run here by sh on this machine with every path under a
  * scratch root and no systemd (the detached-process fallback), against a real bundle made by
  * scripts/agent-bundle.sh and the real agent it starts. What SSH adds (the transport) is the
- * engine tier's; this shows what the host does with the bundle.
+ * engine tier's; this shows what the host does with the bundle. A second bundle (the first with one
+ * file more) is the upgrade.
  */
 const repo = path.resolve(__dirname, "../..");
 let root: string;
 let bundle: string;
+let upgrade: string;
 let port: number;
+const sha256 = (file: string) => crypto.createHash("sha256").update(fs.readFileSync(file)).digest("hex");
 
 beforeAll(async () => {
   root = fs.mkdtempSync(path.join(os.tmpdir(), "agent-host-script-"));
@@ -28,6 +35,12 @@ beforeAll(async () => {
     encoding: "utf8",
     stdio: ["ignore", "pipe", "inherit"],
   }).trim();
+  const unpacked = fs.mkdtempSync(path.join(root, "upgrade-"));
+  execFileSync("tar", ["-xzf", bundle, "-C", unpacked]);
+  fs.writeFileSync(path.join(unpacked, "package/UPGRADE"), "the next release\n");
+  upgrade = path.join(root, "upgrade.tgz");
+  execFileSync("tar", ["-czf", upgrade, "-C", unpacked, "package"]);
+  fs.rmSync(unpacked, { recursive: true });
   port = await freePort();
 }, 600_000);
 
@@ -39,10 +52,10 @@ afterAll(() => {
   fs.rmSync(root, { recursive: true, force: true });
 });
 
-const input = (hash: string): AgentHostScriptInput => ({
+const input = (hash: string, revision = ""): AgentHostScriptInput => ({
   node: "edge-1",
-  bundlePath: path.join(root, `copied-${hash}.tgz`),
   bundleHash: hash,
+  credentialsId: credentialsIdOf(revision),
   port,
   certificateNames: ["10.0.0.11"],
   sudo: false,
@@ -51,12 +64,25 @@ const input = (hash: string): AgentHostScriptInput => ({
 });
 const url = () => `https://127.0.0.1:${port}`;
 
-/** Copies the bundle where CopyToRemote would have put it and runs the install script. */
-function install(hash: string, env: NodeJS.ProcessEnv = process.env) {
-  fs.copyFileSync(bundle, input(hash).bundlePath);
-  return spawnSync("sh", ["-c", installScript(input(hash), url())], {
+/** The prepare command and the copy as AgentHost runs them, then the install script; its directory. */
+function install(file: string, revision = "", env: NodeJS.ProcessEnv = process.env) {
+  const dir = prepareLocally(root);
+  copyLocally(dir, file);
+  const r = spawnSync("sh", ["-c", installScript(input(sha256(file), revision), url(), dir)], {
     encoding: "utf8",
     env,
+    timeout: 120_000,
+  });
+  lastDir = dir;
+  return { ...r, dir };
+}
+
+let lastDir = "";
+/** The install script run again as a Command update runs it: the last install's directory, gone by now. */
+function rerun(file: string, revision: string) {
+  expect(fs.existsSync(lastDir)).toBe(false);
+  return spawnSync("sh", ["-c", installScript(input(sha256(file), revision), url(), lastDir)], {
+    encoding: "utf8",
     timeout: 120_000,
   });
 }
@@ -82,8 +108,9 @@ function get(
 let first: ReturnType<typeof parseAgentOutput>;
 
 test("a host without Node.js: a clear error naming the node, nothing installed", () => {
-  fs.copyFileSync(bundle, input("aaaa").bundlePath);
-  const r = spawnSync("/bin/sh", ["-c", installScript(input("aaaa"), url())], {
+  const dir = prepareLocally(root);
+  copyLocally(dir, bundle);
+  const r = spawnSync("/bin/sh", ["-c", installScript(input(sha256(bundle)), url(), dir)], {
     encoding: "utf8",
     env: { PATH: "/nonexistent" },
   });
@@ -93,10 +120,10 @@ test("a host without Node.js: a clear error naming the node, nothing installed",
 });
 
 test("install: starts the agent over TLS and prints its URL, a token it accepts and its CA", async () => {
-  const r = install("aaaa");
+  const r = install(bundle);
   expect(r.stderr).toContain("no systemd: starting the agent as a detached process");
   expect(r.status).toBe(0);
-  first = parseAgentOutput("edge-1", r.stdout);
+  first = parseAgentOutput("edge-1", r.stdout, url());
   expect(first.url).toBe(url());
   // The CA pinned, the token accepted; another token refused.
   const ok = await get("/v1/status", { ca: first.caCertificate, token: first.token });
@@ -105,8 +132,8 @@ test("install: starts the agent over TLS and prints its URL, a token it accepts 
   expect((await get("/v1/status", { ca: first.caCertificate, token: "x".repeat(32) })).status).toBe(401);
   // Only the agent's CA is trusted: the system CAs do not know it.
   await expect(get("/healthz", { ca: "" })).rejects.toThrow();
-  // The copied bundle is gone, the token file is private.
-  expect(fs.existsSync(input("aaaa").bundlePath)).toBe(false);
+  // The directory the bundle was copied into is gone, the token file is private.
+  expect(fs.existsSync(r.dir)).toBe(false);
   expect(fs.statSync(path.join(root, "opt/pulumi-lvm/etc/tokens")).mode & 0o077).toBe(0);
 }, 180_000);
 
@@ -139,26 +166,91 @@ test("no systemd: the supervisor starts the agent again when it dies, as systemd
   expect((await get("/v1/status", { ca: first.caCertificate, token: first.token })).status).toBe(200);
 }, 120_000);
 
+test("the serving certificate is a leaf for at most a year, and pinned: a certificate the agent's own key signs is refused", async () => {
+  const cert = forge.pki.certificateFromPem(first.caCertificate);
+  expect(cert.getExtension("basicConstraints")).toMatchObject({ cA: false });
+  expect(cert.getExtension("keyUsage")).not.toMatchObject({ keyCertSign: true });
+  const days = (cert.validity.notAfter.getTime() - cert.validity.notBefore.getTime()) / 86_400_000;
+  expect(days).toBeLessThanOrEqual(366);
+  // Whoever holds the host's key signs another certificate for the same names: NodeSet, trusting
+  // only the printed certificate, must refuse it.
+  const key = forge.pki.privateKeyFromPem(
+    fs.readFileSync(path.join(root, "opt/pulumi-lvm/etc/tls.key"), "utf8"),
+  );
+  const other = forge.pki.createCertificate();
+  other.publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
+  other.serialNumber = "02";
+  other.validity.notBefore = new Date(Date.now() - 60_000);
+  other.validity.notAfter = new Date(Date.now() + 86_400_000);
+  other.setSubject([{ name: "commonName", value: "another" }]);
+  other.setIssuer(cert.subject.attributes);
+  other.setExtensions([{ name: "subjectAltName", altNames: [{ type: 7, ip: "127.0.0.1" }] }]);
+  other.sign(key, forge.md.sha256.create());
+  const server = https.createServer(
+    { cert: forge.pki.certificateToPem(other), key: forge.pki.privateKeyToPem(key) },
+    (_req, res) => res.end("impostor"),
+  );
+  await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));
+  const otherPort = (server.address() as { port: number }).port;
+  const answer = await new Promise<string>((resolve) =>
+    https
+      .get(`https://127.0.0.1:${otherPort}/`, { ca: first.caCertificate, agent: false }, (res) => {
+        res.resume();
+        resolve(`accepted (${res.statusCode})`);
+      })
+      .on("error", (e: NodeJS.ErrnoException) => resolve(`refused: ${e.code}`)),
+  );
+  server.close();
+  expect(answer).toMatch(/^refused/);
+});
+
 test("upgrade (a new bundle hash): same token and certificate; the old release's delete leaves the agent", async () => {
-  const r = install("bbbb");
+  const r = install(upgrade);
   expect(r.status).toBe(0);
-  expect(parseAgentOutput("edge-1", r.stdout)).toEqual(first);
-  const old = spawnSync("sh", ["-c", removeScript(input("aaaa"))], { encoding: "utf8" });
+  expect(parseAgentOutput("edge-1", r.stdout, url())).toEqual(first);
+  const old = spawnSync("sh", ["-c", removeScript(input(sha256(bundle)))], { encoding: "utf8" });
   expect(old.status).toBe(0);
-  expect(fs.existsSync(path.join(root, "opt/pulumi-lvm/releases/aaaa"))).toBe(false);
-  expect(fs.readlinkSync(path.join(root, "opt/pulumi-lvm/current"))).toBe("releases/bbbb/package");
+  expect(fs.existsSync(path.join(root, "opt/pulumi-lvm/releases", sha256(bundle)))).toBe(false);
+  expect(fs.readlinkSync(path.join(root, "opt/pulumi-lvm/current"))).toBe(
+    `releases/${sha256(upgrade)}/package`,
+  );
   expect((await get("/v1/status", { ca: first.caCertificate, token: first.token })).status).toBe(200);
 }, 180_000);
 
+let rotated: ReturnType<typeof parseAgentOutput>;
+
+test("rotation (a new credentials revision): a new token and certificate, the old token refused; the old revision's delete leaves the agent", async () => {
+  // The Command provider runs the changed script again (an update): the same directory, long
+  // removed, no new copy; the release is in place.
+  const r = rerun(upgrade, "2027-01");
+  expect(r.status).toBe(0);
+  expect(r.stderr).toContain("the credentials revision changed: a new token and serving certificate");
+  rotated = parseAgentOutput("edge-1", r.stdout, url());
+  expect(rotated.token).not.toBe(first.token);
+  expect(rotated.caCertificate).not.toBe(first.caCertificate);
+  expect((await get("/v1/status", { ca: rotated.caCertificate, token: rotated.token })).status).toBe(200);
+  expect((await get("/v1/status", { ca: rotated.caCertificate, token: first.token })).status).toBe(401);
+  await expect(get("/healthz", { ca: first.caCertificate })).rejects.toThrow();
+  // Were the rotation a replacement (it comes with a new bundle), the old command's delete would
+  // run after the new create: it leaves the host to the later revision.
+  const old = spawnSync("sh", ["-c", removeScript(input(sha256(upgrade)))], { encoding: "utf8" });
+  expect(old.status).toBe(0);
+  expect((await get("/v1/status", { ca: rotated.caCertificate, token: rotated.token })).status).toBe(200);
+  // The same revision again: nothing new.
+  const again = rerun(upgrade, "2027-01");
+  expect(again.status).toBe(0);
+  expect(parseAgentOutput("edge-1", again.stdout, url())).toEqual(rotated);
+}, 240_000);
+
 test("delete: the agent stops, its files go, the journal stays", async () => {
-  const r = spawnSync("sh", ["-c", removeScript(input("bbbb"))], { encoding: "utf8" });
+  const r = spawnSync("sh", ["-c", removeScript(input(sha256(upgrade), "2027-01"))], { encoding: "utf8" });
   expect(r.status).toBe(0);
   expect(fs.existsSync(path.join(root, "opt/pulumi-lvm"))).toBe(false);
   expect(fs.existsSync(path.join(root, "var/lib/pulumi-lvm/agent"))).toBe(true);
   // The process got SIGTERM; give it its shutdown.
   let refused = false;
   for (let i = 0; i < 40 && !refused; i++) {
-    refused = await get("/healthz", { ca: first.caCertificate }).then(
+    refused = await get("/healthz", { ca: rotated.caCertificate }).then(
       () => false,
       (e: NodeJS.ErrnoException) => e.code === "ECONNREFUSED",
     );

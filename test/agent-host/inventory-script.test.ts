@@ -1,10 +1,12 @@
 import { execFileSync, spawnSync } from "node:child_process";
+import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { LVMNodeSpec } from "../../src/api";
 import { agentClient, AgentCallError } from "../../src/agent-client/agent-client";
 import { httpTransport } from "../../src/kube/http";
 import {
+  credentialsIdOf,
   installScript,
   inventoryScript,
   type AgentHostScriptInput,
@@ -14,6 +16,7 @@ import { planInventories } from "../../provider/runtime/v1/inventory-plans";
 import { UNKNOWN } from "../../provider/runtime/v1/index";
 import { lvm, requireHostTier, Scratch, vgs } from "../agent/host-lvm";
 import { freePort } from "../net";
+import { copyLocally, prepareLocally } from "./local-flow";
 
 /**
  * The script HostInventory runs over SSH, run here by sh on this machine: the installed release's
@@ -58,8 +61,8 @@ beforeAll(async () => {
   fs.mkdirSync(root);
   input = {
     node: NODE,
-    bundlePath: scratch.path("copied.tgz"),
-    bundleHash: "cccc",
+    bundleHash: crypto.createHash("sha256").update(fs.readFileSync(bundle)).digest("hex"),
+    credentialsId: credentialsIdOf(""),
     port: await freePort(),
     certificateNames: ["127.0.0.1"],
     sudo: false,
@@ -87,16 +90,18 @@ test("before AgentHost installed the release: exit 3, a message naming the node,
 });
 
 test("the printed inventory plans exactly as the running agent does: the same claims and the same hash", async () => {
-  fs.copyFileSync(bundle, input.bundlePath);
-  const install = spawnSync("/bin/sh", ["-c", installScript(input, "https://127.0.0.1:1")], {
+  const dir = prepareLocally(input.root!);
+  copyLocally(dir, bundle);
+  const url = `https://127.0.0.1:${input.port}`;
+  const install = spawnSync("/bin/sh", ["-c", installScript(input, url, dir)], {
     encoding: "utf8",
     timeout: 180_000,
   });
   expect(install.status).toBe(0);
-  const agent = parseAgentOutput(NODE, install.stdout);
+  const agent = parseAgentOutput(NODE, install.stdout, url);
   endpoint = {
     node: NODE,
-    url: `https://127.0.0.1:${input.port}`,
+    url,
     token: agent.token,
     ca: agent.caCertificate,
   };

@@ -34,6 +34,8 @@ const POOL = "pool0";
 const SSH_PORT = 22;
 /** sshd's second port: sessions there have no Node.js on PATH (a host without Node). */
 const NO_NODE_PORT = 2223;
+/** A second sshd in the guest, with a host key of its own: a machine that is not the host. */
+const IMPOSTOR_PORT = 2224;
 const AGENT_PORT = 9443;
 const GiB = 1024 ** 3;
 const DISKS_TYPE = "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks";
@@ -49,6 +51,9 @@ let errWs: PulumiWorkspace | undefined;
 let key: ClientKey;
 let wrongKey: ClientKey;
 let bundle: string;
+/** The guest sshd's host key (AgentHost's hostKey) and the impostor's. */
+let hostKey = "";
+let impostorKey = "";
 /** The agent's token and CA as the host holds them (read in the guest after the install). */
 let token = "";
 let caCertificate = "";
@@ -78,10 +83,20 @@ beforeAll(async () => {
       { sizeBytes: 12 * GiB, serial: "SN-EDGE-C" },
       { sizeBytes: 2 * GiB, serial: "SN-EDGE-D" },
     ],
-    forwardPorts: [SSH_PORT, NO_NODE_PORT, AGENT_PORT],
+    forwardPorts: [SSH_PORT, NO_NODE_PORT, AGENT_PORT, IMPOSTOR_PORT],
   });
   await bareHost.writableOpt(guest);
-  await startGuestSshd(guest, { port: SSH_PORT, noNodePort: NO_NODE_PORT, authorizedKeys: [key.publicKey] });
+  ({ hostKey } = await startGuestSshd(guest, {
+    port: SSH_PORT,
+    noNodePort: NO_NODE_PORT,
+    authorizedKeys: [key.publicKey],
+  }));
+  // It lets the same client key in: only its host key tells it from the host.
+  ({ hostKey: impostorKey } = await startGuestSshd(guest, {
+    name: "pl-impostor",
+    port: IMPOSTOR_PORT,
+    authorizedKeys: [key.publicKey],
+  }));
   timings.add("guest boot + sshd", Date.now() - t0);
 
   ws = new PulumiWorkspace("edge", randomBytes(12).toString("hex"), {
@@ -116,13 +131,14 @@ afterAll(async () => {
 /** The example's `hosts` config: every host at 127.0.0.1 (qemu's forwarded ports), user root. */
 function configureHosts(
   w: PulumiWorkspace,
-  hosts: ReadonlyArray<{ name: string; sshPort: number; agentUrl?: string }>,
+  hosts: ReadonlyArray<{ name: string; sshPort: number; agentUrl?: string; hostKey?: string }>,
 ): void {
   w.run(["config", "rm", "hosts"]);
   hosts.forEach((h, i) => {
     w.ok(["config", "set", "--path", `hosts[${i}].name`, h.name]);
     w.ok(["config", "set", "--path", `hosts[${i}].address`, "127.0.0.1"]);
     w.ok(["config", "set", "--path", `hosts[${i}].sshPort`, String(h.sshPort)]);
+    w.ok(["config", "set", "--path", `hosts[${i}].hostKey`, h.hostKey ?? hostKey]);
     if (h.agentUrl) w.ok(["config", "set", "--path", `hosts[${i}].agentUrl`, h.agentUrl]);
   });
 }
@@ -163,8 +179,8 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
 
   it("up: the agent is installed over SSH and runs under the supervisor (no systemd here), TLS with its own CA; the inventory is read and recorded; no disk is touched", async () => {
     const { output } = timed("up (agent, inventory)", () => ws!.ok(["up", "--yes"], LONG));
-    // the stack, the AgentHost and its two children, the HostInventory and its Command, the NodeSetDisks
-    expect(output).toMatch(/\+ 7 created/);
+    // the stack, the AgentHost and its three children, the HostInventory and its Command, the NodeSetDisks
+    expect(output).toMatch(/\+ 8 created/);
     // The install script said which way it started the agent (stderr is logged by the Command).
     expect(output).toContain("no systemd: starting the agent as a detached process under a supervisor");
     expect((await guest!.exec(["test", "-d", "/run/systemd/system"])).code).not.toBe(0);
@@ -286,6 +302,30 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
     expect((await guestLvs()).find((l) => l.lv_name === POOL)).toMatchObject({ segtype: "thin-pool" });
   });
 
+  it("a new credentialsRevision rotates the agent's token and certificate in one up: the old token refused, the disks untouched", async () => {
+    const url = `https://127.0.0.1:${guest!.hostPort(AGENT_PORT)}`;
+    const lvsBefore = await guestLvs();
+    ws!.ok(["config", "set", "credentialsRevision", "rotated-1"]);
+    const { output } = timed("up (rotation)", () => ws!.ok(["up", "--yes"], LONG));
+    expect(output).toContain("the credentials revision changed: a new token and serving certificate");
+    // The install command updated (its script changed), not replaced: no delete ran.
+    expect(output).not.toMatch(/replaced|deleted/);
+    const newToken = (await inGuest(["cat", "/opt/pulumi-lvm/etc/tokens"])).split(",")[0]!;
+    const newCa = await inGuest(["cat", "/opt/pulumi-lvm/etc/tls.crt"]);
+    expect(newToken).not.toBe(token);
+    expect(newCa).not.toBe(caCertificate);
+    const ok = await request(url, "GET", "/v1/status", { token: newToken, ca: newCa, timeoutMs: 30_000 });
+    expect(ok.status).toBe(200);
+    const old = await request(url, "GET", "/v1/status", { token, ca: newCa, timeoutMs: 30_000 });
+    expect(old.status).toBe(401);
+    expect(await agentProcesses()).toHaveLength(2);
+    expect(await guestLvs()).toEqual(lvsBefore);
+    // NodeSetDisks got the new endpoint in the same up: a preview now has nothing to do.
+    ws!.ok(["preview", "--expect-no-changes"], LONG);
+    token = newToken;
+    caCertificate = newCa;
+  });
+
   it("the token and the private key are stored only encrypted: not in stack export, the backend's files, the stack config, nor any output", () => {
     expect(token).toMatch(/^[0-9a-f]{64}$/);
     const keyLines = key.privateKey.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
@@ -312,8 +352,8 @@ describe("pulumi up of examples/bare-hosts over SSH into the guest", () => {
 
   it("destroy removes the agent and its files; the volume group and its thin pool stay (Retain), so does the journal", async () => {
     const { output } = timed("destroy", () => ws!.ok(["destroy", "--yes"], LONG));
-    // the stack, the NodeSetDisks, the AgentHost and its 2 children, the HostInventory and its Command
-    expect(output).toMatch(/- 7 deleted/);
+    // the stack, the NodeSetDisks, the AgentHost and its 3 children, the HostInventory and its Command
+    expect(output).toMatch(/- 8 deleted/);
     expect(await agentProcesses()).toEqual([]);
     expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
     expect((await guest!.exec(["test", "-d", "/var/lib/pulumi-lvm/agent"])).code).toBe(0);
@@ -334,24 +374,28 @@ describe("hosts that cannot take the agent: each a clear error naming the host",
     errWs.ok(["config", "set", "--path", "devices[0]", "/dev/vdb"]);
   });
 
-  it("an unreachable host and a host without Node.js", async () => {
+  it("an unreachable host, then a host without Node.js", async () => {
+    // Two ups: with --continue-on-error, the unreachable host's copy (its remotePath from the failed
+    // prepare command, never known) fails the provider's check, which ends the whole update.
     const closed = await refusingPort(); // nothing listens there, nor can while the test runs
-    configureHosts(errWs!, [
-      { name: "edge-unreachable", sshPort: closed },
-      { name: "edge-no-node", sshPort: guest!.hostPort(NO_NODE_PORT) },
-    ]);
+    configureHosts(errWs!, [{ name: "edge-unreachable", sshPort: closed }]);
     errWs!.ok(["config", "set", "--secret", "sshPrivateKey"], { input: key.privateKey });
-    const up = timed("up (unreachable, no node)", () =>
-      errWs!.run(["up", "--yes", "--continue-on-error"], LONG),
-    );
-    console.log(`up with an unreachable host and a host without Node.js:\n${diagnostics(up.output)}`);
+    const up = timed("up (unreachable)", () => errWs!.run(["up", "--yes"], LONG));
+    console.log(`up with an unreachable host:\n${diagnostics(up.output)}`);
     expect(up.code).not.toBe(0);
-    const unreachable = linesWith(up.output, "edge-unreachable-bundle");
-    expect(unreachable.join("\n")).toMatch(/edge-unreachable-bundle/);
+    const unreachable = linesWith(up.output, "edge-unreachable-prepare");
+    expect(unreachable.join("\n")).toMatch(/edge-unreachable-prepare/);
     expect(up.output).toContain(`127.0.0.1:${closed}`);
     expect(up.output).toMatch(/connection refused/);
-    expect(up.output).toContain("pulumi-lvm AgentHost edge-no-node: no node (Node.js >= 20) on this host");
-    expect(linesWith(up.output, "edge-no-node-agent").length).toBeGreaterThan(0);
+
+    configureHosts(errWs!, [{ name: "edge-no-node", sshPort: guest!.hostPort(NO_NODE_PORT) }]);
+    const noNode = timed("up (no node)", () => errWs!.run(["up", "--yes"], LONG));
+    console.log(`up with a host without Node.js:\n${diagnostics(noNode.output)}`);
+    expect(noNode.code).not.toBe(0);
+    expect(noNode.output).toContain(
+      "pulumi-lvm AgentHost edge-no-node: no node (Node.js >= 20) on this host",
+    );
+    expect(linesWith(noNode.output, "edge-no-node-agent").length).toBeGreaterThan(0);
     // Nothing was installed on the host without Node.js.
     expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
   });
@@ -362,8 +406,25 @@ describe("hosts that cannot take the agent: each a clear error naming the host",
     const up = timed("up (wrong key)", () => errWs!.run(["up", "--yes"], LONG));
     console.log(`up with a wrong key:\n${diagnostics(up.output)}`);
     expect(up.code).not.toBe(0);
-    expect(linesWith(up.output, "edge-wrong-key-bundle").length).toBeGreaterThan(0);
+    expect(linesWith(up.output, "edge-wrong-key-prepare").length).toBeGreaterThan(0);
     expect(up.output).toMatch(/unable to authenticate/);
+  });
+
+  it("another machine at the host's address (an sshd with another host key): refused before anything is copied", async () => {
+    configureHosts(errWs!, [{ name: "edge-impostor", sshPort: guest!.hostPort(IMPOSTOR_PORT), hostKey }]);
+    expect(impostorKey).not.toBe(hostKey);
+    const bundleDirs = async () =>
+      (await guest!.exec(["sh", "-c", "ls -d /tmp/pulumi-lvm-agent.* 2>/dev/null || true"])).stdout.trim();
+    const before = await bundleDirs();
+    errWs!.ok(["config", "set", "--secret", "sshPrivateKey"], { input: key.privateKey });
+    const up = timed("up (impostor)", () => errWs!.run(["up", "--yes"], LONG));
+    console.log(`up against a host with another host key:\n${diagnostics(up.output)}`);
+    expect(up.code).not.toBe(0);
+    expect(linesWith(up.output, "edge-impostor-prepare").length).toBeGreaterThan(0);
+    expect(up.output).toMatch(/host key mismatch/);
+    // Nothing ran there: no directory made for a bundle, nothing installed.
+    expect(await bundleDirs()).toBe(before);
+    expect((await guest!.exec(["test", "-e", "/opt/pulumi-lvm"])).code).not.toBe(0);
   });
 
   it("neither key reached any output or file of the failing stack", () => {

@@ -55,6 +55,8 @@ export function makeClientKey(dir: string, name = "id_ed25519"): ClientKey {
 export interface GuestSshdOptions {
   /** The guest port sshd listens on for root with the authorized keys. */
   readonly port: number;
+  /** A name for a second sshd in the same guest (its own config, host key and pid file). @default "pl-sshd" */
+  readonly name?: string;
   /** A second guest port whose sessions have PATH without Node.js (a host "without Node"). */
   readonly noNodePort?: number;
   /** OpenSSH public key lines root may log in with. */
@@ -63,16 +65,18 @@ export interface GuestSshdOptions {
 
 export interface GuestSshd {
   readonly pid: number;
+  /** Its host key's public line (`ssh-ed25519 AAAA... root@...`): AgentHost's hostKey. */
+  readonly hostKey: string;
   readonly logFile: string;
   logTail(lines?: number): Promise<string>;
 }
 
-const DIR = "/etc/pl-sshd";
 /** The tools a session on the no-Node port finds (what the install script runs before its Node check). */
 const NO_NODE_BIN = "/run/pl-sshd/no-node-bin";
 
 export async function startGuestSshd(guest: Guest, o: GuestSshdOptions): Promise<GuestSshd> {
   requireSshd();
+  const DIR = `/etc/${o.name ?? "pl-sshd"}`;
   await guest.run(["mkdir", "-p", "-m", "700", DIR]);
   await guest.run(["rm", "-f", `${DIR}/host_ed25519`, `${DIR}/host_ed25519.pub`]);
   await guest.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", `${DIR}/host_ed25519`]);
@@ -84,7 +88,7 @@ export async function startGuestSshd(guest: Guest, o: GuestSshdOptions): Promise
     ...(o.noNodePort ? [`Port ${o.noNodePort}`] : []),
     "ListenAddress 0.0.0.0",
     `HostKey ${DIR}/host_ed25519`,
-    "PidFile /run/pl-sshd.pid",
+    `PidFile /run/${o.name ?? "pl-sshd"}.pid`,
     "PermitRootLogin prohibit-password",
     "PubkeyAuthentication yes",
     "PasswordAuthentication no",
@@ -100,7 +104,20 @@ export async function startGuestSshd(guest: Guest, o: GuestSshdOptions): Promise
   if (o.noNodePort) {
     // The shell and the few tools a host without Node.js still has; node is not among them.
     await guest.run(["mkdir", "-p", NO_NODE_BIN]);
-    for (const tool of ["sh", "bash", "id", "cat", "mkdir", "rm", "tar", "true"])
+    for (const tool of [
+      "sh",
+      "bash",
+      "id",
+      "cat",
+      "mkdir",
+      "rm",
+      "tar",
+      "true",
+      "mktemp",
+      "stat",
+      "sha256sum",
+      "cut",
+    ])
       await guest.run(["ln", "-sf", `/usr/bin/${tool}`, `${NO_NODE_BIN}/${tool}`]);
   }
   await guest.run([SSHD, "-t", "-f", `${DIR}/sshd_config`]);
@@ -122,5 +139,6 @@ export async function startGuestSshd(guest: Guest, o: GuestSshdOptions): Promise
       throw new Error(`sshd in the guest did not listen within 60 s:\n${await logTail()}`);
     await new Promise((res) => setTimeout(res, 500));
   }
-  return { pid, logFile, logTail };
+  const hostKey = (await guest.run(["cat", `${DIR}/host_ed25519.pub`])).trim();
+  return { pid, hostKey, logFile, logTail };
 }

@@ -16,8 +16,10 @@ const CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
 let recorded: Recorded[];
 let stackOutputs: Record<string, unknown>;
 beforeAll(async () => {
-  await installMocksWithOutputs((type, name) =>
-    type === "command:remote:Command" && name.endsWith("-read")
+  await installMocksWithOutputs((type, name, inputs) =>
+    type === "command:remote:Command" && name.endsWith("-prepare")
+      ? { stdout: "/tmp/pulumi-lvm-agent.Xy3kP9qLm2" }
+      : type === "command:remote:Command" && name.endsWith("-read")
       ? {
           stdout: JSON.stringify({
             nodes: [{ name: name.replace(/-inventory-read$/, ""), lsblk: {}, lvm: null }],
@@ -26,7 +28,8 @@ beforeAll(async () => {
       : type === "command:remote:Command"
         ? {
             stdout: JSON.stringify({
-              url: `https://${name.replace(/-agent$/, "")}.example:9443`,
+              // the URL the install script is given, as the real one prints it
+              url: /'(https:[^']+)' '[^']*\/etc\/tokens'/.exec(String(inputs.create))?.[1],
               token: `token-${name}-0123456789abcdef`,
               caCertificate: CA,
             }),
@@ -63,7 +66,7 @@ test("the disks of the three hosts through their agents, CA pinned, tokens secre
   const disks = find(recorded, "pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks", "edge-disks");
   expect(Object.keys(disks.inputs.agents.value)).toEqual(["edge-1", "edge-2", "edge-3"]);
   expect(disks.inputs.agents.value["edge-2"]).toEqual({
-    url: "https://edge-2.example:9443",
+    url: "https://10.0.0.12:9443",
     token: "token-edge-2-agent-0123456789abcdef",
     ca: CA,
   });
