@@ -54,6 +54,7 @@ const hostArgs = (privateKey: pulumi.Input<string>): AgentHostArgs => ({
   host: "10.0.0.11",
   user: "debian",
   privateKey,
+  hostKey: "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOa2xBaiwNCDA42xTy4reCGnsIO9/O/TUftqCVNgMcpH root@edge-1",
   bundle,
 });
 
