@@ -22,7 +22,11 @@ const err = (e) => (stats.errors[e.code] = (stats.errors[e.code] || 0) + 1);
 function plantOld() {
   if (!oldPath) return;
   try {
-    const fd = fs.openSync(oldPath, fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY, 0o666);
+    const fd = fs.openSync(
+      oldPath,
+      fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_WRONLY,
+      0o666,
+    );
     fs.fchmodSync(fd, 0o666);
     fs.closeSync(fd);
     stats.planted++;

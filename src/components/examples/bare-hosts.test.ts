@@ -20,21 +20,21 @@ beforeAll(async () => {
     type === "command:remote:Command" && name.endsWith("-prepare")
       ? { stdout: "/tmp/pulumi-lvm-agent.Xy3kP9qLm2" }
       : type === "command:remote:Command" && name.endsWith("-read")
-      ? {
-          stdout: JSON.stringify({
-            nodes: [{ name: name.replace(/-inventory-read$/, ""), lsblk: {}, lvm: null }],
-          }),
-        }
-      : type === "command:remote:Command"
         ? {
             stdout: JSON.stringify({
-              // the URL the install script is given, as the real one prints it
-              url: /'(https:[^']+)' '[^']*\/etc\/tokens'/.exec(String(inputs.create))?.[1],
-              token: `token-${name}-0123456789abcdef`,
-              caCertificate: CA,
+              nodes: [{ name: name.replace(/-inventory-read$/, ""), lsblk: {}, lvm: null }],
             }),
           }
-        : undefined,
+        : type === "command:remote:Command"
+          ? {
+              stdout: JSON.stringify({
+                // the URL the install script is given, as the real one prints it
+                url: /'(https:[^']+)' '[^']*\/etc\/tokens'/.exec(String(inputs.create))?.[1],
+                token: `token-${name}-0123456789abcdef`,
+                caCertificate: CA,
+              }),
+            }
+          : undefined,
   );
   pulumi.runtime.setAllConfig(
     {
