@@ -1,30 +1,14 @@
-import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
+import { LvmSystem } from "./lvm-system";
 import { LVMNODE_WRITERS_MESSAGE, NOT_CONTROLLED_MESSAGE } from "../agent-api/admission";
-import { crdDirectory } from "../../test/support/components/crd-fixtures";
-import {
-  find,
-  installMocks,
-  runFailingProgram,
-  runProgram,
-} from "../../test/support/components/pulumi-mocks";
+import { lvmSystemUnderMocks } from "../../test/support/components/lvm-system-fixture";
+import { find, runFailingProgram, runProgram } from "../../test/support/components/pulumi-mocks";
 
 const SECRET = "kubernetes:core/v1:Secret";
 const VWC = "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration";
 const VAP = "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 
-let crds: { dir: string; remove: () => void };
-beforeAll(async () => {
-  await installMocks();
-  crds = crdDirectory();
-});
-afterAll(() => crds.remove());
-
-const args = (extra: Partial<LvmSystemArgs> = {}): LvmSystemArgs => ({
-  agentImage: "ghcr.io/acme/pulumi-lvm-agent:0.1.0",
-  crdDirectory: crds.dir,
-  ...extra,
-});
+const args = lvmSystemUnderMocks("ghcr.io/acme/pulumi-lvm-agent:0.1.0");
 
 describe("LvmSystem admission", () => {
   test("by default: a generated certificate for the webhook Service, its CA as caBundle, only the system's namespace", async () => {

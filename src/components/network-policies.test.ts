@@ -1,29 +1,13 @@
-import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
+import { LvmSystem } from "./lvm-system";
 import { networkPolicyManifests, type FencedSystem } from "./network-policies";
-import { crdDirectory } from "../../test/support/components/crd-fixtures";
-import {
-  find,
-  installMocks,
-  runFailingProgram,
-  runProgram,
-} from "../../test/support/components/pulumi-mocks";
+import { lvmSystemUnderMocks } from "../../test/support/components/lvm-system-fixture";
+import { find, runFailingProgram, runProgram } from "../../test/support/components/pulumi-mocks";
 
 const POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy";
 const DS = "kubernetes:apps/v1:DaemonSet";
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 
-let crds: { dir: string; remove: () => void };
-beforeAll(async () => {
-  await installMocks();
-  crds = crdDirectory();
-});
-afterAll(() => crds.remove());
-
-const args = (extra: Partial<LvmSystemArgs> = {}): LvmSystemArgs => ({
-  agentImage: "ghcr.io/acme/pulumi-lvm:0.1.0",
-  crdDirectory: crds.dir,
-  ...extra,
-});
+const args = lvmSystemUnderMocks();
 
 const ns = (names: string[]) => ({
   namespaceSelector: {

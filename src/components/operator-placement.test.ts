@@ -1,27 +1,11 @@
 import { LvmSystem, type LvmSystemArgs } from "./lvm-system";
-import { crdDirectory } from "../../test/support/components/crd-fixtures";
-import {
-  find,
-  installMocks,
-  runFailingProgram,
-  runProgram,
-} from "../../test/support/components/pulumi-mocks";
+import { lvmSystemUnderMocks } from "../../test/support/components/lvm-system-fixture";
+import { find, runFailingProgram, runProgram } from "../../test/support/components/pulumi-mocks";
 
 const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const DS = "kubernetes:apps/v1:DaemonSet";
 
-let crds: { dir: string; remove: () => void };
-beforeAll(async () => {
-  await installMocks();
-  crds = crdDirectory();
-});
-afterAll(() => crds.remove());
-
-const args = (extra: Partial<LvmSystemArgs> = {}): LvmSystemArgs => ({
-  agentImage: "ghcr.io/acme/pulumi-lvm:0.1.0",
-  crdDirectory: crds.dir,
-  ...extra,
-});
+const args = lvmSystemUnderMocks();
 
 async function operatorPod(name: string, extra: Partial<LvmSystemArgs>) {
   const recorded = await runProgram(() => new LvmSystem(name, args(extra)));
