@@ -50,6 +50,18 @@ async function healthy(id: string, url: string): Promise<void> {
   }
 }
 
+/**
+ * LvmSystem's prefix (nsenter into PID 1's namespaces), aimed at this test's own process instead:
+ * in this sandbox PID 1 is the machine's init, whose namespaces not even root on the host may enter
+ * (`nsenter --target 1` fails with EPERM there, with or without a container), while this process is
+ * root in the host's namespaces as PID 1 is on a node. Same flags, same mechanism; only the target.
+ */
+function hostCommandPrefix(): string {
+  const prefix = HOST_COMMAND_PREFIX.replace("--target 1 ", `--target ${process.pid} `);
+  if (prefix === HOST_COMMAND_PREFIX) throw new Error(`HOST_COMMAND_PREFIX changed: ${HOST_COMMAND_PREFIX}`);
+  return prefix;
+}
+
 describe("the pulumi-lvm image", () => {
   it("prints its version, as the non-root user of its config", () => {
     const version = podman.runImage([], ["--version"]);
@@ -147,7 +159,7 @@ describe("the pulumi-lvm image", () => {
       [
         "agent",
         "--command-prefix",
-        HOST_COMMAND_PREFIX,
+        hostCommandPrefix(),
         "--node",
         "img-node",
         "--listen",
