@@ -142,7 +142,14 @@ export class AgentHost extends pulumi.ComponentResource {
       token: secrets.guard(endpoint.token),
       caCertificate: secrets.guard(endpoint.caCertificate),
     };
-    this.registerOutputs(secrets.hold({ nodeName: args.nodeName, endpoint }));
+    this.registerOutputs({
+      nodeName: secrets.hold(args.nodeName),
+      endpoint: {
+        url: secrets.hold(endpoint.url),
+        token: secrets.hold(endpoint.token),
+        caCertificate: secrets.hold(endpoint.caCertificate),
+      },
+    });
   }
 }
 

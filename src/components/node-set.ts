@@ -231,7 +231,13 @@ export class NodeSet extends pulumi.ComponentResource {
     this.storageClassNames = secrets.guard(outputs.storageClassNames);
     this.snapshotClassNames = secrets.guard(outputs.snapshotClassNames);
     this.nodes = secrets.guard(outputs.nodes);
-    this.registerOutputs(secrets.hold(outputs));
+    this.registerOutputs({
+      nodeSetName: secrets.hold(outputs.nodeSetName),
+      namespace: secrets.hold(outputs.namespace),
+      storageClassNames: secrets.hold(outputs.storageClassNames),
+      snapshotClassNames: secrets.hold(outputs.snapshotClassNames),
+      nodes: secrets.hold(outputs.nodes),
+    });
   }
 }
 

@@ -93,7 +93,9 @@ export interface SecretArgsGuard {
   /**
    * For a child's input: `value` once the secret args are known to be secrets; never, when one is
    * refused. The child then never registers (the refusal fails the component through `guard`,
-   * without a second error from each child).
+   * without a second error from each child). For `registerOutputs`, hold each value, never the
+   * map: a map given as one Output reaches the engine as a secret's wrapper in place of the map,
+   * and the engine stores the wrapped value in clear.
    */
   hold<T>(value: pulumi.Input<T>): pulumi.Output<pulumi.Unwrap<T>>;
 }
