@@ -81,14 +81,16 @@ if (require.main === module) {
   }
   const reason = staleReason(root);
   if (!reason) {
-    console.log("pulumi-lvm: dist/ was built from these sources; not compiling");
+    console.error("pulumi-lvm: dist/ was built from these sources; not compiling");
     process.exit(0);
   }
-  console.log(`pulumi-lvm: compiling TypeScript (${reason})`);
+  console.error(`pulumi-lvm: compiling TypeScript (${reason})`);
   const npm = process.env.npm_execpath
     ? [process.execPath, [process.env.npm_execpath, "run", "build"]]
     : ["npm", ["run", "build"]];
-  const r = spawnSync(npm[0], npm[1], { cwd: root, stdio: "inherit" });
+  // Everything on stderr: `npm pack --json` (and `npm publish --json`) print their report on stdout
+  // after this script has run, and a tool reading that report takes the whole of stdout as JSON.
+  const r = spawnSync(npm[0], npm[1], { cwd: root, stdio: ["inherit", process.stderr, "inherit"] });
   if (r.error) throw r.error;
   process.exit(r.status ?? 1);
 }

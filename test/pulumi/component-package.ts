@@ -21,8 +21,8 @@ export function packPackage(repo: string, dest: string): { tarball: string; file
     encoding: "utf8",
     stdio: ["ignore", "pipe", "pipe"],
   });
-  // The scripts print to stdout too (build-if-stale's line): the JSON is the report after them.
-  const packed = JSON.parse(out.slice(out.search(/^\[/m))) as Array<{
+  // The whole of stdout is the report: the pack scripts write to stderr (test/package/pack-json.test.ts).
+  const packed = JSON.parse(out) as Array<{
     filename: string;
     files: Array<{ path: string }>;
   }>;
