@@ -89,10 +89,12 @@ export interface VolumeGroupResult {
  * delete honours the template's deletionPolicy (Retain: nothing happens on the disks).
  */
 export class NodeSetDisks extends pulumi.dynamic.Resource {
+  // `declare`, not a class field: pulumi.Resource's constructor sets the outputs, and an ES2022 field
+  // (the package's dist/) would reset them to undefined right after it.
   /** Node → the plan summary reviewed at preview (set by the provider's check). */
-  public readonly plans!: pulumi.Output<Record<string, unknown>>;
+  declare public readonly plans: pulumi.Output<Record<string, unknown>>;
   /** Node → what its agent applied. */
-  public readonly nodes!: pulumi.Output<Record<string, NodeResult>>;
+  declare public readonly nodes: pulumi.Output<Record<string, NodeResult>>;
 
   constructor(name: string, args: NodeSetDisksArgs, opts?: pulumi.CustomResourceOptions) {
     const agents = Object.fromEntries(
