@@ -1,6 +1,9 @@
 /** Unit tests live beside the code (src/, provider/); tests that start real processes live in test/. */
 // ts-jest transpiles each file alone because tsconfig sets isolatedModules; `npm run build` type-checks.
 const transform = { "^.+\\.ts$": "ts-jest" };
+// The examples import "pulumi-lvm" as a user's program does (examples/node_modules/pulumi-lvm links
+// the repository, whose main is the compiled dist/); tests that run them in-process get the sources.
+const moduleNameMapper = { "^pulumi-lvm$": "<rootDir>/src/index.ts" };
 module.exports = {
   // Each LvmSystem built under mocks generates its agents' CA and serving key (two RSA keys,
   // src/components/agent-certificates.ts): about a second each on a loaded 2-core machine, so the
@@ -12,6 +15,7 @@ module.exports = {
       displayName: "unit",
       testEnvironment: "node",
       transform,
+      moduleNameMapper,
       roots: ["<rootDir>/src", "<rootDir>/provider", "<rootDir>/deploy"],
       testMatch: ["**/*.test.ts"],
     },
@@ -19,6 +23,7 @@ module.exports = {
       displayName: "integration",
       testEnvironment: "node",
       transform,
+      moduleNameMapper,
       roots: ["<rootDir>/test"],
       testMatch: ["**/*.test.ts"],
       // The Kubernetes provider's tier (jest.kubernetes.config.js) runs after the host lane's tests, once
@@ -41,6 +46,7 @@ module.exports = {
       displayName: "cluster",
       testEnvironment: "node",
       transform,
+      moduleNameMapper,
       roots: ["<rootDir>/test/cluster"],
       testMatch: [
         "<rootDir>/test/cluster/topolvm.test.ts",

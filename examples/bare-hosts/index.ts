@@ -1,6 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own program: import { AgentHost, agentsOf, HostInventory, inventoriesOf, NodeSetDisks, type Template } from "pulumi-lvm";
-import { AgentHost, agentsOf, HostInventory, inventoriesOf, NodeSetDisks, type Template } from "../../src";
+import { AgentHost, agentsOf, HostInventory, inventoriesOf, NodeSetDisks, type Template } from "pulumi-lvm";
 
 const config = new pulumi.Config();
 

@@ -1,5 +1,4 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own program: import { DeviceClass, LvmSystem, NodeSet, ... } from "pulumi-lvm";
 import {
   DeviceClass,
   LvmSystem,
@@ -7,7 +6,7 @@ import {
   type DeviceClassSpec,
   type DeviceSelectorTerm,
   type TopolvmNodeSet,
-} from "../../src";
+} from "pulumi-lvm";
 
 const config = new pulumi.Config();
 

@@ -1,5 +1,4 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own package: import { ... } from "pulumi-lvm";
 import {
   checkLVMNodeSetSpec,
   NodeSet,
@@ -10,7 +9,7 @@ import {
   type NodeSetTemplate,
   type TopolvmNodeSet,
   type ValidationProblem,
-} from "../../src";
+} from "pulumi-lvm";
 
 /** Arguments of an AcmeEdgeStorage. */
 export interface AcmeEdgeStorageArgs {

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { LvmSystem } from "../../src";
+import { LvmSystem } from "pulumi-lvm";
 import { acmeNodeSet, AcmeEdgeStorage, type AcmeEdgeStorageArgs } from "./acme-edge-storage";
 
 const config = new pulumi.Config();

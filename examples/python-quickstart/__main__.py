@@ -34,7 +34,7 @@ template = lvm.NodeSetTemplateArgs(
                             lvm.DeviceSelectorRequirementArgs(
                                 key="serial",
                                 operator="In",
-                                values=config.get_object("diskSerials") or ["SN-AAA111", "SN-BBB222"],
+                                values=config.require_object("diskSerials"),
                             )
                         ]
                     )

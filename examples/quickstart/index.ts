@@ -1,5 +1,4 @@
 import * as pulumi from "@pulumi/pulumi";
-// In your own program: import { LvmSystem, NodeSet, Topolvm, type NodeSetTemplate } from "pulumi-lvm";
 import {
   LvmSystem,
   NodeSet,
@@ -7,7 +6,7 @@ import {
   type AgentEndpoint,
   type NodeSelectorSpec,
   type NodeSetTemplate,
-} from "../../src";
+} from "pulumi-lvm";
 
 const config = new pulumi.Config();
 
@@ -23,6 +22,8 @@ const nodeSelector: NodeSelectorSpec = {
  * `volumeGroup`, `deviceClass` (its StorageClass is lvms-<deviceClass>) and `deletionPolicy` (Retain,
  * the default: the volume group stays on destroy; Delete: removed, once no PVC uses it).
  */
+// Your disks, by serial (`lsblk -o NAME,SERIAL`): required, no default — a program never guesses disks.
+const diskSerials = config.requireObject<string[]>("diskSerials");
 const volumeGroup = config.get("volumeGroup") ?? "vg-data";
 const deviceClass = config.get("deviceClass") ?? "thin";
 const deletionPolicy = config.get("deletionPolicy") as "Retain" | "Delete" | undefined;
@@ -38,7 +39,7 @@ const template: NodeSetTemplate = {
               {
                 key: "serial",
                 operator: "In",
-                values: config.getObject<string[]>("diskSerials") ?? ["SN-AAA111", "SN-BBB222"],
+                values: diskSerials,
               },
             ],
           },

@@ -62,13 +62,36 @@ describe.each(examples)("%s", (dir) => {
     expect(pkg.private).toBe(true);
   });
 
-  it("takes its dependencies from the repository root (no second @pulumi/pulumi, no lock file of its own)", () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(abs, "package.json"), "utf8")) as Record<
+  it("imports pulumi-lvm by name, never the repository's sources, and lists what a copy needs", () => {
+    for (const file of fs.readdirSync(abs).filter((f) => f.endsWith(".ts"))) {
+      const text = fs.readFileSync(path.join(abs, file), "utf8");
+      expect([file, /from "\.\.\/\.\.\//.test(text)]).toEqual([file, false]);
+    }
+    expect(fs.readFileSync(path.join(abs, "index.ts"), "utf8")).toMatch(/from "pulumi-lvm";/);
+    const pkg = JSON.parse(fs.readFileSync(path.join(abs, "package.json"), "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const root = JSON.parse(fs.readFileSync(path.join(repo, "package.json"), "utf8")) as {
+      version: string;
+      peerDependencies: Record<string, string>;
+    };
+    // A copied example installs this release and the SDKs pulumi-lvm is tested with (its peers).
+    expect(pkg.dependencies["pulumi-lvm"]).toBe(`^${root.version}`);
+    for (const [name, range] of Object.entries(pkg.dependencies))
+      if (name !== "pulumi-lvm") expect([name, range]).toEqual([name, root.peerDependencies[name]]);
+    // Its tsconfig.json stands alone (a copy has no ../../tsconfig.json).
+    const tsconfig = JSON.parse(fs.readFileSync(path.join(abs, "tsconfig.json"), "utf8")) as Record<
       string,
       unknown
     >;
-    expect(pkg.dependencies).toBeUndefined();
-    expect(pkg.devDependencies).toBeUndefined();
+    expect(tsconfig.extends).toBeUndefined();
+  });
+
+  it("in this repository, takes pulumi-lvm from the checkout and the rest from the root's node_modules (no install, no lock file of its own)", () => {
+    expect(fs.realpathSync(path.join(repo, "examples", "node_modules", "pulumi-lvm"))).toBe(
+      fs.realpathSync(repo),
+    );
+    expect(fs.existsSync(path.join(abs, "node_modules"))).toBe(false);
     expect(fs.existsSync(path.join(abs, "package-lock.json"))).toBe(false);
   });
 

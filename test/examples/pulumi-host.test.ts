@@ -1,7 +1,6 @@
-import { spawnSync } from "node:child_process";
-import * as fs from "node:fs";
-import * as os from "node:os";
 import * as path from "node:path";
+import { requireFreshBuild } from "../pulumi/component-package";
+import { registeredTypes, runUnderPulumiHost } from "./pulumi-host";
 
 /**
  * Each example loads the way `pulumi up` loads it: the Pulumi Node.js host's TypeScript setup
@@ -12,46 +11,14 @@ import * as path from "node:path";
  */
 const repo = path.resolve(__dirname, "../..");
 
-const HOST = `
-const path = require("path"), fs = require("fs");
-const cwd = process.cwd();
-const pulumiDir = path.dirname(require.resolve("@pulumi/pulumi/package.json", { paths: [cwd] }));
-const tsutils = require(path.join(pulumiDir, "tsutils.js"));
-const tsConfigPath = "tsconfig.json";
-const compilerOptions = tsutils.loadTypeScriptCompilerOptions(tsConfigPath);
-const { tsnodeRequire, typescriptRequire } = tsutils.typeScriptRequireStrings();
-require(tsnodeRequire).register({
-  compiler: typescriptRequire, transpileOnly: compilerOptions.noCheck, project: tsConfigPath, skipProject: !fs.existsSync(tsConfigPath),
-  compilerOptions: { target: "ES2020", module: "nodenext", moduleResolution: "nodenext", sourceMap: "true", ...compilerOptions },
-});
-const pulumi = require(require.resolve("@pulumi/pulumi", { paths: [cwd] }));
-const types = [];
-pulumi.runtime.setMocks({ newResource: (a) => { types.push(a.type); return { id: a.name + "-id", state: a.inputs }; }, call: (a) => a.inputs }, "project", "stack", true);
-pulumi.runtime.runInPulumiStack(async () => require(cwd)).then(
-  () => setTimeout(() => console.log(JSON.stringify(types)), 200),
-  (e) => { console.error(e.message); process.exit(1); },
-);
-`;
+// The examples import "pulumi-lvm": here the repository itself (examples/node_modules/pulumi-lvm),
+// whose main is the compiled dist/, so it must be built from these sources.
+beforeAll(() => requireFreshBuild(repo));
 
-function runUnderPulumiHost(
-  dir: string,
-  config: Record<string, string> = {},
-): { status: number | null; stdout: string; stderr: string } {
-  // From a file, as the language host runs its entry point: under `node -e`, the closure
-  // serialization of a dynamic provider (examples/bare-hosts' NodeSetDisks) touches the REPL-style
-  // globals (the deprecated `sys`, WASI) and Node warns on stderr.
-  const host = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "pulumi-host-")), "host.js");
-  fs.writeFileSync(host, HOST);
-  const r = spawnSync(process.execPath, [host], {
-    cwd: path.join(repo, dir),
-    // The stack's config, as the CLI hands it to the language host.
-    env: { ...process.env, PULUMI_CONFIG: JSON.stringify(config) },
-    encoding: "utf8",
-    timeout: 240_000,
-  });
-  fs.rmSync(path.dirname(host), { recursive: true, force: true });
-  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
-}
+/** The config each example requires (the quickstart: its disk list). */
+const REQUIRED: Record<string, Record<string, string>> = {
+  "examples/quickstart": { "project:diskSerials": JSON.stringify(["SN-AAA111", "SN-BBB222"]) },
+};
 
 describe.each([
   ["examples/quickstart", "pulumi-lvm:index:NodeSet"],
@@ -59,17 +26,17 @@ describe.each([
   ["examples/org-component", "acme:storage:EdgeStorage"],
 ])("%s", (dir, component) => {
   test("type-checks and runs under the Pulumi Node.js host's ts-node", () => {
-    const r = runUnderPulumiHost(dir);
+    const r = runUnderPulumiHost(path.join(repo, dir), REQUIRED[dir]);
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
-    const types = JSON.parse(r.stdout.trim().split("\n").pop()!) as string[];
+    const types = registeredTypes(r.stdout);
     expect(types).toContain("pulumi-lvm:index:LvmSystem");
     expect(types).toContain(component);
   }, 240_000);
 });
 
 test("examples/bare-hosts type-checks and runs under the Pulumi Node.js host's ts-node", () => {
-  const r = runUnderPulumiHost("examples/bare-hosts", {
+  const r = runUnderPulumiHost(path.join(repo, "examples/bare-hosts"), {
     "project:sshPrivateKey":
       "-----BEGIN OPENSSH PRIVATE KEY-----\nexample\n-----END OPENSSH PRIVATE KEY-----",
     // Any readable file stands in for the bundle (only its hash is used here).
@@ -77,7 +44,7 @@ test("examples/bare-hosts type-checks and runs under the Pulumi Node.js host's t
   });
   expect(r.stderr).toBe("");
   expect(r.status).toBe(0);
-  const types = JSON.parse(r.stdout.trim().split("\n").pop()!) as string[];
+  const types = registeredTypes(r.stdout);
   expect(types.filter((t) => t === "pulumi-lvm:index:AgentHost")).toHaveLength(3);
   expect(types).toContain("command:remote:Command");
   expect(types).toContain("pulumi-nodejs:dynamic/pulumi-lvm:NodeSetDisks");

@@ -174,6 +174,8 @@ export function quickstartStack(
   const tag = topolvmImage().split(":").pop()!;
   stack.config = {
     ...stack.config,
+    // The quickstart requires its disk list (no default): the guest's two disks it claims.
+    [`${project}:diskSerials`]: SELECTED_SERIALS,
     [`${project}:agentImage`]: DEFAULT_IMAGE,
     [`${project}:agentImagePullPolicy`]: "Never",
     [`${project}:operatorArgs`]: OPERATOR_ARGS_UNDER_TCG,

@@ -12,6 +12,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { PulumiWorkspace, requirePulumiBinaries } from "../pulumi/cli";
 import { packPackage, requireFreshBuild } from "../pulumi/component-package";
+import { registeredTypes, runUnderPulumiHost } from "../examples/pulumi-host";
 
 jest.setTimeout(600_000);
 
@@ -82,6 +83,8 @@ function writeProgram(): string {
           "pulumi-lvm": `file:${tarball}`,
           "@pulumi/pulumi": lockVersion("@pulumi/pulumi"),
           "@pulumi/kubernetes": lockVersion("@pulumi/kubernetes"),
+          // examples/bare-hosts (AgentHost), run below.
+          "@pulumi/command": lockVersion("@pulumi/command"),
         },
         devDependencies: { typescript: lockVersion("typescript"), "@types/node": lockVersion("@types/node") },
       },
@@ -108,12 +111,8 @@ function writeProgram(): string {
     "Pulumi.yaml",
     "name: my-storage\nruntime:\n  name: nodejs\n  options:\n    typescript: false\nmain: bin/index.js\n",
   );
-  const quickstart = fs
-    .readFileSync(path.join(repo, "examples/quickstart/index.ts"), "utf8")
-    .replace(/from "\.\.\/\.\.\/src";/, 'from "pulumi-lvm";');
-  if (!quickstart.includes('from "pulumi-lvm";'))
-    throw new Error("the quickstart no longer imports ../../src");
-  write("index.ts", quickstart);
+  // The quickstart as it is: it imports "pulumi-lvm" (test/examples/package-roots.test.ts).
+  write("index.ts", fs.readFileSync(path.join(repo, "examples/quickstart/index.ts"), "utf8"));
   write(
     "mocks.ts",
     `import * as pulumi from "@pulumi/pulumi";
@@ -206,5 +205,40 @@ describe("a fresh Pulumi program that installs the packed tarball", () => {
     } finally {
       ws.cleanup();
     }
+  });
+
+  /**
+   * Each example as a user copies it: its directory as it is in the repository, beside this
+   * program (sharing its one install of the tarball: one pack, one npm install for all), type-checked
+   * against the packed .d.ts files and run by the Pulumi Node.js host's ts-node under mocks.
+   */
+  describe.each([
+    ["quickstart", "pulumi-lvm:index:NodeSet", { "project:diskSerials": JSON.stringify(["S4EWNX0R123456"]) }],
+    ["multi-nodeset", "pulumi-lvm:index:NodeSet", {}],
+    ["org-component", "acme:storage:EdgeStorage", {}],
+    [
+      "bare-hosts",
+      "pulumi-lvm:index:AgentHost",
+      {
+        "project:sshPrivateKey":
+          "-----BEGIN OPENSSH PRIVATE KEY-----\nexample\n-----END OPENSSH PRIVATE KEY-----",
+        "project:agentBundle": "package.json",
+      },
+    ],
+  ])("examples/%s, copied out of the repository", (example, component, config) => {
+    test("imports pulumi-lvm from the installed tarball, type-checks and runs its preview under mocks", () => {
+      const copy = path.join(program, "examples", example);
+      fs.cpSync(path.join(repo, "examples", example), copy, { recursive: true });
+      // Resolved as node resolves it from the example (not jest, which maps "pulumi-lvm" to src/).
+      const resolved = execFileSync(process.execPath, ["-p", 'require.resolve("pulumi-lvm")'], {
+        cwd: copy,
+        encoding: "utf8",
+      }).trim();
+      expect(resolved).toBe(path.join(fs.realpathSync(program), "node_modules/pulumi-lvm/dist/src/index.js"));
+      const r = runUnderPulumiHost(copy, config);
+      expect(r.stderr).toBe("");
+      expect(r.status).toBe(0);
+      expect(registeredTypes(r.stdout)).toContain(component);
+    });
   });
 });

@@ -17,9 +17,14 @@ const KUBECONFIG = "apiVersion: v1\nkind: Config\nusers: [{ name: admin, user: {
 let recorded: Recorded[];
 beforeAll(async () => {
   await installMocks();
-  pulumi.runtime.setAllConfig({ "project:clusterMode": "true", "project:kubeconfig": KUBECONFIG }, [
-    "project:kubeconfig",
-  ]);
+  pulumi.runtime.setAllConfig(
+    {
+      "project:diskSerials": JSON.stringify(["SN-AAA111", "SN-BBB222"]),
+      "project:clusterMode": "true",
+      "project:kubeconfig": KUBECONFIG,
+    },
+    ["project:kubeconfig"],
+  );
   ({ recorded } = await runProgramDirectory(program));
 });
 

@@ -18,6 +18,22 @@ beforeAll(async () => {
   );
 });
 
+test("no disk list: the program stops before anything is declared, naming the config key", () => {
+  pulumi.runtime.setAllConfig({});
+  jest.isolateModules(() => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loading the module is running the program
+    expect(() => require(program)).toThrow(/Missing required configuration variable 'project:diskSerials'/);
+  });
+  pulumi.runtime.setAllConfig(
+    {
+      "project:diskSerials": "[]",
+      "project:agentUrl": "ftp://node-1:8080",
+      "project:agentToken": "token-of-node-1-000000",
+    },
+    ["project:agentToken"],
+  );
+});
+
 test("an empty serial list and a non-HTTP agent URL", () => {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loading the module is running the program
   expect(() => require(program)).toThrow(

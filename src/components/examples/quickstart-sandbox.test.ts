@@ -15,6 +15,7 @@ beforeAll(async () => {
   await installMocks();
   pulumi.runtime.setAllConfig(
     {
+      "project:diskSerials": JSON.stringify(["SN-AAA111", "SN-BBB222"]),
       "project:agentUrl": "http://127.0.0.1:8080",
       "project:node": "edge-1",
       "project:agentToken": "token-of-edge-1-000000",

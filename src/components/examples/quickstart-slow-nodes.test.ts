@@ -19,6 +19,7 @@ let recorded: Recorded[];
 beforeAll(async () => {
   await installMocks();
   pulumi.runtime.setAllConfig({
+    "project:diskSerials": JSON.stringify(["SN-AAA111", "SN-BBB222"]),
     "project:operatorArgs": JSON.stringify(["--leader-election-lease-duration", "90s"]),
     "project:webhookTimeoutSeconds": "30",
   });

@@ -8,7 +8,7 @@ import {
   type Recorded,
 } from "../../../test/support/components/pulumi-mocks";
 
-/** examples/quickstart as `pulumi up` runs it (default config), against mocks. */
+/** examples/quickstart as `pulumi up` runs it (its disk list, the rest default), against mocks. */
 const program = path.resolve(__dirname, "../../../examples/quickstart");
 
 function outputOf<T>(o: pulumi.Output<T>): Promise<T> {
@@ -19,6 +19,8 @@ let recorded: Recorded[];
 let exported: Record<string, unknown>;
 beforeAll(async () => {
   await installMocks();
+  // The disk list is the one config the quickstart requires (quickstart-invalid.test.ts).
+  pulumi.runtime.setAllConfig({ "project:diskSerials": JSON.stringify(["SN-AAA111", "SN-BBB222"]) });
   ({ recorded, exports: exported } = await runProgramDirectory(program));
 });
 
