@@ -95,6 +95,11 @@ export interface BuildResult {
   readonly cached: { readonly debian: boolean; readonly bundle: boolean };
 }
 
+/** $PULUMI_LVM_CACHE/image, else ~/.cache/pulumi-lvm/image. */
+export function defaultCacheDir(): string {
+  return join(process.env.PULUMI_LVM_CACHE || join(homedir(), ".cache", "pulumi-lvm"), "image");
+}
+
 export function defaultArchive(): string {
   return join(REPO_DIR, "dist", "image", `pulumi-lvm-${PACKAGE_VERSION}.oci.tar`);
 }
@@ -103,9 +108,7 @@ export async function buildImage(options: BuildOptions = {}): Promise<BuildResul
   const started = Date.now();
   const log = options.log ?? (() => undefined);
   // Beside the other test binaries: PULUMI_LVM_CACHE moves every cache, so a cold CI run is cold here too.
-  const cacheDir =
-    options.cacheDir ??
-    join(process.env.PULUMI_LVM_CACHE || join(homedir(), ".cache", "pulumi-lvm"), "image");
+  const cacheDir = options.cacheDir ?? defaultCacheDir();
   const name = options.name ?? DEFAULT_IMAGE;
   const archive = resolve(options.archive ?? defaultArchive());
   const platforms = ARCHITECTURES.filter((a) => (options.platforms ?? ARCHITECTURES).includes(a));

@@ -1,12 +1,14 @@
 /**
- * The image's Debian root filesystem from pinned packages: a lock file (deploy/image/debian.lock)
- * lists every package with its version, pool path and sha256; a build downloads exactly those .deb
+ * The image's Debian root filesystem from pinned packages: a lock file per architecture
+ * (deploy/image/debian.lock for amd64, debian.arm64.lock) lists every package of that architecture
+ * with its version, pool path and sha256; a build downloads exactly those .deb
  * files from a Debian mirror, checks each hash, and unpacks their data into one layer. No maintainer
  * scripts run (nothing here needs them: no services, no users but ours, no alternatives); the layer
  * carries a dpkg status file so scanners see the versions, and the lock itself.
  *
- * Updating the lock resolves the dependency closure of ROOT_PACKAGES with apt (its own state under
- * a temporary directory, the mirror's signed index) and writes the new lock; commit it.
+ * Updating a lock resolves the dependency closure of ROOT_PACKAGES for its architecture with apt
+ * (its own state under a temporary directory, the mirror's signed index) and writes the new lock;
+ * commit it. The closures differ a little (arm64's pulls in mawk); the versions are the release's.
  */
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";

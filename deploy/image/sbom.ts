@@ -79,12 +79,17 @@ export const DEBIAN_TO_SPDX: Readonly<Record<string, string>> = {
   zlib: "Zlib",
 };
 
-/** Debian's License: names as one SPDX expression, or NOASSERTION when one has no SPDX identifier. */
+const BY_LOWER_CASE = new Map(Object.entries(DEBIAN_TO_SPDX).map(([k, v]) => [k.toLowerCase(), v]));
+
+/**
+ * Debian's License: names as one SPDX expression, or NOASSERTION when one has no SPDX identifier
+ * (names compared without case: copyright files write both "BSD-3-clause" and "BSD-3-Clause").
+ */
 export function spdxLicense(debianNames: readonly string[]): string {
   if (debianNames.length === 0) return "NOASSERTION";
   const terms = new Set<string>();
   for (const name of debianNames) {
-    const alternatives = name.split(/\s+or\s+/i).map((n) => DEBIAN_TO_SPDX[n.trim()]);
+    const alternatives = name.split(/\s+or\s+/i).map((n) => BY_LOWER_CASE.get(n.trim().toLowerCase()));
     if (alternatives.some((a) => !a)) return "NOASSERTION";
     terms.add(alternatives.length > 1 ? `(${alternatives.join(" OR ")})` : alternatives[0]!);
   }
