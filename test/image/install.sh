@@ -7,6 +7,10 @@
 # cgroup layout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+# binfmt_misc may be unmounted where no init mounted it; mounted before qemu-user-static's install,
+# whose package registers its interpreters there.
+binfmt=/proc/sys/fs/binfmt_misc
+[ -e "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt"
 need=()
 for tool in podman:podman runc:runc skopeo:skopeo dpkg-deb:dpkg qemu-aarch64-static:qemu-user-static update-binfmts:binfmt-support; do
   command -v "${tool%%:*}" >/dev/null 2>&1 || need+=("${tool#*:}")
@@ -17,9 +21,7 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 # qemu-user-static's binfmt entry (flag F: the kernel opens the interpreter now, so it also starts
-# arm64 programs inside a chroot). binfmt_misc may be unmounted where no init mounted it.
-binfmt=/proc/sys/fs/binfmt_misc
-[ -e "$binfmt/register" ] || mount -t binfmt_misc binfmt_misc "$binfmt"
+# arm64 programs inside a chroot), registered by its package or here.
 [ -e "$binfmt/qemu-aarch64" ] || update-binfmts --enable qemu-aarch64
 grep -qx enabled "$binfmt/qemu-aarch64"
 start=$(date +%s)
