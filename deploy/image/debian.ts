@@ -1,12 +1,14 @@
 /**
- * The image's Debian root filesystem from pinned packages: a lock file (deploy/image/debian.lock)
- * lists every package with its version, pool path and sha256; a build downloads exactly those .deb
+ * The image's Debian root filesystem from pinned packages: a lock file per architecture
+ * (deploy/image/debian.lock for amd64, debian.arm64.lock) lists every package of that architecture
+ * with its version, pool path and sha256; a build downloads exactly those .deb
  * files from a Debian mirror, checks each hash, and unpacks their data into one layer. No maintainer
  * scripts run (nothing here needs them: no services, no users but ours, no alternatives); the layer
  * carries a dpkg status file so scanners see the versions, and the lock itself.
  *
- * Updating the lock resolves the dependency closure of ROOT_PACKAGES with apt (its own state under
- * a temporary directory, the mirror's signed index) and writes the new lock; commit it.
+ * Updating a lock resolves the dependency closure of ROOT_PACKAGES for its architecture with apt
+ * (its own state under a temporary directory, the mirror's signed index) and writes the new lock;
+ * commit it. The closures differ a little (arm64's pulls in mawk); the versions are the release's.
  */
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -31,7 +33,16 @@ export const ROOT_PACKAGES = [
   "util-linux", // nsenter and flock only (selection.ts PARTIAL_PACKAGES)
 ];
 export const SUITE = "trixie";
-export const LOCK_FILE = join(__dirname, "debian.lock");
+
+/** The image's architectures (Debian's names, which are also OCI's). */
+export const ARCHITECTURES = ["amd64", "arm64"] as const;
+export type Architecture = (typeof ARCHITECTURES)[number];
+
+/** One lock per architecture: debian.lock for amd64 (the first), debian.<arch>.lock for the others. */
+export function lockFile(arch: Architecture): string {
+  return join(__dirname, arch === "amd64" ? "debian.lock" : `debian.${arch}.lock`);
+}
+export const LOCK_FILE = lockFile("amd64");
 
 export interface LockedPackage {
   readonly name: string;
@@ -48,7 +59,7 @@ export interface DebianLock {
   readonly packages: readonly LockedPackage[];
 }
 
-export function parseLock(text: string): DebianLock {
+export function parseLock(text: string, file = LOCK_FILE): DebianLock {
   let release = "";
   const packages: LockedPackage[] = [];
   for (const [index, line] of text.split("\n").entries()) {
@@ -56,10 +67,10 @@ export function parseLock(text: string): DebianLock {
     if (!line.trim() || line.startsWith("#")) continue;
     const [name, version, size, sha256, filename, extra] = line.trim().split(/\s+/);
     if (!filename || extra !== undefined || !/^[0-9a-f]{64}$/.test(sha256!) || !/^\d+$/.test(size!))
-      throw new Error(`${LOCK_FILE}:${index + 1}: expected "name version size sha256 pool-path": ${line}`);
+      throw new Error(`${file}:${index + 1}: expected "name version size sha256 pool-path": ${line}`);
     packages.push({ name: name!, version: version!, size: Number(size), sha256: sha256!, filename });
   }
-  if (!release || packages.length === 0) throw new Error(`${LOCK_FILE}: no "# release:" line or no packages`);
+  if (!release || packages.length === 0) throw new Error(`${file}: no "# release:" line or no packages`);
   return { release, packages };
 }
 
@@ -98,8 +109,8 @@ export function debianMirror(env: NodeJS.ProcessEnv = process.env): string {
   throw new Error("no Debian mirror: set PULUMI_LVM_DEBIAN_MIRROR (e.g. a Debian mirror's …/debian URL)");
 }
 
-/** Resolves ROOT_PACKAGES' closure in SUITE on `mirror` with apt, in a private apt state. */
-export async function resolveLock(mirror: string): Promise<DebianLock> {
+/** Resolves ROOT_PACKAGES' closure in SUITE for `arch` on `mirror` with apt, in a private apt state. */
+export async function resolveLock(mirror: string, arch: Architecture = "amd64"): Promise<DebianLock> {
   const dir = await mkdtemp(join(tmpdir(), "pulumi-lvm-apt-"));
   try {
     for (const sub of ["lists/partial", "cache/archives/partial", "state"])
@@ -116,7 +127,8 @@ export async function resolveLock(mirror: string): Promise<DebianLock> {
       "Dir::Etc::Preferences=/dev/null",
       "Dir::Etc::PreferencesParts=/dev/null",
       "APT::Install-Recommends=false",
-      "APT::Architecture=amd64",
+      `APT::Architecture=${arch}`,
+      `APT::Architectures=${arch}`,
       "Debug::NoLocking=1",
     ].flatMap((o) => ["-o", o]);
     await run("apt-get", [...options, "update", "-qq"], { maxBuffer: 1 << 26 });
@@ -183,12 +195,36 @@ export async function fetchDebs(lock: DebianLock, mirror: string, cacheDir: stri
   return files;
 }
 
+/** A package unpacked into the layer, as its control file and copyright file describe it (for the SBOM). */
+export interface DebianPackage {
+  readonly name: string;
+  readonly version: string;
+  /** The .deb's Architecture: the image's, or "all". */
+  readonly architecture: string;
+  /** The source package, when it is named otherwise. */
+  readonly source?: string;
+  readonly homepage?: string;
+  /** The License: names of its copyright file (Debian's short names), when it is machine-readable. */
+  readonly licenses: readonly string[];
+  readonly sha256: string;
+}
+
+/** The License: names of a machine-readable (DEP-5) Debian copyright file, in order, each once. */
+export function copyrightLicenses(text: string): string[] {
+  if (!/^Format:\s*\S+/m.test(text)) return [];
+  const names = [...text.matchAll(/^License:[ \t]*(\S[^\n]*)$/gm)].map((m) => m[1]!.trim());
+  return [...new Set(names)];
+}
+
 /**
  * The entries of the Debian layer: the files of the packages the image runs (selection.ts), in
  * lock order (paths under /bin, /sbin, /lib, /lib64 moved to /usr as on a merged-/usr system), and
- * /var/lib/dpkg/status naming those packages only.
+ * /var/lib/dpkg/status naming those packages only; and those packages, described.
  */
-export async function debianEntries(lock: DebianLock, debs: readonly string[]): Promise<TarEntry[]> {
+export async function debianEntries(
+  lock: DebianLock,
+  debs: readonly string[],
+): Promise<{ entries: TarEntry[]; packages: DebianPackage[] }> {
   const depends = new Map<string, string>();
   for (const [index, deb] of debs.entries()) {
     const { stdout } = await run("dpkg-deb", ["-f", deb, "Pre-Depends", "Depends"]);
@@ -198,6 +234,7 @@ export async function debianEntries(lock: DebianLock, debs: readonly string[]): 
   const unpacked = unpackedPackages(ROOT_PACKAGES, depends);
   const entries: TarEntry[] = [];
   const status: string[] = [];
+  const packages: DebianPackage[] = [];
   for (const [index, deb] of debs.entries()) {
     const pkg = lock.packages[index]!;
     if (!unpacked.has(pkg.name)) continue;
@@ -205,14 +242,29 @@ export async function debianEntries(lock: DebianLock, debs: readonly string[]): 
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     const exited = new Promise<number>((resolve) => child.on("close", resolve));
+    let copyright = "";
     for await (const entry of readTar(child.stdout)) {
       const merged = mergedUsr(entry);
       if (merged && keepsPath(pkg.name, merged.path)) entries.push(merged);
+      if (merged?.path === `usr/share/doc/${pkg.name}/copyright` && merged.data)
+        copyright = merged.data.toString("utf8");
     }
     const code = await exited;
     if (code !== 0) throw new Error(`dpkg-deb --fsys-tarfile ${deb} (${pkg.name}) exited ${code}: ${stderr}`);
     const { stdout: control } = await run("dpkg-deb", ["-f", deb]);
     status.push(control.trimEnd().replace(/^(Package: .*)$/m, "$1\nStatus: install ok installed"));
+    const field = (name: string) => control.match(new RegExp(`^${name}: (.*)$`, "m"))?.[1]?.trim();
+    const source = field("Source")?.split(" ")[0];
+    const homepage = field("Homepage");
+    packages.push({
+      name: pkg.name,
+      version: pkg.version,
+      architecture: field("Architecture") ?? "",
+      ...(source && source !== pkg.name ? { source } : {}),
+      ...(homepage ? { homepage } : {}),
+      licenses: copyrightLicenses(copyright),
+      sha256: pkg.sha256,
+    });
   }
   entries.push({
     path: "var/lib/dpkg/status",
@@ -220,7 +272,7 @@ export async function debianEntries(lock: DebianLock, debs: readonly string[]): 
     mode: 0o644,
     data: Buffer.from(`${status.join("\n\n")}\n`),
   });
-  return entries;
+  return { entries, packages };
 }
 
 const USR_ALIASES = ["bin", "sbin", "lib", "lib64"];
@@ -239,5 +291,5 @@ function mergedUsr(entry: TarEntry): TarEntry | undefined {
 }
 
 export async function readLock(file = LOCK_FILE): Promise<DebianLock> {
-  return parseLock(await readFile(file, "utf8"));
+  return parseLock(await readFile(file, "utf8"), file);
 }

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { writeImage, type ImageSpec } from "./oci";
+import { MEDIA, writeImage, writeImageIndex, type ImageSpec } from "./oci";
 
 function spec(dir: string, extra: Partial<ImageSpec> = {}): ImageSpec {
   const file = join(dir, "pause");
@@ -91,5 +91,76 @@ describe("writeImage", () => {
     await expect(
       writeImage(spec(dir, { name: "localhost/pause", archive: join(dir, "a.tar") })),
     ).rejects.toThrow(/expected a reference with a tag/);
+  });
+});
+
+describe("writeImageIndex", () => {
+  it("writes one index naming a manifest per platform, the same bytes twice, sharing layers given once", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "oci-test-"));
+    const base = spec(dir);
+    const shared = base.layers[1]!;
+    const arm = {
+      sources: [{ entries: [{ path: "arm", type: "file" as const, mode: 0o644, data: Buffer.from("a") }] }],
+    };
+    const index = (archive: string, layoutDir?: string) =>
+      writeImageIndex({
+        name: base.name,
+        sourceDateEpoch: 1_700_000_000,
+        archive,
+        ...(layoutDir ? { layoutDir } : {}),
+        platforms: [
+          { architecture: "amd64", layers: base.layers, config: base.config },
+          { architecture: "arm64", layers: [arm, shared], config: base.config },
+        ],
+      });
+    const first = await index(join(dir, "a.tar"), join(dir, "layout"));
+    const second = await index(join(dir, "b.tar"));
+    expect(second.indexDigest).toBe(first.indexDigest);
+    expect(readFileSync(join(dir, "a.tar")).equals(readFileSync(join(dir, "b.tar")))).toBe(true);
+
+    const layout = join(dir, "layout");
+    const blob = (digest: string) =>
+      JSON.parse(readFileSync(join(layout, "blobs/sha256", digest.slice(7)), "utf8"));
+    const top = JSON.parse(readFileSync(join(layout, "index.json"), "utf8"));
+    expect(top.manifests).toEqual([
+      {
+        mediaType: MEDIA.index,
+        digest: first.indexDigest,
+        size: expect.any(Number),
+        annotations: {
+          "io.containerd.image.name": "localhost/pause:3.10",
+          "org.opencontainers.image.ref.name": "3.10",
+        },
+      },
+    ]);
+    const platforms = blob(first.indexDigest).manifests;
+    expect(platforms.map((m: { platform: unknown; digest: string }) => [m.platform, m.digest])).toEqual([
+      [{ architecture: "amd64", os: "linux" }, first.images[0]!.manifestDigest],
+      [{ architecture: "arm64", os: "linux" }, first.images[1]!.manifestDigest],
+    ]);
+    expect(blob(blob(first.images[1]!.manifestDigest).config.digest).architecture).toBe("arm64");
+    expect(first.images[1]!.layers[1]!.digest).toBe(first.images[0]!.layers[1]!.digest);
+    for (const name of readdirSync(join(layout, "blobs/sha256")))
+      expect(sha(readFileSync(join(layout, "blobs/sha256", name)))).toBe(`sha256:${name}`);
+    // manifest.json (docker load before Docker 25) names the first platform's image.
+    const docker = JSON.parse(readFileSync(join(layout, "manifest.json"), "utf8"));
+    expect(docker[0].Config).toBe(
+      `blobs/sha256/${blob(first.images[0]!.manifestDigest).config.digest.slice(7)}`,
+    );
+  });
+
+  it("refuses a platform given twice", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "oci-test-"));
+    const { layers, config, name } = spec(dir);
+    await expect(
+      writeImageIndex({
+        name,
+        archive: join(dir, "a.tar"),
+        platforms: [
+          { architecture: "arm64", layers, config },
+          { architecture: "arm64", layers, config },
+        ],
+      }),
+    ).rejects.toThrow(/a platform twice/);
   });
 });

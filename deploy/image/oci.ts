@@ -153,84 +153,194 @@ function tap(each: (chunk: Buffer) => void): Transform {
 
 /** Writes the image (see the file comment). */
 export async function writeImage(spec: ImageSpec): Promise<ImageResult> {
-  if (!spec.layoutDir && !spec.archive) throw new Error("writeImage: give layoutDir, archive or both");
-  checkReference(spec.name);
-  const epoch = sourceDateEpoch(spec.sourceDateEpoch);
+  const { images, archiveDigest } = await writeLayout(spec, [spec], (built, tag) => ({
+    index: [descriptor(MEDIA.manifest, built[0]!.manifest, { tag, name: spec.name }, platformOf(spec))],
+    blobs: [],
+  }));
+  return { ...images[0]!, ...(archiveDigest ? { archiveDigest } : {}) };
+}
+
+/** One platform's image of a multi-platform index: its layers, config and platform. */
+export interface PlatformSpec {
+  readonly layers: ReadonlyArray<LayerSpec | LayerBlob>;
+  readonly config: ImageConfig;
+  /** @example "arm64" */
+  readonly architecture: string;
+  /** @default "linux" */
+  readonly os?: string;
+}
+
+export interface IndexSpec extends Omit<ImageSpec, "layers" | "config" | "architecture" | "os"> {
+  /** One image per platform, each named in the index by its platform. */
+  readonly platforms: readonly PlatformSpec[];
+}
+
+export interface IndexResult {
+  /** The digest of the multi-platform index: what `name` points at, and what to pin. */
+  readonly indexDigest: string;
+  /** Each platform's image, in the order given. */
+  readonly images: ReadonlyArray<ImageResult & { readonly architecture: string }>;
+  readonly archiveDigest?: string;
+}
+
+/**
+ * Writes a multi-platform image: index.json names one image index (the name's annotations on it),
+ * which lists a manifest per platform, as `docker buildx --output type=oci` lays it out; containerd,
+ * podman and skopeo pick the manifest of their platform. Docker's manifest.json (read by
+ * `docker load` before Docker 25) lists the first platform's image only: it has no platforms.
+ */
+export async function writeImageIndex(spec: IndexSpec): Promise<IndexResult> {
+  if (spec.platforms.length === 0) throw new Error("writeImageIndex: no platforms");
+  const archs = spec.platforms.map((p) => `${p.os ?? "linux"}/${p.architecture}`);
+  if (new Set(archs).size !== archs.length) throw new Error(`writeImageIndex: a platform twice: ${archs}`);
+  let indexDigest = "";
+  const { images, archiveDigest } = await writeLayout(
+    spec,
+    spec.platforms.map((p) => ({ ...p, name: spec.name })),
+    (built, tag) => {
+      const index = json({
+        schemaVersion: 2,
+        mediaType: MEDIA.index,
+        manifests: built.map((b, i) =>
+          descriptor(MEDIA.manifest, b.manifest, undefined, platformOf(spec.platforms[i]!)),
+        ),
+      });
+      indexDigest = sha256(index);
+      return {
+        index: [descriptor(MEDIA.index, index, { tag, name: spec.name })],
+        blobs: [index],
+      };
+    },
+  );
+  return {
+    indexDigest,
+    images: images.map((image, i) => ({ ...image, architecture: spec.platforms[i]!.architecture })),
+    ...(archiveDigest ? { archiveDigest } : {}),
+  };
+}
+
+interface BuiltImage extends ImageResult {
+  readonly manifest: Buffer;
+  readonly config: Buffer;
+}
+
+type Descriptor = Record<string, unknown>;
+
+function descriptor(
+  mediaType: string,
+  data: Buffer,
+  ref?: { tag: string; name: string },
+  platform?: { architecture: string; os: string },
+): Descriptor {
+  return {
+    mediaType,
+    digest: sha256(data),
+    size: data.length,
+    ...(ref
+      ? {
+          annotations: { "io.containerd.image.name": ref.name, "org.opencontainers.image.ref.name": ref.tag },
+        }
+      : {}),
+    ...(platform ? { platform } : {}),
+  };
+}
+
+function platformOf(p: { architecture?: string; os?: string }) {
+  return { architecture: p.architecture ?? "amd64", os: p.os ?? "linux" };
+}
+
+/**
+ * The layout both writers share: every image's layers, config and manifest as blobs, then
+ * index.json as `top` makes it (with any further blobs it needs), manifest.json for the first image.
+ */
+async function writeLayout(
+  out: Pick<ImageSpec, "name" | "sourceDateEpoch" | "layoutDir" | "archive">,
+  specs: ReadonlyArray<Pick<ImageSpec, "name" | "layers" | "config" | "architecture" | "os">>,
+  top: (built: readonly BuiltImage[], tag: string) => { index: Descriptor[]; blobs: Buffer[] },
+): Promise<{ images: BuiltImage[]; archiveDigest?: string }> {
+  if (!out.layoutDir && !out.archive) throw new Error("writeImage: give layoutDir, archive or both");
+  checkReference(out.name);
+  const epoch = sourceDateEpoch(out.sourceDateEpoch);
   const work = await mkdtemp(join(tmpdir(), "oci-image-"));
   try {
-    const blobDir = spec.layoutDir ? join(spec.layoutDir, "blobs") : join(work, "blobs");
-    const layers: LayerBlob[] = [];
-    for (const layer of spec.layers) {
-      if ("digest" in layer) layers.push(layer);
-      else {
-        const entries = await collectLayer(layer.sources, layer.options);
-        layers.push(await writeLayer(entries, { mtime: epoch, blobDir, createdBy: layer.createdBy }));
-      }
-    }
+    const blobDir = out.layoutDir ? join(out.layoutDir, "blobs") : join(work, "blobs");
     const created = new Date(epoch * 1000).toISOString().replace(/\.000Z$/, "Z");
-    const config = json(imageConfig(spec, layers, created));
-    const configDescriptor = { mediaType: MEDIA.config, digest: sha256(config), size: config.length };
-    const labels = spec.config.labels ?? {};
-    const manifest = json({
-      schemaVersion: 2,
-      mediaType: MEDIA.manifest,
-      config: configDescriptor,
-      layers: layers.map((l) => ({ mediaType: MEDIA.layer, digest: l.digest, size: l.size })),
-      ...(Object.keys(labels).length ? { annotations: sorted(labels) } : {}),
-    });
-    const manifestDigest = sha256(manifest);
-    const tag = spec.name.slice(spec.name.lastIndexOf(":") + 1);
-    const index = json({
-      schemaVersion: 2,
-      mediaType: MEDIA.index,
-      manifests: [
-        {
-          mediaType: MEDIA.manifest,
-          digest: manifestDigest,
-          size: manifest.length,
-          annotations: { "io.containerd.image.name": spec.name, "org.opencontainers.image.ref.name": tag },
-          platform: { architecture: spec.architecture ?? "amd64", os: spec.os ?? "linux" },
-        },
-      ],
-    });
+    const built: BuiltImage[] = [];
+    for (const spec of specs) built.push(await buildManifest(spec, epoch, created, blobDir));
+    const tag = out.name.slice(out.name.lastIndexOf(":") + 1);
+    const { index, blobs } = top(built, tag);
+    const first = built[0]!;
     // docker load (before Docker 25) reads manifest.json, the docker-archive index, not index.json.
     const dockerManifest = json([
       {
-        Config: `blobs/sha256/${hex(configDescriptor.digest)}`,
-        RepoTags: [spec.name],
-        Layers: layers.map((l) => `blobs/sha256/${hex(l.digest)}`),
+        Config: `blobs/sha256/${hex(first.configDigest)}`,
+        RepoTags: [out.name],
+        Layers: first.layers.map((l) => `blobs/sha256/${hex(l.digest)}`),
       },
     ]);
-    const small: Array<[string, Buffer]> = [
+    const small = new Map<string, Buffer>([
       ["oci-layout", json({ imageLayoutVersion: "1.0.0" })],
-      ["index.json", index],
+      ["index.json", json({ schemaVersion: 2, mediaType: MEDIA.index, manifests: index })],
       ["manifest.json", dockerManifest],
-      [`blobs/sha256/${hex(configDescriptor.digest)}`, config],
-      [`blobs/sha256/${hex(manifestDigest)}`, manifest],
-    ];
-    if (spec.layoutDir) {
-      await mkdir(join(spec.layoutDir, "blobs", "sha256"), { recursive: true });
-      for (const [path, data] of small) await writeFile(join(spec.layoutDir, path), data);
+    ]);
+    for (const data of [...built.flatMap((b) => [b.config, b.manifest]), ...blobs])
+      small.set(`blobs/sha256/${hex(sha256(data))}`, data);
+    const layers = [...new Map(built.flatMap((b) => b.layers).map((l) => [l.digest, l])).values()];
+    if (out.layoutDir) {
+      await mkdir(join(out.layoutDir, "blobs", "sha256"), { recursive: true });
+      for (const [path, data] of small) await writeFile(join(out.layoutDir, path), data);
       for (const l of layers) {
-        const inLayout = join(spec.layoutDir, "blobs", "sha256", hex(l.digest));
+        const inLayout = join(out.layoutDir, "blobs", "sha256", hex(l.digest));
         if (l.file !== inLayout) await copyFile(l.file, inLayout);
       }
     }
     let archiveDigest: string | undefined;
-    if (spec.archive) archiveDigest = await writeArchive(spec.archive, small, layers, epoch);
-    return {
-      manifestDigest,
-      configDigest: configDescriptor.digest,
-      layers,
-      ...(archiveDigest ? { archiveDigest } : {}),
-      uncompressedSize: layers.reduce((sum, l) => sum + l.uncompressedSize, 0),
-    };
+    if (out.archive) archiveDigest = await writeArchive(out.archive, [...small], layers, epoch);
+    return { images: built, ...(archiveDigest ? { archiveDigest } : {}) };
   } finally {
     await rm(work, { recursive: true, force: true });
   }
 }
 
-function imageConfig(spec: ImageSpec, layers: readonly LayerBlob[], created: string) {
+/** One image's layers (written when given as sources), config and manifest. */
+async function buildManifest(
+  spec: Pick<ImageSpec, "name" | "layers" | "config" | "architecture" | "os">,
+  epoch: number,
+  created: string,
+  blobDir: string,
+): Promise<BuiltImage> {
+  const layers: LayerBlob[] = [];
+  for (const layer of spec.layers) {
+    if ("digest" in layer) layers.push(layer);
+    else {
+      const entries = await collectLayer(layer.sources, layer.options);
+      layers.push(await writeLayer(entries, { mtime: epoch, blobDir, createdBy: layer.createdBy }));
+    }
+  }
+  const config = json(imageConfig(spec, layers, created));
+  const labels = spec.config.labels ?? {};
+  const manifest = json({
+    schemaVersion: 2,
+    mediaType: MEDIA.manifest,
+    config: { mediaType: MEDIA.config, digest: sha256(config), size: config.length },
+    layers: layers.map((l) => ({ mediaType: MEDIA.layer, digest: l.digest, size: l.size })),
+    ...(Object.keys(labels).length ? { annotations: sorted(labels) } : {}),
+  });
+  return {
+    manifest,
+    config,
+    manifestDigest: sha256(manifest),
+    configDigest: sha256(config),
+    layers,
+    uncompressedSize: layers.reduce((sum, l) => sum + l.uncompressedSize, 0),
+  };
+}
+
+function imageConfig(
+  spec: Pick<ImageSpec, "config" | "architecture" | "os">,
+  layers: readonly LayerBlob[],
+  created: string,
+) {
   const c = spec.config;
   const config: Record<string, unknown> = {};
   if (c.user) config.User = c.user;

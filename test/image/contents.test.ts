@@ -11,6 +11,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { BUNDLE_DIR, defaultArchive } from "../../deploy/image/build";
+import { MEDIA } from "../../deploy/image/oci";
 import { IMAGE_EXECUTABLES } from "../../deploy/image/selection";
 import { HOST_COMMAND_PREFIX } from "../../src/components/agent-workload";
 import { LOCK_EXECUTABLES } from "../../src/agent/state-lock";
@@ -27,8 +28,17 @@ beforeAll(() => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "image-contents-"));
   execFileSync("tar", ["-xf", ARCHIVE, "-C", dir]);
   const blob = (digest: string) => path.join(dir, "blobs", ...digest.split(":"));
-  const index = JSON.parse(fs.readFileSync(path.join(dir, "index.json"), "utf8"));
-  const manifest = JSON.parse(fs.readFileSync(blob(index.manifests[0].digest), "utf8"));
+  const readJson = (file: string) => JSON.parse(fs.readFileSync(file, "utf8"));
+  // This machine's platform: the archive's one manifest, or amd64's of its multi-platform index.
+  let manifest = readJson(blob(readJson(path.join(dir, "index.json")).manifests[0].digest));
+  if (manifest.mediaType === MEDIA.index)
+    manifest = readJson(
+      blob(
+        manifest.manifests.find(
+          (m: { platform: { architecture: string } }) => m.platform.architecture === "amd64",
+        ).digest,
+      ),
+    );
   root = path.join(dir, "root");
   fs.mkdirSync(root);
   for (const layer of manifest.layers) execFileSync("tar", ["-xzf", blob(layer.digest), "-C", root]);
