@@ -122,6 +122,7 @@ export function planThinPools(args: ThinPoolsArgs): ThinPoolsResult {
     if (lv) {
       const current = extentsOf(lv.size, X);
       ready.add(dc.name);
+      blocked.push(...fixedPoolSettings({ vg, dc, pool: lv, chunk }));
       if (g.exact) {
         const target = Math.min(percentOfExtents(g.extentCount, pct), current + free);
         pools.push(
@@ -144,17 +145,6 @@ export function planThinPools(args: ThinPoolsArgs): ThinPoolsResult {
             ),
           );
         }
-        blocked.push(
-          ...fixedPoolSettings({
-            vg,
-            dc,
-            pool: lv,
-            chunk,
-            current,
-            extentCount: g.extentCount,
-            extentSize: X,
-          }),
-        );
         // Metadata: at least what lvm would give a pool of the data size after this plan, and at least
         // an explicit metadataSize (lvm grows pool metadata, never shrinks it). lvm 2.03.16's lvextend
         // grows it along with the data; older ones do not, and a pool grown by them (or by hand) catches
