@@ -30,6 +30,14 @@ if [ ! -x /usr/sbin/sshd ] || [ ! -x /usr/lib/openssh/sftp-server ] || ! command
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server >/dev/null
 fi
 
+# Debian's prometheus package for its promtool: the alert rules' unit tests (promtool test rules,
+# src/components/monitoring/promtool.test.ts). The package's service is not started (policy-rc.d here).
+if ! command -v promtool >/dev/null; then
+  echo "test/setup.sh: installing prometheus (for promtool)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
 # A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.
 bash test/env/install.sh
 

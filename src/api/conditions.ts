@@ -67,7 +67,8 @@ export const NODESET_CONDITIONS = ["Ready", "LVMNodesReady", "ProviderReady"] as
 /**
  * Condition types of an LVMNode: Ready (the summary, for kstatus), ProviderReady (the provider
  * reconciler), VolumeGroupsHealthy and DeviceClassesHealthy (reported by the node's agent),
- * Reconciled (the operator's LVMNode reconcile).
+ * Reconciled (the operator's LVMNode reconcile), ThinPoolNearlyFull (the operator, from the agent's
+ * reported thin pool usage; not part of Ready).
  */
 export const NODE_CONDITIONS = [
   "Ready",
@@ -75,6 +76,7 @@ export const NODE_CONDITIONS = [
   "VolumeGroupsHealthy",
   "DeviceClassesHealthy",
   "Reconciled",
+  "ThinPoolNearlyFull",
 ] as const;
 export type NodeConditionType = (typeof NODE_CONDITIONS)[number];
 
@@ -89,4 +91,6 @@ export const CONDITION_MEANINGS: Record<(typeof NODESET_CONDITIONS)[number] | No
     "Every device class in spec is set up (thin pool, lvmd configuration, StorageClass, VolumeSnapshotClass; status.deviceClasses).",
   Reconciled:
     "The operator's last reconcile got the node to its spec through the node's agent (reason InSync or Applied). False says why: PlanBlocked, AgentUnavailable, AgentFailed, InvalidSpec, TeardownRefused, TeardownFailed.",
+  ThinPoolNearlyFull:
+    "A thin pool's data or metadata use is at or above spec.capacity.warningPercent (reason AboveWarning) or criticalPercent (AboveCritical); the message names each such pool with both percentages. False (BelowWarning) otherwise. Not part of Ready; each change of reason is also an Event.",
 };

@@ -1,3 +1,4 @@
+export * from "./capacity";
 export * from "./conditions";
 export * from "./defaults";
 export * from "./errors";

@@ -132,6 +132,12 @@ export const API_RULES = [
     rule: "metadataSize is from 2Mi to 16Gi (lvm2's limits).",
   },
   {
+    id: "capacity-thresholds",
+    field: `${TEMPLATE}.capacity`,
+    rule: "warningPercent and criticalPercent are whole numbers from 1 to 100, warningPercent below criticalPercent (defaults 75 and 85 count when one is left out).",
+    cel: "warningPercent must be below criticalPercent",
+  },
+  {
     id: "quantities-exact",
     field: `${VG}.minDeviceSize, ${DC}.thin.chunkSize, ${DC}.thin.metadataSize, size values of device selectors`,
     rule: 'A size is a Kubernetes quantity ("30Gi", "1.5T", "500M", "1e9") that comes to a whole number of bytes, not negative and at most 2^53 - 1 (8 PiB): "0.5" and "100m" are rejected, never rounded.',

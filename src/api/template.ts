@@ -1,3 +1,4 @@
+import { capacitySchema } from "./capacity";
 import { z } from "zod";
 import { describeValue } from "./errors";
 import { logicalVolumeName, resourceName } from "./names";
@@ -252,6 +253,7 @@ const templateFields = {
       "x-kubernetes-list-type": "map",
       "x-kubernetes-list-map-keys": ["name"],
     }),
+  capacity: capacitySchema.optional(),
   deletionPolicy: z.enum(DELETION_POLICIES).optional().meta({
     description:
       "What happens on the nodes when this is deleted. Retain: volume groups and thin pools stay. Delete: thin pools and volume groups that hold no other logical volumes are removed and their PVs wiped of LVM labels; a volume group that still holds volumes is never removed without force. @default Retain",

@@ -1,3 +1,4 @@
+import { monitoringSettingsSchema, type MonitoringSettings } from "./monitoring";
 import { admissionSettingsSchema, type AdmissionSettings } from "./admission";
 import { z } from "zod";
 import { dnsLabelProblem, QUANTITY_PATTERN, type ValidationProblem } from "../api";
@@ -156,6 +157,15 @@ export interface LvmSystemArgs {
    */
   readonly networkPolicies?: NetworkPolicySettings;
   // --- end network fences ---
+  /**
+   * Prometheus Operator objects: ServiceMonitors for the agents and the operator, and a
+   * PrometheusRule with the alerts (thin pools filling, volume groups full, missing disks, LVMNodes
+   * not Ready, failed applies, agents or operator down, approvals waiting) and the lvm_nodes_*
+   * recording rules (docs/components.md, "Monitoring"). Needs the monitoring.coreos.com CRDs.
+   * @default none
+   * @example { serviceMonitor: true, rules: true, thresholds: { thinPoolWarningPercent: 70 } }
+   */
+  readonly monitoring?: MonitoringSettings;
 }
 
 /** The operator (docs/operator.md), as LvmSystem deploys it. */
@@ -277,6 +287,7 @@ const argsSchema = z.strictObject({
     .optional(),
   // --- network fences ---
   networkPolicies: networkPolicySettingsSchema.optional(),
+  monitoring: monitoringSettingsSchema.optional(),
   // --- end network fences ---
 });
 

@@ -4,6 +4,7 @@ import { agentImageRef } from "./image-ref";
 import { agentWorkload, DEFAULT_AGENT_PORT } from "./agent-workload";
 import type { WorkloadContext } from "./workload-context";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
+import { monitoringResources } from "./monitoring";
 import { networkFences } from "./network-policies";
 import { OPERATOR_PORT, operatorLabels, operatorWorkload } from "./operator-workload";
 import { WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
@@ -25,6 +26,7 @@ export type {
   TopolvmNodeSet,
   TopolvmSettings,
 } from "./lvm-system-args";
+export type { MonitoringSettings, MonitoringThresholdSettings } from "./monitoring";
 export { DEFAULT_NAMESPACE, planSystem, type SystemPlan } from "./system-plan";
 export {
   AGENT_STATE_DIR,
@@ -121,6 +123,22 @@ export class LvmSystem extends pulumi.ComponentResource {
           : {}),
       },
       args.networkPolicies,
+      at,
+    );
+    monitoringResources(
+      {
+        namespace: plan.namespace,
+        agent: {
+          name: plan.agent,
+          labels: plan.selectorLabels,
+          port: args.agentPort ?? DEFAULT_AGENT_PORT,
+          https: agent.tlsSecret !== undefined,
+        },
+        ...(plan.operator
+          ? { operator: { name: plan.operator, labels: operatorLabels(plan.operator), port: OPERATOR_PORT } }
+          : {}),
+      },
+      args.monitoring,
       at,
     );
     if (args.topolvm && topolvm) topolvmRelease(name, args.topolvm, topolvm, plan.namespace, at);

@@ -149,6 +149,14 @@ export interface DeviceClassSpec {
   readonly snapshotClass?: SnapshotClassOptions;
 }
 
+/** Thin pool usage thresholds (the LVMNode's ThinPoolNearlyFull condition and its Events). */
+export interface CapacitySpec {
+  /** Data or metadata use, in percent, from which a thin pool is nearly full. @default 75 */
+  readonly warningPercent?: number;
+  /** ... and critically full; above warningPercent. @default 85 */
+  readonly criticalPercent?: number;
+}
+
 /** What every selected node gets. */
 export interface NodeSetTemplate {
   /** 1 to 32 volume groups. */
@@ -161,4 +169,6 @@ export interface NodeSetTemplate {
    * @default "Retain"
    */
   readonly deletionPolicy?: string;
+  /** When a thin pool counts as nearly full. @default { warningPercent: 75, criticalPercent: 85 } */
+  readonly capacity?: CapacitySpec;
 }

@@ -3,9 +3,11 @@ import * as path from "node:path";
 import YAML from "yaml";
 import { crds, type CustomResourceDefinition } from "./crds";
 import { apiReference } from "./docs";
+import { RULES_FILE, rulesFileYaml } from "../metrics/alert-rules";
 
 /**
- * Writes the files generated from the API schemas: the two CRDs under deploy/crds and docs/api.md.
+ * Writes the files generated from the API schemas: the two CRDs under deploy/crds and docs/api.md;
+ * and the Prometheus rule file (deploy/monitoring) from src/metrics/alert-rules.ts.
  *
  *   npx tsx src/crd/generate.ts           # write them
  *   npx tsx src/crd/generate.ts --check   # exit 1, saying what differs, when the checked-in files are stale
@@ -53,6 +55,7 @@ export function generatedFiles(readFile: (file: string) => string | undefined): 
       path: "docs/api.md",
       content: apiReference({ crds: definitions, examples, command: GENERATE_COMMAND }),
     },
+    { path: RULES_FILE, content: rulesFileYaml(GENERATE_COMMAND) },
   ];
 }
 

@@ -1,6 +1,19 @@
 import { OperatorMetrics } from "./metrics";
 
 describe("OperatorMetrics", () => {
+  it("pulumi_lvm_lvmnode_awaiting_approval: 1 per LVMNode whose plan waits, none without", async () => {
+    const m = new OperatorMetrics();
+    expect(await m.render(0, { queueDepth: 0, byState: {} })).not.toMatch(
+      /^pulumi_lvm_lvmnode_awaiting_approval\{/m,
+    );
+    const text = await m.render(0, {
+      queueDepth: 0,
+      byState: {},
+      awaitingApproval: [{ namespace: "storage", name: "node-1" }],
+    });
+    expect(text).toContain('pulumi_lvm_lvmnode_awaiting_approval{namespace="storage",lvmnode="node-1"} 1\n');
+  });
+
   it("reads the queue depths and LVMNodes by state at scrape time", async () => {
     const m = new OperatorMetrics();
     m.recordReconcile("changed", 0.2);

@@ -6,7 +6,12 @@ import type { ReconcileResult } from "./nodeset/reconciler";
 /** The gauges read at scrape time: the LVMNodeSet queue's depth; the LVMNode queue and LVMNodes by state when the operator drives agents. */
 interface Gauges {
   readonly queueDepth: number;
-  readonly lvmNodes?: { readonly queueDepth: number; readonly byState: Readonly<Record<string, number>> };
+  readonly lvmNodes?: {
+    readonly queueDepth: number;
+    readonly byState: Readonly<Record<string, number>>;
+    /** The LVMNodes whose plan waits for approval (fed by the approval work; none until then). */
+    readonly awaitingApproval?: ReadonlyArray<{ readonly namespace: string; readonly name: string }>;
+  };
 }
 
 /**
@@ -48,6 +53,15 @@ export class OperatorMetrics extends RegistryMetrics {
         Object.entries(this.gauges.lvmNodes?.byState ?? {})
           .sort(([a], [b]) => (a < b ? -1 : 1))
           .map(([state, n]) => [{ state }, n] as const),
+    );
+    this.scrapeGauge(
+      "pulumi_lvm_lvmnode_awaiting_approval",
+      "1 for each LVMNode whose plan waits for approval (the LvmApprovalPendingTooLong alert).",
+      ["namespace", "lvmnode"],
+      () =>
+        (this.gauges.lvmNodes?.awaitingApproval ?? []).map(
+          (n) => [{ namespace: n.namespace, lvmnode: n.name }, 1] as const,
+        ),
     );
     this.lvmNodeReconciles = this.counter(
       "pulumi_lvm_operator_lvmnode_reconciles_total",

@@ -3,6 +3,7 @@ import { quantityToBytes } from "../api";
 import type { LogicalVolume } from "../inventory/types";
 import { lvcreateThinPoolArgv, lvextendThinPoolArgv, lvextendThinPoolMetadataArgv } from "./argv";
 import { step, thinPoolPlan } from "./plan-objects";
+import { fixedPoolSettings } from "./thin-settings";
 import type { Blocked, PlanAction, ThinPoolPlan } from "./types";
 import { formatSize } from "./units";
 
@@ -121,6 +122,7 @@ export function planThinPools(args: ThinPoolsArgs): ThinPoolsResult {
     if (lv) {
       const current = extentsOf(lv.size, X);
       ready.add(dc.name);
+      blocked.push(...fixedPoolSettings({ vg, dc, pool: lv, chunk }));
       if (g.exact) {
         const target = Math.min(percentOfExtents(g.extentCount, pct), current + free);
         pools.push(
@@ -143,20 +145,27 @@ export function planThinPools(args: ThinPoolsArgs): ThinPoolsResult {
             ),
           );
         }
-        // Metadata: at least what lvm would give a pool of the data size after this plan. lvm 2.03.16's
-        // lvextend grows it along with the data; older ones do not, and a pool grown by them (or by
-        // hand) catches up here. Needs the inventory's lv_metadata_size and chunk_size.
+        // Metadata: at least what lvm would give a pool of the data size after this plan, and at least
+        // an explicit metadataSize (lvm grows pool metadata, never shrinks it). lvm 2.03.16's lvextend
+        // grows it along with the data; older ones do not, and a pool grown by them (or by hand) catches
+        // up here. Needs the inventory's lv_metadata_size and chunk_size.
         if (lv.metadataSize !== undefined && lv.chunkSize) {
           const data = Math.max(current, target);
           const metaNow = Math.ceil(lv.metadataSize / X);
-          const need = thinMetadataExtents(data, X, lv.chunkSize);
+          const lvmNeed = thinMetadataExtents(data, X, lv.chunkSize);
+          const asked = thin.metadataSize ? Math.ceil(quantityToBytes(thin.metadataSize) / X) : 0;
+          const need = Math.max(lvmNeed, asked);
+          const why =
+            asked > lvmNeed
+              ? `its metadataSize`
+              : `what lvm gives ${data} data extents in ${formatSize(lv.chunkSize)} chunks`;
           if (need > metaNow) {
             const spareNeeded = Math.max(0, need - spare);
             const grow = need - metaNow + spareNeeded;
             if (grow > free) {
               blocked.push({
                 volumeGroup: vg,
-                reason: `thin pool ${where}'s metadata (${formatSize(metaNow * X)}) is smaller than lvm's ${formatSize(need * X)} for ${data} data extents, and ${vg} has ${free} free extents where growing it needs ${grow} (metadata and spare)`,
+                reason: `thin pool ${where}'s metadata (${formatSize(metaNow * X)}) is smaller than ${asked > lvmNeed ? `its metadataSize ${formatSize(need * X)}` : `lvm's ${formatSize(need * X)} for ${data} data extents`}, and ${vg} has ${free} free extents where growing it needs ${grow} (metadata and spare)`,
               });
             } else {
               free -= grow;
@@ -165,7 +174,7 @@ export function planThinPools(args: ThinPoolsArgs): ThinPoolsResult {
                 step(
                   "lvextend-thinpool-metadata",
                   lvextendThinPoolMetadataArgv(vg, thin.poolName, need * X),
-                  `grow the metadata of thin pool ${where} of device class ${dc.name} from ${formatSize(metaNow * X)} to ${formatSize(need * X)}, what lvm gives ${data} data extents in ${formatSize(lv.chunkSize)} chunks`,
+                  `grow the metadata of thin pool ${where} of device class ${dc.name} from ${formatSize(metaNow * X)} to ${formatSize(need * X)}, ${why}`,
                   { volumeGroup: vg },
                 ),
               );

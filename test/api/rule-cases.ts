@@ -469,6 +469,36 @@ export const RULE_CASES: Record<ApiRuleId, readonly RuleCase[]> = {
       apiServer: "accepts",
     },
   ],
+  "capacity-thresholds": [
+    {
+      name: "50 and 60; only a warning below the default critical",
+      change: (o) => (tmpl(o).capacity = { warningPercent: 50, criticalPercent: 60 }),
+      problems: [],
+    },
+    {
+      name: "only warningPercent 80",
+      change: (o) => (tmpl(o).capacity = { warningPercent: 80 }),
+      problems: [],
+    },
+    {
+      name: "warning 90 with the default critical 85",
+      change: (o) => (tmpl(o).capacity = { warningPercent: 90 }),
+      problems: [[`${T}.capacity.warningPercent`, "warningPercent (90) must be below criticalPercent (85)"]],
+      apiServer: { rejects: "warningPercent must be below criticalPercent" },
+    },
+    {
+      name: "critical 70 with the default warning 75",
+      change: (o) => (tmpl(o).capacity = { criticalPercent: 70 }),
+      problems: [[`${T}.capacity.criticalPercent`, "warningPercent (75) must be below criticalPercent (70)"]],
+      apiServer: { rejects: "warningPercent must be below criticalPercent" },
+    },
+    {
+      name: "101",
+      change: (o) => (tmpl(o).capacity = { criticalPercent: 101 }),
+      problems: [[`${T}.capacity.criticalPercent`, "must be between 1 and 100 (got 101)"]],
+      apiServer: { rejects: "should be less than or equal to 100" },
+    },
+  ],
   "metadata-size": [
     {
       name: "2Mi and 16Gi",

@@ -532,6 +532,52 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
     );
   });
 
+  test("a pool setting lvm cannot change (chunkSize) is blocked with the reason; a larger metadataSize is a step lvm runs", async () => {
+    await step("pool settings", async () => {
+      const base = specFor(tier, ["d0", "d1", "d2"]);
+      const [meta] = await tier.report("lvs", "lv_metadata_size,chunk_size", `${DATA_VG}/${POOL}`);
+      const metaNow = Number(meta!.lv_metadata_size);
+      const chunk = Number(meta!.chunk_size);
+      const vg = await vgInfo(DATA_VG);
+      const bigger = metaNow + 2 * vg.extentSize;
+      const changed = {
+        ...base,
+        deviceClasses: base.deviceClasses!.map((dc) =>
+          dc.name === THIN_CLASS
+            ? {
+                ...dc,
+                thin: {
+                  ...dc.thin!,
+                  chunkSize: `${(chunk * 2) / 1024}Ki`,
+                  metadataSize: `${bigger / 1024 ** 2}Mi`,
+                },
+              }
+            : dc,
+        ),
+      } as typeof base;
+      const plan = await client.plan(a().endpoint, changed);
+      expect(plan.blocked.map((b) => b.reason)).toEqual([
+        expect.stringMatching(
+          new RegExp(
+            `^thin pool ${DATA_VG}/${POOL} .* chunks and chunkSize asks for .*: lvm cannot change the chunk size`,
+          ),
+        ),
+      ]);
+      expectEqual(
+        plan.actions.map((x) => x.argv.join(" ")),
+        [`lvextend --poolmetadatasize ${bigger}b ${DATA_VG}/${POOL}`],
+        "the plan's steps",
+      );
+      // the real lvm grows a pool's metadata in place
+      await client.apply(a().endpoint, changed, plan.hash);
+      const [after] = await tier.report("lvs", "lv_metadata_size,chunk_size", `${DATA_VG}/${POOL}`);
+      expectEqual(Number(after!.lv_metadata_size), bigger, "the pool's metadata after the apply");
+      expectEqual(Number(after!.chunk_size), chunk, "the pool's chunk size (unchanged)");
+      // back to the spec of the lifecycle: converged (larger metadata is kept, never shrunk)
+      expectEqual((await planOf(["d0", "d1", "d2"])).actions, [], "plan with the lifecycle's spec again");
+    });
+  });
+
   let claimsBeforeReboot: ReturnType<typeof claimsOf> = [];
   test(`${LIFECYCLE[4]!.name} while a filesystem on a thin volume is mounted and written → pvmove live, data intact`, async () => {
     await step("shrink under a writer", async () => {

@@ -1,5 +1,6 @@
 import type { LVMNodeStatus } from "../../api";
 import type { EventInput } from "../events/recorder";
+import { thinPoolEvents } from "./capacity";
 
 type EventOf = Omit<EventInput, "regarding">;
 
@@ -22,7 +23,8 @@ const WARN_ON = new Set([
 /**
  * The Events a status change of an LVMNode is worth (pure), from the status before and after a
  * write: the Reconciled condition turning to a Warning reason (or to another message of it), and
- * devices newly claimed or newly excluded per volume group. The same status twice gives none, so
+ * a thin pool's use crossing a capacity threshold (capacity.ts), and devices newly claimed or newly
+ * excluded per volume group. The same status twice gives none, so
  * a resync that changes nothing records nothing. `applyFailed`: this reconcile's apply failed (it
  * has its own event; AgentFailed is then not repeated).
  */
@@ -41,6 +43,7 @@ export function statusEvents(
     (was?.reason !== now.reason || was?.message !== now.message)
   )
     out.push({ type: "Warning", reason: now.reason, action: "Reconcile", note: now.message ?? now.reason });
+  out.push(...thinPoolEvents(before, after));
 
   const previous = new Map((before?.volumeGroups ?? []).map((vg) => [vg.name, vg]));
   for (const vg of after.volumeGroups ?? []) {

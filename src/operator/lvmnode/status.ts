@@ -3,6 +3,7 @@ import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
 import type { NotDrivenReason } from "../mandate";
 import { setCondition, type DesiredCondition } from "../conditions";
 import { readyCondition } from "../ready";
+import { thinPoolCondition } from "./capacity";
 import type { LVMNodeObject } from "../types";
 
 /** The operator's own condition on each LVMNode: did the last reconcile get the node to its spec. */
@@ -64,6 +65,8 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
     );
   }
   conditions = setCondition(conditions, { ...reconciled(finding), observedGeneration: generation }, now);
+  const pools = agent && thinPoolCondition(agent.volumeGroups, node.spec.capacity);
+  if (pools) conditions = setCondition(conditions, { ...pools, observedGeneration: generation }, now);
   const state = stateOf(finding, previous.state, agent?.state);
   conditions = setCondition(
     conditions,
