@@ -104,7 +104,8 @@ function isPartitionOf(device: string, disk: string): boolean {
 /** lvm commands take the config after the command name (`lvm fullreport --config ...` after the subcommand). */
 export function withLvmConfig(argv: readonly string[], configString: string): string[] {
   const tool = argv[0]!;
-  if (!(LVM_TOOLS as readonly string[]).includes(tool)) return [...argv];
+  // An empty string (the host's devices file, no filter, nothing extra): lvm refuses `--config ""`.
+  if (!(LVM_TOOLS as readonly string[]).includes(tool) || configString === "") return [...argv];
   const at = tool === "lvm" ? Math.min(2, argv.length) : 1;
   return [...argv.slice(0, at), "--config", configString, ...argv.slice(at)];
 }

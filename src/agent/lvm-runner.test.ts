@@ -93,6 +93,11 @@ describe("createLvmRunner: the host's devices file", () => {
     }
   });
 
+  it("gives an unconfined agent's lvmdevices no --config at all (lvm refuses an empty one)", async () => {
+    const { args } = await seen(["lvm", "lvmdevices", "--adddev", "/dev/loop3"]);
+    expect(args).toEqual(["lvm", "lvmdevices", "--adddev", "/dev/loop3"]);
+  });
+
   it("keeps use_devicesfile=0 for every other command, `lvm config` of other settings included", async () => {
     for (const argv of [
       ["pvcreate", "/dev/loop3"],
