@@ -143,6 +143,30 @@ const rows: Row[] = [
     /REFUSED.*allocated extents/,
   ],
   [
+    "lvmdevices --adddev of a PV runs (lvm answers 0 when it is listed already)",
+    a("lvmdevices-adddev", ["lvm", "lvmdevices", "--adddev", "/dev/sdb"], { device: "/dev/sdb" }),
+    state({ pvs: { "/dev/sdb": ["vg0"] } }),
+    "run",
+  ],
+  [
+    "lvmdevices --adddev of a device that is not a PV is refused",
+    a("lvmdevices-adddev", ["lvm", "lvmdevices", "--adddev", "/dev/sdb"], { device: "/dev/sdb" }),
+    state(),
+    /REFUSED.*\/dev\/sdb is not a physical volume/,
+  ],
+  [
+    "lvmdevices --deldev of an orphan PV runs",
+    a("lvmdevices-deldev", ["lvm", "lvmdevices", "--deldev", "/dev/sdc"], { device: "/dev/sdc" }),
+    state({ pvs: { "/dev/sdc": [""] } }),
+    "run",
+  ],
+  [
+    "lvmdevices --deldev of a PV still in a VG is refused",
+    a("lvmdevices-deldev", ["lvm", "lvmdevices", "--deldev", "/dev/sdc"], { device: "/dev/sdc" }),
+    state({ pvs: { "/dev/sdc": ["vg0"] } }),
+    /REFUSED.*still in volume group vg0: the host's lvm would lose it/,
+  ],
+  [
     "pvremove of an orphan PV runs",
     a("pvremove", ["pvremove", "/dev/sdc"], { device: "/dev/sdc" }),
     state({ pvs: { "/dev/sdc": [""] } }),

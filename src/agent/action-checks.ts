@@ -149,6 +149,19 @@ export function decide(action: PlanAction, state: LvmState, wiped: ReadonlyMap<s
       if (busy.length) return refuse(`${busy.join(", ")} still holds allocated extents`);
       return { run: true };
     }
+    case "lvmdevices-adddev": {
+      // lvm answers 0 for a device it lists already: repeating the step after a crash is safe.
+      const device = devices[0] ?? refuse("names no device");
+      if (!state.pvs.has(device)) return refuse(`${device} is not a physical volume`);
+      return { run: true };
+    }
+    case "lvmdevices-deldev": {
+      // Not listed: lvm fails "No devices file entry", which the step takes as done (step-execution.ts).
+      const device = devices[0] ?? refuse("names no device");
+      const pv = state.pvs.get(device);
+      if (pv?.vg) return refuse(`${device} is still in volume group ${pv.vg}: the host's lvm would lose it`);
+      return { run: true };
+    }
     case "pvremove": {
       const device = devices[0] ?? refuse("names no device");
       const pv = state.pvs.get(device);
@@ -283,6 +296,8 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
         if (key.startsWith(`${vg}/`)) state.thinMetadata.delete(key);
       break;
     case "wipefs":
+    case "lvmdevices-adddev":
+    case "lvmdevices-deldev":
     case "write-lvmd-config":
       break;
   }

@@ -88,6 +88,13 @@ describe("createDiscovery with a cache", () => {
           blockdevices: [{ name: "/dev/no-such-h3", kname: "/dev/no-such-h3", type: "disk", size: 1 }],
         });
       if (argv[0] === "wipefs") return out({ signatures: [] });
+      if (argv[1] === "config")
+        return {
+          argv,
+          stdout: 'use_devicesfile=0\ndevicesfile="system.devices"\n',
+          stderr: "",
+          durationMs: 0,
+        };
       return out({ report: [] });
     };
     const lookups: string[] = [];

@@ -3,6 +3,7 @@ import * as fs from "node:fs/promises";
 import * as path from "node:path";
 import { discoverNode, type DiscoveryDeps } from "../inventory/discover";
 import type { FileStamp } from "../inventory/discovery-deps";
+import { DEVICES_FILE_CONFIG_ARGV, LVMDEVICES_LIST_ARGV } from "../inventory/devices-file";
 import type { DiscoveryCache } from "../inventory/probe-cache";
 import { parseNodeInventory } from "../inventory/parse";
 import type { NodeInventory } from "../inventory/types";
@@ -56,6 +57,7 @@ export function createDiscovery(args: DiscoveryArgs): AgentDiscovery {
     parseNodeInventory(
       await discoverNode(deps, {
         node: args.node,
+        devicesFile: true,
         ...(args.devices ? { devices: args.devices } : {}),
         ...(args.mountinfo ? { mountinfo: args.mountinfo } : {}),
         // A fresh discovery does not touch the cache at all: no lookup, no key read, nothing stored.
@@ -181,5 +183,11 @@ export function readOnlyRefusal(argv: readonly string[]): string | undefined {
   if (tool === "wipefs" && argv.includes("--no-act") && !argv.some((a) => /^(-a|--all|-f|--force)$/.test(a)))
     return undefined;
   if (tool === "lvm" && first === "fullreport") return undefined;
-  return "only lsblk, blkid -p, wipefs --no-act and lvm fullreport may run here (reading only)";
+  // lvm's devices file: its two settings, and its entries (lvmdevices with no option only lists).
+  if (same(argv, DEVICES_FILE_CONFIG_ARGV) || same(argv, LVMDEVICES_LIST_ARGV)) return undefined;
+  return "only lsblk, blkid -p, wipefs --no-act, lvm fullreport, lvm lvmdevices (listing) and lvm config of the devices file may run here (reading only)";
+}
+
+function same(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((w, i) => w === b[i]);
 }

@@ -1,4 +1,7 @@
 import { devicePathProblem } from "../agent-api/device-names";
+import { DEVICES_FILE_CONFIG_ARGV } from "../inventory/devices-file";
+
+export { DEVICES_FILE_CONFIG_ARGV };
 
 /*
  * The model of a command the agent runs: which tools, how their argv is checked (allow-list, the
@@ -101,24 +104,44 @@ function isPartitionOf(device: string, disk: string): boolean {
 /** lvm commands take the config after the command name (`lvm fullreport --config ...` after the subcommand). */
 export function withLvmConfig(argv: readonly string[], configString: string): string[] {
   const tool = argv[0]!;
-  if (!(LVM_TOOLS as readonly string[]).includes(tool)) return [...argv];
+  // An empty string (the host's devices file, no filter, nothing extra): lvm refuses `--config ""`.
+  if (!(LVM_TOOLS as readonly string[]).includes(tool) || configString === "") return [...argv];
   const at = tool === "lvm" ? Math.min(2, argv.length) : 1;
   return [...argv.slice(0, at), "--config", configString, ...argv.slice(at)];
 }
 
 /**
+ * Commands that read or write the host's devices file (/etc/lvm/devices/system.devices): `lvm
+ * lvmdevices` (list, --adddev, --deldev) and DEVICES_FILE_CONFIG_ARGV. They get the host's devices-file
+ * settings; lvm refuses lvmdevices with "Devices file not enabled" under `use_devicesfile=0`, and `lvm
+ * config` would print the runner's `use_devicesfile=0` back.
+ */
+export function usesHostDevicesFile(argv: readonly string[]): boolean {
+  return (
+    argv[0] === "lvm" &&
+    (argv[1] === "lvmdevices" || JSON.stringify(argv) === JSON.stringify(DEVICES_FILE_CONFIG_ARGV))
+  );
+}
+
+/**
  * The `--config` string: a filter and global_filter accepting exactly `devices` (rejecting
  * everything else), the devices file off (so the host's /etc/lvm/devices/system.devices does not
- * decide), and any extra settings.
+ * decide what the agent sees: a PV of ours missing from it would look missing, and discovery must see
+ * every allowed device; the plan keeps the file true with its own lvmdevices steps), and any extra
+ * settings. `hostDevicesFile`: leave the devices file as the host has it (usesHostDevicesFile).
  */
-export function lvmConfigString(devices: readonly string[] | undefined, extra: string): string {
-  const parts = ["use_devicesfile=0"];
+export function lvmConfigString(
+  devices: readonly string[] | undefined,
+  extra: string,
+  hostDevicesFile = false,
+): string {
+  const parts = hostDevicesFile ? [] : ["use_devicesfile=0"];
   if (devices) {
     const accept = devices.map((d) => `"a|^${regexLiteral(d)}$|"`);
     const list = `[${[...accept, '"r|.*|"'].join(",")}]`;
     parts.push(`filter=${list}`, `global_filter=${list}`);
   }
-  return [`devices { ${parts.join(" ")} }`, extra.trim()].filter(Boolean).join(" ");
+  return [parts.length ? `devices { ${parts.join(" ")} }` : "", extra.trim()].filter(Boolean).join(" ");
 }
 
 /** A device path as an lvm filter regex that matches only itself: metacharacters as one-character classes. */

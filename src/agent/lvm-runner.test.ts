@@ -1,6 +1,7 @@
 import {
   CommandRefusedError,
   createLvmRunner,
+  DEVICES_FILE_CONFIG_ARGV,
   lvmConfigString,
   LvmCommandError,
   type CommandLogEntry,
@@ -73,6 +74,43 @@ describe("createLvmRunner: what runs", () => {
     expect(config).toContain('filter=["a|^/dev/loop3$|","a|^/dev/disk/by-id/wwn-0x5[.]1[+]a$|","r|.*|"]');
     expect(config).toContain("global_filter=");
     expect(config).toContain("use_devicesfile=0");
+  });
+});
+
+describe("createLvmRunner: the host's devices file", () => {
+  it("runs lvm lvmdevices and the devices-file settings read with the host's devices file, keeping the filter", async () => {
+    const devices = ["/dev/loop3"];
+    for (const argv of [
+      ["lvm", "lvmdevices", "--adddev", "/dev/loop3"],
+      ["lvm", "lvmdevices", "--deldev", "/dev/loop3"],
+      ["lvm", "lvmdevices"],
+      [...DEVICES_FILE_CONFIG_ARGV],
+    ]) {
+      const { args } = await seen(argv, { devices });
+      expect(args.slice(0, 3)).toEqual([argv[0], argv[1], "--config"]);
+      expect(args[3]).not.toContain("use_devicesfile");
+      expect(args[3]).toContain('filter=["a|^/dev/loop3$|","r|.*|"]');
+    }
+  });
+
+  it("gives an unconfined agent's lvmdevices no --config at all (lvm refuses an empty one)", async () => {
+    const { args } = await seen(["lvm", "lvmdevices", "--adddev", "/dev/loop3"]);
+    expect(args).toEqual(["lvm", "lvmdevices", "--adddev", "/dev/loop3"]);
+  });
+
+  it("keeps use_devicesfile=0 for every other command, `lvm config` of other settings included", async () => {
+    for (const argv of [
+      ["pvcreate", "/dev/loop3"],
+      ["lvm", "config", "--type", "full", "devices/use_devicesfile"],
+      ["lvm", "fullreport"],
+    ])
+      expect((await seen(argv)).args).toContain(lvmConfigString(undefined, ""));
+  });
+
+  it("refuses lvmdevices on a device that is not the agent's", async () => {
+    await expect(
+      runner({ devices: ["/dev/loop3"] })(["lvm", "lvmdevices", "--adddev", "/dev/sda"]),
+    ).rejects.toThrow(/not one of this agent's devices/);
   });
 });
 

@@ -5,6 +5,7 @@ import {
   checkWord,
   LVM_TOOLS,
   lvmConfigString,
+  usesHostDevicesFile,
   validateArgv,
   withLvmConfig,
 } from "./lvm-command";
@@ -22,7 +23,14 @@ import { inShell, shellArgv, type LvmRoute } from "./lvm-runner-shell";
 
 export type { LvmRoute } from "./lvm-runner-shell";
 
-export { ALLOWED_TOOLS, CommandRefusedError, LVM_TOOLS, lvmConfigString, PROBE_TOOLS } from "./lvm-command";
+export {
+  ALLOWED_TOOLS,
+  CommandRefusedError,
+  DEVICES_FILE_CONFIG_ARGV,
+  LVM_TOOLS,
+  lvmConfigString,
+  PROBE_TOOLS,
+} from "./lvm-command";
 export {
   LvmCommandError,
   type CommandLogEntry,
@@ -47,7 +55,8 @@ export interface LvmRunnerOptions {
   readonly devices?: readonly string[];
   /**
    * Extra lvm configuration added to every lvm command's `--config` string.
-   * @default "" (the filter and `devices/use_devicesfile=0` are always set)
+   * @default "" (the filter and `devices/use_devicesfile=0` are always set, but for the commands of the
+   * host's devices file, see usesHostDevicesFile)
    * @example "activation { udev_sync=0 udev_rules=0 monitoring=0 } global { use_lvmpolld=0 }"
    */
   readonly lvmConfig?: string;
@@ -129,6 +138,7 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
   });
   const configString = lvmConfigString(devices, options.lvmConfig ?? "");
   const unconfinedConfig = lvmConfigString(undefined, options.lvmConfig ?? "");
+  const devicesFileConfig = lvmConfigString(devices, options.lvmConfig ?? "", true);
   const env = commandEnv(options);
   const timeoutMs = options.timeoutMs ?? 120_000;
   const killGraceMs = options.killGraceMs ?? 5000;
@@ -141,7 +151,10 @@ export function createLvmRunner(options: LvmRunnerOptions = {}): Runner {
         argv,
         `only ${ALL_VG_NAMES_ARGV.join(" ")} may run without the device filter`,
       );
-    const words = withLvmConfig(argv, runOptions.unconfined ? unconfinedConfig : configString);
+    const words = withLvmConfig(
+      argv,
+      runOptions.unconfined ? unconfinedConfig : usesHostDevicesFile(argv) ? devicesFileConfig : configString,
+    );
     const full = [...prefix, ...words];
     if (runOptions.signal?.aborted) throw new LvmCommandError(argv, null, "", { aborted: true });
     const tool = argv[0]!;

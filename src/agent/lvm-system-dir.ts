@@ -14,7 +14,8 @@ import type { Runner } from "./lvm-runner";
  * its files from one directory. The copy keeps everything else as the host has it: lvm.conf verbatim,
  * lvmlocal.conf verbatim with the override appended (lvm reads lvmlocal.conf over lvm.conf, so its
  * settings win), and the metadata backup, archive and profile directories pinned to where the host's
- * lvm puts them, which would otherwise move into the copy. Appended to lvmlocal.conf, not lvm.conf:
+ * lvm puts them, which would otherwise move into the copy, and `devices/` a link to the host's (lvm's
+ * devices file lives there). Appended to lvmlocal.conf, not lvm.conf:
  * a setting that appears twice in one file makes every lvm command print "WARNING: Ignoring
  * duplicate config value" on stderr, and hosts set these in lvm.conf, not in lvmlocal.conf.
  *
@@ -87,11 +88,25 @@ export async function writeSyncIoSystemDir(args: SyncIoSystemDirArgs): Promise<v
   await fs.mkdir(to, { recursive: true, mode: 0o755 });
   writeFileAtomic(path.join(to, "lvm.conf"), base);
   writeFileAtomic(path.join(to, "lvmlocal.conf"), overrides);
+  await linkDevicesDir(to, path.join(from, "devices"));
   if (args.runWithCopy) {
     const pinned = new Map(PINNED_SETTINGS.map((s) => [s, value(s)]));
     const changed = new Map([["global/use_aio", "0"], ...pinned, ...(args.extraSettings ?? [])]);
     await checkCopy(args.run, args.runWithCopy, args.to, changed);
   }
+}
+
+/**
+ * `<copy>/devices` → the host's `<from>/devices` (a path as lvm sees it): lvm keeps its devices file
+ * (devices/devicesfile, /etc/lvm/devices/system.devices) under LVM_SYSTEM_DIR, so without the link the
+ * agent's `lvm lvmdevices` would read and write a file in the copy the host's lvm never reads.
+ */
+async function linkDevicesDir(copy: string, hostDevices: string): Promise<void> {
+  const link = path.join(copy, "devices");
+  const now = await fs.readlink(link).catch(() => undefined);
+  if (now === hostDevices) return;
+  await fs.rm(link, { recursive: true, force: true });
+  await fs.symlink(hostDevices, link);
 }
 
 /** "section/key" → value as lvm.conf lines, one block per section. */

@@ -175,3 +175,44 @@ describe("buildStatus", () => {
     expect(lvmNodeStatusSchema.parse(status).state).toBe("Pending");
   });
 });
+
+describe("buildStatus: lvm's devices file", () => {
+  const succeeded = op({
+    type: "operation-finish",
+    op: "op-1",
+    at: "2026-11-22T09:00:01.000Z",
+    result: "succeeded",
+  });
+  const withFile = (
+    entries: { devname: string; pvid?: string }[],
+    o: { exists?: boolean } = {},
+  ): NodeInventory => ({
+    ...inventory(true),
+    devicesFile: { enabled: true, name: "system.devices", exists: o.exists ?? true, entries },
+  });
+  const stateOf = (inv: NodeInventory) => {
+    const { status } = buildStatus({
+      spec,
+      inventory: inv,
+      plan: plan(),
+      last: succeeded,
+      running: false,
+      now,
+    });
+    return { state: status.volumeGroups![0]!.state, message: status.volumeGroups![0]!.message };
+  };
+
+  it("a member PV the file does not list makes the group Degraded, naming the PV and the file", () => {
+    expect(stateOf(withFile([]))).toEqual({
+      state: "Degraded",
+      message:
+        "physical volume /dev/sdb of vg0 is not in lvm's devices file system.devices: the host's lvm, its boot-time activation and lvmd do not see it",
+    });
+  });
+
+  it("listed by its PVID (the PV UUID without dashes), or a file not in use: Healthy", () => {
+    expect(stateOf(withFile([{ devname: "/dev/sdb", pvid: "U1" }])).state).toBe("Healthy");
+    expect(stateOf(withFile([], { exists: false })).state).toBe("Healthy");
+    expect(stateOf(inventory(true)).state).toBe("Healthy");
+  });
+});

@@ -6,6 +6,7 @@ import {
   type LVMNodeStatus,
   type VolumeGroupStatus,
 } from "../api";
+import { devicesFileInUse, listsPv } from "../inventory/devices-file";
 import type { NodeInventory, PhysicalVolume } from "../inventory/types";
 import type { NodePlan } from "../planner/types";
 import type { OperationSummary } from "./journal";
@@ -114,6 +115,7 @@ function volumeGroupStatus(
   const blocked = input.plan?.blocked.filter((b) => b.volumeGroup === name) ?? [];
   const excluded = planned?.excluded.map((e) => ({ kname: e.kname, reasons: [...e.reasons] })) ?? [];
   const missingPvs = input.inventory.pvs.filter((pv) => pv.vgName === name && pv.missing);
+  const unlisted = unlistedPvs(input.inventory, name);
   const short = vg && !input.running ? shortOfClaims(name, input) : undefined;
   const failed = last?.result === "failed" || last?.result === "interrupted";
   const failure =
@@ -131,12 +133,13 @@ function volumeGroupStatus(
       [state, message] = ["Missing", `removed by teardown ${last.operation}`];
     else if (!last) [state, message] = ["Pending", "not applied yet"];
     else [state, message] = ["Missing", `volume group ${name} does not exist on this node`];
-  } else if (pending.length || blocked.length || missingPvs.length || short) {
+  } else if (pending.length || blocked.length || missingPvs.length || unlisted || short) {
     state = failed ? "Failed" : "Degraded";
     message = [
       failure,
       short,
       missingPvs.length ? missingMessage(name, missingPvs, input.inventory.missingDevices ?? []) : undefined,
+      unlisted,
       pending.length
         ? `${pending.length} step(s) to do: ${pending.map((a) => a.argv.join(" ") || a.op).join("; ")}`
         : undefined,
@@ -191,6 +194,19 @@ function shortOfClaims(name: string, input: StatusInput): string | undefined {
       [d.kname, d.path].forEach((n) => memberNames.add(n));
   const absent = claimed.filter((d) => !memberNames.has(d));
   return `${members.length} physical volume(s), but the approved plan ${start.approvedHash} claimed ${claimed.length}${absent.length ? ` (not a member now: ${absent.join(", ")})` : ""}`;
+}
+
+/**
+ * "physical volume /dev/sdb of <vg> is not in lvm's devices file system.devices (...)": while the host
+ * uses the file, its lvm, boot-time activation and lvmd do not see such a PV, and the group is partial there.
+ */
+function unlistedPvs(inventory: NodeInventory, vg: string): string | undefined {
+  const file = inventory.devicesFile;
+  if (!devicesFileInUse(file)) return undefined;
+  const pvs = inventory.pvs.filter((pv) => pv.vgName === vg && !pv.missing && !listsPv(file, pv.uuid));
+  if (!pvs.length) return undefined;
+  const one = pvs.length === 1;
+  return `${one ? "physical volume" : "physical volumes"} ${pvs.map((pv) => pv.device).join(", ")} of ${vg} ${one ? "is" : "are"} not in lvm's devices file ${file.name}: the host's lvm, its boot-time activation and lvmd do not see ${one ? "it" : "them"}`;
 }
 
 /** "physical volume pv:<uuid> of <vg> is missing (lvm cannot find its device; not found on this node: /dev/loop1)". */

@@ -95,6 +95,13 @@ async function execute(deps: StepDeps, action: PlanAction): Promise<{ skipped?: 
       /not larger than existing size/.test(e.stderr)
     )
       return { skipped: "the thin pool's metadata already has at least that size" };
+    // The device is not in lvm's devices file (a deldev repeated after a crash): the postcondition holds.
+    if (
+      action.op === "lvmdevices-deldev" &&
+      e instanceof LvmCommandError &&
+      /No devices file entry for/.test(e.stderr)
+    )
+      return { skipped: `${action.device} is not in lvm's devices file` };
     throw e;
   }
   if (action.op !== "pvcreate" || !action.device) return {};

@@ -76,7 +76,7 @@ export const discoverThisMachine: Discover = (options, progress) => {
         }),
       ),
     ),
-    options,
+    { devicesFile: true, ...options },
   );
 };
 

@@ -100,6 +100,78 @@ function failingOn(device: string, run: DiscoveryDeps["run"]): DiscoveryDeps["ru
   };
 }
 
+describe("discoverNode: lvm's devices file", () => {
+  const on = 'use_devicesfile=1\ndevicesfile="system.devices"\n';
+  const listing =
+    "  Device /dev/loop3 IDTYPE=loop_file IDNAME=/var/tmp/d0.img DEVNAME=/dev/loop3 PVID=2k8CWeUbmAYa4jl4c3eUKF8kztWmuzF0\n";
+  function machine(config: string | Error, list: string | Error) {
+    const { deps, calls } = recordedMachine();
+    const run: DiscoveryDeps["run"] = async (argv) => {
+      if (argv[0] === "lvm" && argv[1] === "config") {
+        calls.push([...argv]);
+        if (config instanceof Error) throw config;
+        return { stdout: config };
+      }
+      if (argv[0] === "lvm" && argv[1] === "lvmdevices") {
+        calls.push([...argv]);
+        if (list instanceof Error) throw list;
+        return { stdout: list };
+      }
+      return deps.run(argv);
+    };
+    return { deps: { ...deps, run }, calls };
+  }
+
+  it("reads the settings through lvm config and, when on, the entries through lvm lvmdevices", async () => {
+    const { deps, calls } = machine(on, listing);
+    const raw = await discoverNode(deps, { node: "n", devicesFile: true });
+    expect(raw.devicesFile).toEqual({ config: on, list: listing });
+    expect(calls.filter((a) => a[0] === "lvm" && a[1] !== "fullreport")).toEqual([
+      ["lvm", "config", "--type", "full", "devices/use_devicesfile", "devices/devicesfile"],
+      ["lvm", "lvmdevices"],
+    ]);
+    expect(parseNodeInventory(raw).devicesFile).toEqual({
+      enabled: true,
+      name: "system.devices",
+      exists: true,
+      entries: [
+        {
+          devname: "/dev/loop3",
+          pvid: "2k8CWeUbmAYa4jl4c3eUKF8kztWmuzF0",
+          idtype: "loop_file",
+          idname: "/var/tmp/d0.img",
+        },
+      ],
+    });
+  });
+
+  it("records a file lvm says does not exist as not existing (lvm then uses every device)", async () => {
+    const gone = Object.assign(new Error("exit status 5:   Devices file does not exist."), { exitCode: 5 });
+    const raw = await discoverNode(machine(on, gone).deps, { node: "n", devicesFile: true });
+    expect(parseNodeInventory(raw).devicesFile).toMatchObject({ enabled: true, exists: false, entries: [] });
+  });
+
+  it("does not list entries when the file is off, and records nothing for an lvm without the setting", async () => {
+    const off = machine('use_devicesfile=0\ndevicesfile="system.devices"\n', new Error("not asked"));
+    expect((await discoverNode(off.deps, { node: "n", devicesFile: true })).devicesFile).toEqual({
+      config: 'use_devicesfile=0\ndevicesfile="system.devices"\n',
+      list: null,
+    });
+    expect(off.calls.some((a) => a[1] === "lvmdevices")).toBe(false);
+    const old = new Error("exit status 5:   Configuration node devices/use_devicesfile not found");
+    expect(
+      (await discoverNode(machine(old, "").deps, { node: "n", devicesFile: true })).devicesFile,
+    ).toBeUndefined();
+  });
+
+  it("fails naming lvm when the listing fails otherwise", async () => {
+    const broken = new Error("exit status 5:   Failed to read the devices file.");
+    await expect(discoverNode(machine(on, broken).deps, { node: "n", devicesFile: true })).rejects.toThrow(
+      /devices file/,
+    );
+  });
+});
+
 describe("discoverNode against a fake of the recording machine", () => {
   it("collects raw output that parses to the same inventory as the recording", async () => {
     const { deps, recorded } = recordedMachine();

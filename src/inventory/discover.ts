@@ -3,6 +3,12 @@ import { afterwards, allSettled } from "./concurrency";
 import { linkTarget } from "./device-path";
 import { exitStatus, runJson, type DiscoveryDeps } from "./discovery-deps";
 import { lsblkArgv, parseLsblk, type LsblkDevice } from "./lsblk";
+import {
+  DEVICES_FILE_CONFIG_ARGV,
+  LVMDEVICES_LIST_ARGV,
+  NO_DEVICES_FILE,
+  type RawDevicesFile,
+} from "./devices-file";
 import { fullreportArgv } from "./lvm-report";
 import { mountLinesFor, parseMounts, rootMountLine, swapLinesFor } from "./mounts";
 import { collectProbes, probeAll, probeDevices, type DeviceProbe, type Probes } from "./probe";
@@ -49,6 +55,12 @@ export interface DiscoverOptions {
    * a loop device's backing file's change times). @default nothing cached
    */
   readonly cache?: DiscoveryCache;
+  /**
+   * Also read lvm's devices file (`lvm config` of its settings, `lvm lvmdevices` when it is on:
+   * ./devices-file.ts). Needs a runner that gives those commands the host's devices-file settings
+   * (the agent's does). @default false
+   */
+  readonly devicesFile?: boolean;
 }
 
 /** Probe commands at a time unless DiscoverOptions.probeConcurrency says otherwise. */
@@ -93,9 +105,10 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
   const probing = options.cache
     ? probeThroughCache(deps, targets, concurrency, options.cache)
     : probeAll(deps, targets, concurrency);
-  const [probes, lvm, sysfs, links, mountinfo, swaps] = await allSettled([
+  const [probes, lvm, devicesFile, sysfs, links, mountinfo, swaps] = await allSettled([
     probing,
     pvReport,
+    options.devicesFile ? readDevicesFile(deps) : Promise.resolve(undefined),
     sysfsFacts(deps, devices, options.cache),
     linkMap(deps, restrict ? new Set(devices.flatMap((d) => [d.kname, d.path])) : undefined),
     deps.readFile(options.mountinfo ?? "/proc/self/mountinfo").then((text) => text ?? ""),
@@ -120,7 +133,29 @@ export async function discoverNode(deps: DiscoveryDeps, options: DiscoverOptions
       ? mountLinesFor(mountinfo, majMins, names) + (await unresolvedRootLine(deps, mountinfo, majMins, names))
       : mountinfo,
     swaps: restrict ? swapLinesFor(swaps, names) : swaps,
+    ...(devicesFile ? { devicesFile } : {}),
   };
+}
+
+/**
+ * lvm's devices-file settings and, when it is on, its entries (./devices-file.ts); undefined when lvm is
+ * not installed or has no devices file (lvm before 2.03.12 does not know the setting).
+ */
+async function readDevicesFile(deps: DiscoveryDeps): Promise<RawDevicesFile | undefined> {
+  let config: string;
+  try {
+    config = (await deps.run(DEVICES_FILE_CONFIG_ARGV)).stdout;
+  } catch (err) {
+    if (exitStatus(err) === "ENOENT" || /not found/i.test((err as Error).message)) return undefined;
+    throw err;
+  }
+  if (!/^\s*use_devicesfile=1\s*$/m.test(config)) return { config, list: null };
+  try {
+    return { config, list: (await deps.run(LVMDEVICES_LIST_ARGV)).stdout };
+  } catch (err) {
+    if (NO_DEVICES_FILE.test((err as Error).message)) return { config, list: null };
+    throw err;
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { blkidFacts, type BlkidFacts } from "./blkid";
 import { compareNatural, devPath, linkTarget } from "./device-path";
 import { parseLsblk, type LsblkDevice } from "./lsblk";
+import { parseDevicesFile } from "./devices-file";
 import { parseLvmReport, type LvmReport } from "./lvm-report";
 import { parseMounts, parseSwaps } from "./mounts";
 import { formatPath } from "../api/errors";
@@ -125,6 +126,7 @@ export function parseNodeInventory(raw: RawNodeInventory): NodeInventory {
     lvs: lvm.lvs,
     ...(unresolvedRootMount ? { unresolvedRootMount } : {}),
     ...(r.missingDevices?.length ? { missingDevices: [...r.missingDevices].sort(compareNatural) } : {}),
+    ...(r.devicesFile ? { devicesFile: part("devicesFile", () => parseDevicesFile(r.devicesFile!)) } : {}),
   };
 }
 
@@ -288,6 +290,7 @@ const rawInventory = z.object({
   links: z.record(z.string(), z.string()).optional(),
   mounts: z.string().optional(),
   swaps: z.string().optional(),
+  devicesFile: z.object({ config: z.string(), list: z.string().nullable() }).optional(),
 });
 
 /** The top-level shape; a field of the wrong kind is reported as that part of the named node. */

@@ -1,3 +1,5 @@
+import type { DevicesFile, RawDevicesFile } from "./devices-file";
+
 /**
  * A node's disks and LVM state, as the planner sees them. Built from raw tool output by the parsers in
  * this folder (lsblk, sysfs, udev links, wipefs/blkid probes, lvm reports); never from lsblk's FSTYPE
@@ -122,6 +124,8 @@ export interface NodeInventory {
   readonly unresolvedRootMount?: UnresolvedMount;
   /** Devices the inventory was restricted to that do not exist (RawNodeInventory.missingDevices), sorted. */
   readonly missingDevices?: readonly string[];
+  /** lvm's devices file on this host (./devices-file.ts); absent when it was not read (older lvm, a recorded inventory). */
+  readonly devicesFile?: DevicesFile;
 }
 
 /** A mount whose source could not be matched to a device: as mountinfo or /proc/mounts wrote it. */
@@ -178,6 +182,11 @@ export interface RawNodeInventory {
   readonly mounts?: string;
   /** /proc/swaps text. */
   readonly swaps?: string;
+  /**
+   * lvm's devices file: `lvm config` of its two settings and `lvm lvmdevices` (./devices-file.ts).
+   * Absent when lvm has no devices file (before 2.03.12) or is not installed.
+   */
+  readonly devicesFile?: RawDevicesFile;
   /**
    * What the node's agent plans with besides the disks, recorded by `pulumi-lvm inventory
    * --agent-state-dir` beside a running agent, so that a plan made from this file is the one the agent

@@ -47,6 +47,19 @@ export function pvremoveArgv(device: string): string[] {
   return ["pvremove", device];
 }
 
+/**
+ * Lists a device in lvm's devices file (lvm 2.03.12+). lvm answers 0 when it is listed already. Run
+ * through `lvm`: lvm2 packages do not all install the lvmdevices link (Debian 12's does not).
+ */
+export function lvmdevicesAddArgv(device: string): string[] {
+  return ["lvm", "lvmdevices", "--adddev", device];
+}
+
+/** Removes a device from lvm's devices file; lvm fails ("No devices file entry") when it is not listed. */
+export function lvmdevicesDelArgv(device: string): string[] {
+  return ["lvm", "lvmdevices", "--deldev", device];
+}
+
 export interface ThinPoolCreate {
   readonly vg: string;
   readonly pool: string;
@@ -157,6 +170,8 @@ const VALUE_OPTIONS = new Set([
   "--units",
   "-o",
   "--options",
+  "--adddev",
+  "--deldev",
 ]);
 
 export function parseArgv(argv: readonly string[]): ParsedArgv {

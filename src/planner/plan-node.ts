@@ -4,13 +4,14 @@ import { resolveClaims } from "./claims";
 import { canonicalJson, canonicalJsonOnce, sha256Hex } from "./hash";
 import { deviceIds } from "./identity";
 import { DEFAULT_LVMD_CONFIG_PATH, lvmdWriteAction } from "./lvmd";
-import { indexNode } from "./node-index";
+import { addToDevicesFile, removeFromDevicesFile } from "./devices-file";
+import { indexNode, type NodeIndex } from "./node-index";
 import { ownershipOf } from "./ownership";
 import { specContext } from "./spec-context";
 import { volumeGroupPlan } from "./plan-objects";
 import { planThinPools } from "./thin";
 import type { ActionOp, Blocked, LvmdConfig, NodePlan, PlanAction, VolumeGroupPlan } from "./types";
-import { planVolumeGroup } from "./volume-group";
+import { planVolumeGroup, type VolumeGroupResult } from "./volume-group";
 
 /** What the agent knows besides the inventory. */
 export interface PlanOptions {
@@ -42,11 +43,13 @@ export interface PlanOptions {
 export const ACTION_ORDER: readonly ActionOp[] = [
   "wipefs",
   "pvcreate",
+  "lvmdevices-adddev",
   "vgcreate",
   "vgextend",
   "pvchange",
   "pvmove",
   "vgreduce",
+  "lvmdevices-deldev",
   "pvremove",
   "lvcreate-thinpool",
   "lvextend-thinpool",
@@ -75,6 +78,7 @@ export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: P
   for (const c of claims) {
     const vg = planVolumeGroup(c, ids);
     actions.push(...vg.actions);
+    if (vg.changeable) actions.push(...devicesFileSteps(inventory, index, c.vg.name, vg));
     blocked.push(...vg.blocked);
     const { thick, thin: thinClasses } = context.classesOf(c.vg.name);
     if (vg.available) for (const dc of thick) readyClasses.add(dc.name);
@@ -130,6 +134,35 @@ export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: P
 }
 
 const NO_ADOPTIONS: ReadonlySet<string> = new Set();
+
+/** lvm's devices file kept true for one group: every device it keeps listed, every pvremove unlisted first. */
+function devicesFileSteps(
+  inventory: NodeInventory,
+  index: NodeIndex,
+  vg: string,
+  planned: VolumeGroupResult,
+): PlanAction[] {
+  const pvOf = (path: string) => {
+    const device = index.byName.get(path);
+    return device ? index.pvByKname.get(device.kname) : undefined;
+  };
+  return [
+    ...addToDevicesFile(
+      inventory.devicesFile,
+      vg,
+      // A device pvcreate runs on gets a new PV: whatever the file says of the old one does not count.
+      planned.claimed.map((claim) => ({
+        claim,
+        pv: claim.member || claim.adopted ? index.pvByKname.get(claim.kname) : undefined,
+      })),
+    ),
+    ...removeFromDevicesFile(
+      inventory.devicesFile,
+      planned.actions.filter((a) => a.op === "pvremove"),
+      pvOf,
+    ),
+  ];
+}
 
 /** Sorts actions into `order`, keeping their relative order within a kind (stable sort). */
 export function orderActions(

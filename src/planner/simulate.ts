@@ -5,6 +5,7 @@ import type {
   PhysicalVolume,
   VolumeGroupInfo,
 } from "../inventory/types";
+import type { DevicesFile, DevicesFileEntry } from "../inventory/devices-file";
 import { optionValue, parseArgv, type ParsedArgv } from "./argv";
 import { estimateThinMetadataBytes, percentOfExtents } from "./thin";
 import type { NodePlan, PlanAction } from "./types";
@@ -39,16 +40,25 @@ class State {
   private vgs: Mutable<VolumeGroupInfo>[];
   private lvs: Mutable<LogicalVolume>[];
   private uuid = 0;
+  private devicesFile: DevicesFile | undefined;
 
   constructor(private readonly inventory: NodeInventory) {
     this.devices = inventory.devices.map((d) => ({ ...d }));
     this.pvs = inventory.pvs.map((pv) => ({ ...pv }));
     this.vgs = inventory.vgs.map((vg) => ({ ...vg }));
     this.lvs = inventory.lvs.map((lv) => ({ ...lv }));
+    this.devicesFile = inventory.devicesFile;
   }
 
   result(): NodeInventory {
-    return { ...this.inventory, devices: this.devices, pvs: this.pvs, vgs: this.vgs, lvs: this.lvs };
+    return {
+      ...this.inventory,
+      devices: this.devices,
+      pvs: this.pvs,
+      vgs: this.vgs,
+      lvs: this.lvs,
+      ...(this.devicesFile ? { devicesFile: this.devicesFile } : {}),
+    };
   }
 
   apply(a: PlanAction): void {
@@ -232,9 +242,33 @@ class State {
           if (pv.vgName === vg.name) Object.assign(pv, { vgName: "", tags: [], free: pv.size });
         return;
       }
+      case "lvmdevices-adddev":
+      case "lvmdevices-deldev":
+        return this.devicesFileStep(a.op, argv, fail);
       case "write-lvmd-config":
         return;
     }
+  }
+
+  /** lvm's devices file: --adddev lists the device (with its PV, as lvm does), --deldev unlists it. */
+  private devicesFileStep(op: string, argv: ParsedArgv, fail: (m: string) => never): void {
+    const file = this.devicesFile ?? fail("Devices file not enabled.");
+    const path =
+      optionValue(argv, op === "lvmdevices-adddev" ? "--adddev" : "--deldev") ?? fail("names no device");
+    const d = this.device(path, fail);
+    const names = [d.kname, d.path, ...d.symlinks];
+    const pv = this.pvOn(d);
+    const pvid = pv?.uuid.replace(/-/g, "");
+    const mine = (e: DevicesFileEntry) =>
+      (e.devname !== undefined && names.includes(e.devname)) || (pvid !== undefined && e.pvid === pvid);
+    const others = file.entries.filter((e) => !mine(e));
+    if (op === "lvmdevices-deldev" && others.length === file.entries.length)
+      fail(`No devices file entry for ${path}.`);
+    this.devicesFile = {
+      ...file,
+      entries:
+        op === "lvmdevices-adddev" ? [...others, { devname: d.path, ...(pvid ? { pvid } : {}) }] : others,
+    };
   }
 
   private createPool(argv: ParsedArgv, fail: (m: string) => never): void {

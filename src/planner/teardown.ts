@@ -1,6 +1,7 @@
 import type { DeviceClass, LVMNodeSpec } from "../api";
 import type { LogicalVolume, NodeInventory } from "../inventory/types";
 import { lvchangeDeactivateArgv, lvremoveArgv, pvremoveArgv, vgremoveArgv } from "./argv";
+import { removeFromDevicesFile } from "./devices-file";
 import { deviceIds } from "./identity";
 import { DEFAULT_LVMD_CONFIG_PATH, lvmdConfigFor, lvmdWriteAction } from "./lvmd";
 import { indexNode, joinNames } from "./node-index";
@@ -38,13 +39,15 @@ export const TEARDOWN_ORDER: readonly ActionOp[] = [
   "lvchange-deactivate",
   "lvremove-thinpool",
   "vgremove",
+  "lvmdevices-deldev",
   "pvremove",
 ];
 
 /**
  * Plans removing our volume groups from a node: first lvmd.yaml without their device classes (so no
  * new volume lands in them), then for each group: deactivate and remove its thin pools, remove the
- * group, and remove the LVM label from its physical volumes. Only groups that carry our tag are
+ * group, and remove the LVM label from its physical volumes (each out of lvm's devices file first,
+ * when the host uses one). Only groups that carry our tag are
  * touched. A group with other logical volumes is blocked unless `force`, which removes the group with
  * everything in it (`vgremove --force`, marked destructive). A group that is already gone needs nothing.
  * A teardown of every group also removes the label of the orphan PVs this agent created
@@ -167,6 +170,18 @@ export function planTeardown(
       );
     }
   }
+
+  // lvm's devices file: each device whose label goes leaves the file first (./devices-file.ts).
+  actions.push(
+    ...removeFromDevicesFile(
+      inventory.devicesFile,
+      actions.filter((a) => a.op === "pvremove"),
+      (path) => {
+        const device = index.byName.get(path);
+        return device ? index.pvByKname.get(device.kname) : undefined;
+      },
+    ),
+  );
 
   const lvmd = lvmdConfigFor(
     spec,

@@ -9,16 +9,18 @@ export const PLAN_API_VERSION = "pulumi-lvm.dev/plan/v1";
 /**
  * The kinds of step a plan can hold, in the order they appear in a node plan (planNode). A teardown
  * plan (planTeardown) has its own order: write-lvmd-config, lvchange-deactivate, lvremove-thinpool,
- * vgremove, pvremove.
+ * vgremove, lvmdevices-deldev, pvremove.
  */
 export type ActionOp =
   | "wipefs" // erase signatures (only with forceWipeDevicesAndDestroyAllData)
   | "pvcreate"
+  | "lvmdevices-adddev" // list a PV of ours in lvm's devices file (only when the host uses one)
   | "vgcreate"
   | "vgextend"
   | "pvchange" // tag a new physical volume with the kernel name it was selected by
   | "pvmove" // move extents off a PV leaving the selector
   | "vgreduce"
+  | "lvmdevices-deldev" // remove a device from lvm's devices file before its pvremove
   | "pvremove"
   | "lvcreate-thinpool"
   | "lvextend-thinpool"

@@ -141,6 +141,23 @@ test("a copy lvm does not read as written is refused, naming the settings that d
   ).rejects.toThrow(/reads another configuration from .*agent than .*global\/use_aio is unset, not 0$/);
 });
 
+test("the copy's devices/ is the host's: lvm lvmdevices through the copy reads the host's devices file", async () => {
+  const host = path.join(dir, "host");
+  fs.mkdirSync(path.join(host, "devices"), { recursive: true });
+  fs.writeFileSync(path.join(host, "lvm.conf"), "devices {\n\tuse_devicesfile = 1\n}\n");
+  fs.writeFileSync(path.join(host, "devices", "system.devices"), "");
+  const to = path.join(dir, "agent");
+  await writeSyncIoSystemDir({ from: host, to, run: createLvmRunner({ lvmSystemDir: host }) });
+  expect(fs.readlinkSync(path.join(to, "devices"))).toBe(path.join(host, "devices"));
+  // lvm says "Devices file does not exist" (exit 5) when it looks for the file in the copy itself.
+  await expect(createLvmRunner({ lvmSystemDir: to })(["lvm", "lvmdevices"])).resolves.toMatchObject({
+    stdout: "",
+  });
+  // written again (an agent restart): the link stays
+  await writeSyncIoSystemDir({ from: host, to, run: createLvmRunner({ lvmSystemDir: host }) });
+  expect(fs.readlinkSync(path.join(to, "devices"))).toBe(path.join(host, "devices"));
+});
+
 test("parseConfigTree: section paths, nested sections, values as lvm printed them", () => {
   expect(
     Object.fromEntries(
