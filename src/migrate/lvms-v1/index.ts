@@ -1,0 +1,9 @@
+export {
+  convertLvmCluster,
+  DEFAULT_NAMESPACE,
+  type Conversion,
+  type ConvertOptions,
+  type NotConverted,
+} from "./convert";
+export { nodeSetArgsFromLvmCluster, type LvmClusterNodeSetArgs } from "./node-set-args";
+export { LVMS_API_VERSION, lvmClusterSchema, type LvmCluster } from "./schema";
