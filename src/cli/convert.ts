@@ -1,4 +1,4 @@
-import { convertLvmCluster, DEFAULT_NAMESPACE, LVMS_API_VERSION } from "../migrate/lvms-v1";
+import { convertLvmCluster, DEFAULT_NODE_SET_NAMESPACE, LVMS_API_VERSION } from "../migrate/lvms-v1";
 import { parseCommandLine } from "./args";
 import { readInput, nameOf } from "./input";
 import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
@@ -18,7 +18,7 @@ with different node selectors become separate node sets that select disjoint nod
 equivalent is listed on stderr: <file>: LVMCluster/<name>: <field path>: <reason>.
 
   -o, --output <format>  yaml (default): one document per LVMNodeSet; json: a kubectl List
-  --namespace <ns>       the LVMNodeSets' namespace, the LvmSystem's (default ${DEFAULT_NAMESPACE})
+  --namespace <ns>       the LVMNodeSets' namespace, the LvmSystem's (default ${DEFAULT_NODE_SET_NAMESPACE})
 
 ${exitCodeHelp(["OK", "INVALID", "USAGE"], {
   OK: "converted (check stderr for what was not carried over)",

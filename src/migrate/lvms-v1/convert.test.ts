@@ -365,18 +365,40 @@ describe("convertLvmCluster: classes with different node selectors", () => {
     ]);
   });
 
-  test("Gt cannot be negated exactly: the gap is named", () => {
+  test("a Gt that would have to be negated is refused with what to do; one that needs no negation is kept", () => {
     const rack = {
       nodeSelectorTerms: [{ matchExpressions: [{ key: "rack", operator: "Gt", values: ["4"] }] }],
     };
-    const c = converted(cluster([{ name: "vg1" }, { name: "big", nodeSelector: rack }]));
-    expect(c.notConverted.find((n) => n.reason.includes("not rack Gt 4"))).toBeDefined();
-    const rest = c.nodeSets.find((s) => s.metadata.name === "my-lvmcluster-vg1")!;
-    for (const [labels, selected] of [
-      [{ rack: "4" }, true],
-      [{ rack: "5" }, false],
-      [{}, true],
-    ] as const)
-      expect(matchesNodeSelector(rest.spec.nodeSelector, { name: "n", labels })).toBe(selected);
+    const c = convertLvmCluster(cluster([{ name: "vg1" }, { name: "big", nodeSelector: rack }]));
+    expect(c.ok ? [] : c.problems).toEqual([
+      {
+        path: "spec.storage.deviceClasses[1].nodeSelector",
+        message: expect.stringMatching(
+          /Gt or Lt, which cannot be negated exactly .* exclude each other with In\/NotIn/,
+        ),
+      },
+    ]);
+    // the same selector on every class: one set, nothing to negate
+    const same = converted(
+      cluster([
+        { name: "vg1", nodeSelector: rack },
+        { name: "big", nodeSelector: rack },
+      ]),
+    );
+    expect(same.nodeSets.map((s) => s.spec.nodeSelector)).toEqual([rack]);
+  });
+
+  test("node selectors are checked as our API checks them, by path", () => {
+    const c = convertLvmCluster(
+      cluster([
+        {
+          name: "vg1",
+          nodeSelector: { nodeSelectorTerms: [{ matchExpressions: [{ key: "a", operator: "Near" }] }] },
+        },
+      ]),
+    );
+    expect(c.ok ? [] : c.problems.map((p) => p.path)).toEqual([
+      "spec.storage.deviceClasses[0].nodeSelector.nodeSelectorTerms[0].matchExpressions[0].operator",
+    ]);
   });
 });

@@ -41,7 +41,7 @@ export type Conversion =
   /** The input is not an LVMCluster we can read, or its result would not be valid. */
   | { readonly ok: false; readonly problems: ValidationProblem[] };
 
-export const DEFAULT_NAMESPACE = "lvm-system";
+export const DEFAULT_NODE_SET_NAMESPACE = "lvm-system";
 /** LVMS's defaults (its API): thin pool size, Static chunk size, Static metadata size. */
 const LVMS_SIZE_PERCENT = 90;
 const LVMS_CHUNK_SIZE = "128Ki";
@@ -71,27 +71,23 @@ export function convertLvmCluster(input: unknown, options: ConvertOptions = {}):
     );
   const converted = classes.map((dc, i) => convertClass(dc, ["spec", "storage", "deviceClasses", i], note));
 
-  let cells;
-  try {
-    cells = nodeCells(classes.map((dc) => dc.nodeSelector));
-  } catch (error) {
+  const split = nodeCells(classes.map((dc) => dc.nodeSelector));
+  if ("problems" in split)
     return {
       ok: false,
-      problems: [{ path: "spec.storage.deviceClasses", message: (error as Error).message }],
+      problems: split.problems.map((p) => ({
+        path: formatPath(["spec", "storage", "deviceClasses", p.classIndex, "nodeSelector"]),
+        message: p.message,
+      })),
     };
-  }
-  for (const gap of cells.gaps)
-    note(
-      ["spec", "storage", "deviceClasses"],
-      `the node sets split by node selector cannot say "not ${gap}" exactly: a node whose label is not an integer is in none of them`,
-    );
+  const cells = split.cells;
 
-  const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+  const namespace = options.namespace ?? DEFAULT_NODE_SET_NAMESPACE;
   const name = cluster.metadata.name;
   const created = new Set<number>();
-  const nodeSets = cells.cells.map((cell): LVMNodeSet => {
+  const nodeSets = cells.map((cell): LVMNodeSet => {
     const setName =
-      cells.cells.length === 1 ? name : [name, ...cell.classes.map((i) => classes[i]!.name)].join("-");
+      cells.length === 1 ? name : [name, ...cell.classes.map((i) => classes[i]!.name)].join("-");
     const deviceClasses = cell.classes.map((i) => {
       const dc = converted[i]!.deviceClass;
       if (!created.has(i)) {
@@ -110,9 +106,7 @@ export function convertLvmCluster(input: unknown, options: ConvertOptions = {}):
       kind: "LVMNodeSet",
       metadata: { name: setName, namespace },
       spec: {
-        ...(cell.nodeSelector
-          ? { nodeSelector: cell.nodeSelector as LVMNodeSet["spec"]["nodeSelector"] }
-          : {}),
+        ...(cell.nodeSelector ? { nodeSelector: cell.nodeSelector } : {}),
         template: {
           volumeGroups: cell.classes.map((i) => converted[i]!.volumeGroup),
           deviceClasses,
@@ -291,7 +285,7 @@ function metadataNotes(cluster: LvmCluster, note: Note): void {
 function parseLvmCluster(
   input: unknown,
 ): { ok: true; cluster: LvmCluster; unknown: NotConverted[] } | { ok: false; problems: ValidationProblem[] } {
-  const first = lvmClusterSchema.safeParse(input);
+  const first = lvmClusterSchema.safeParse(input, { reportInput: true });
   if (first.success) return { ok: true, cluster: first.data, unknown: [] };
   const unknownIssues = first.error.issues.filter(
     (i): i is z.core.$ZodIssueUnrecognizedKeys => i.code === "unrecognized_keys",
@@ -310,7 +304,7 @@ function parseLvmCluster(
     ) as Record<string, unknown>;
     for (const key of i.keys) delete parent[key];
   }
-  const second = lvmClusterSchema.safeParse(trimmed);
+  const second = lvmClusterSchema.safeParse(trimmed, { reportInput: true });
   if (!second.success) return { ok: false, problems: problemsFrom(second.error) };
   return { ok: true, cluster: second.data, unknown };
 }

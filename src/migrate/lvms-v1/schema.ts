@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { nodeSelectorSchema } from "../../api/selectors";
 
 /**
  * LVMS's LVMCluster (lvm.topolvm.io/v1alpha1), as its API documents it: the fields `convert` reads.
@@ -11,20 +12,8 @@ export const LVMS_API_VERSION = "lvm.topolvm.io/v1alpha1";
 
 const quantity = z.union([z.string(), z.number()]);
 
-const requirement = z.strictObject({
-  key: z.string(),
-  operator: z.string(),
-  values: z.array(z.string()).optional(),
-});
-
-const nodeSelector = z.strictObject({
-  nodeSelectorTerms: z.array(
-    z.strictObject({
-      matchExpressions: z.array(requirement).optional(),
-      matchFields: z.array(requirement).optional(),
-    }),
-  ),
-});
+/** core/v1 NodeSelector, with the rules our API (and the API server) holds it to. */
+const nodeSelector = nodeSelectorSchema;
 
 const thinPoolConfig = z.strictObject({
   name: z.string(),
@@ -81,5 +70,3 @@ export const lvmClusterSchema = z.strictObject({
 
 export type LvmCluster = z.infer<typeof lvmClusterSchema>;
 export type LvmsDeviceClass = z.infer<typeof deviceClass>;
-export type LvmsNodeSelector = z.infer<typeof nodeSelector>;
-export type LvmsRequirement = z.infer<typeof requirement>;
