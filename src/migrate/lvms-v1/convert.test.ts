@@ -133,6 +133,22 @@ describe("convertLvmCluster: the shapes LVMS documents", () => {
     expect(wipe(false)).toBeUndefined();
   });
 
+  test("forceWipeDevicesAndDestroyAllData without paths is not put on the wildcard, and says why", () => {
+    const c = converted(
+      cluster([{ name: "vg1", deviceSelector: { forceWipeDevicesAndDestroyAllData: true } }]),
+    );
+    const vg = c.nodeSets[0]!.spec.template.volumeGroups[0]!;
+    expect(vg.deviceSelector.deviceSelectorTerms[0]!.matchExpressions).toEqual([
+      { key: "kname", operator: "Any" },
+    ]);
+    expect(vg.forceWipeDevicesAndDestroyAllData).toBeUndefined();
+    expect(
+      c.notConverted.find(
+        (n) => n.path === "spec.storage.deviceClasses[0].deviceSelector.forceWipeDevicesAndDestroyAllData",
+      )?.reason,
+    ).toMatch(/would wipe every disk with a signature/);
+  });
+
   test("a thin pool with every setting; Host policies leave the sizes to lvm2 and say what is ignored", () => {
     const thin = (thinPoolConfig: Record<string, unknown>) => {
       const c = converted(cluster([{ name: "vg1", thinPoolConfig }]));

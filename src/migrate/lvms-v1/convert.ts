@@ -150,6 +150,11 @@ function convertClass(
       [...at, "deviceSelector"],
       "not set: LVMS takes every unused disk; converted to `kname Any`, which takes every device of at least 1Gi that holds no signature and that no other volume group selects. Check the plan: list the disks by path to keep the group to them",
     );
+  if (selector?.forceWipeDevicesAndDestroyAllData && paths.length === 0)
+    note(
+      [...at, "deviceSelector", "forceWipeDevicesAndDestroyAllData"],
+      "not carried over without paths: on the `kname Any` wildcard it would wipe every disk with a signature that no other group selects. List the disks to wipe in paths",
+    );
   if (dc.deviceDiscoveryPolicy === "Static")
     note(
       [...at, "deviceDiscoveryPolicy"],
@@ -171,7 +176,9 @@ function convertClass(
         },
       ],
     },
-    ...(selector?.forceWipeDevicesAndDestroyAllData ? { forceWipeDevicesAndDestroyAllData: true } : {}),
+    ...(selector?.forceWipeDevicesAndDestroyAllData && paths.length
+      ? { forceWipeDevicesAndDestroyAllData: true }
+      : {}),
   };
 
   const options = dc.storageClassOptions;
