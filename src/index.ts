@@ -43,3 +43,13 @@ export {
 } from "./api/template";
 export * from "./components";
 export { NodeSetDisks, type NodeResult, type NodeSetDisksArgs, type VolumeGroupResult } from "../provider";
+// Moving from LVMS: an LVMCluster (v1alpha1) as LVMNodeSets or NodeSet args (docs/migration.md).
+export {
+  convertLvmCluster,
+  nodeSetArgsFromLvmCluster,
+  type Conversion,
+  type ConvertOptions,
+  type LvmClusterNodeSet,
+  type LvmClusterNodeSetArgs,
+  type NotConverted,
+} from "./migrate/lvms-v1";

@@ -30,7 +30,7 @@ export interface Subcommand {
 }
 
 /**
- * The exit codes of the read commands (plan, inventory, validate), one meaning each, for pipelines
+ * The exit codes of the read commands (plan, inventory, validate, convert), one meaning each, for pipelines
  * (docs/cli.md, Exit codes). `CHANGES` only with `plan --detailed-exitcode`, as Terraform's
  * `plan -detailed-exitcode` (whose 2 is our usage error, hence 4).
  */

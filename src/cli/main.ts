@@ -23,6 +23,10 @@ export interface Command {
 
 export const COMMANDS: Readonly<Record<string, Command>> = {
   validate: { summary: "check LVMNodeSet and LVMNode YAML files", load: () => import("./validate") },
+  convert: {
+    summary: "turn LVMS LVMCluster objects (v1alpha1) into LVMNodeSets",
+    load: () => import("./convert"),
+  },
   inventory: {
     summary: "record this machine's disks as an inventory file for plan (reads only)",
     load: () => import("./inventory"),
@@ -55,7 +59,7 @@ export function usage(commands: Readonly<Record<string, Command>> = COMMANDS): s
     "",
     'Run "pulumi-lvm <command> --help" for its arguments.',
     "",
-    "exit codes of validate, inventory and plan: 0 all fine, 1 invalid input, 2 usage error,",
+    "exit codes of validate, convert, inventory and plan: 0 all fine, 1 invalid input, 2 usage error,",
     "3 something is blocked or a node set selects no node, 4 the plan has changes (plan --detailed-exitcode)",
     "",
   ].join("\n");

@@ -109,6 +109,19 @@ export function unionOf(placements: readonly Placement[]): Placement {
     : { kind: "no-node" };
 }
 
+/**
+ * The nodes every one of `selectors` picks (an absent selector picks every node), in the same
+ * simplified form as exclusivePlacements' results: terms no node can match are dropped.
+ */
+export function intersectionOf(selectors: ReadonlyArray<NodeSelector | undefined>): Placement {
+  let terms: Term[] = [[]];
+  for (const selector of selectors)
+    terms = withoutRedundant(terms.flatMap((a) => termsOf(selector).flatMap((b) => present(conjoin(a, b)))));
+  if (terms.length === 0) return { kind: "no-node" };
+  if (terms.some((t) => t.length === 0)) return { kind: "every-node" };
+  return { kind: "nodes", nodeSelector: { nodeSelectorTerms: terms.map(toSelectorTerm) } };
+}
+
 /* ------------------------------------------------------------------------ requirements ---- */
 
 type Operator = "In" | "NotIn" | "Exists" | "DoesNotExist" | "Gt" | "Lt";
