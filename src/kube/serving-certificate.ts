@@ -20,8 +20,8 @@ export interface ServingCertificateFiles {
  * Keeps a TLS server's certificate in step with its files, with no restart: a kubernetes.io/tls
  * Secret volume (the kubelet swaps its `..data` link when the Secret changes: cert-manager renewed
  * it, or `pulumi up` re-issued it) or any pair of files replaced in place. The directories are
- * watched and the files re-read every `pollMs` anyway; when their content changed, the pair becomes
- * the context of every new connection (`server.setSecureContext`), connections already open keep
+ * watched, stat'ed when a connection comes, and re-read every `pollMs` anyway; when their content
+ * changed, the pair becomes the context of every new connection (`server.setSecureContext`), connections already open keep
  * theirs. A pair node:tls refuses (a key that does not match the certificate: a writer between the
  * two files) is not taken: the last good one stays, and the refusal is logged once. Stops with the
  * server.
@@ -57,6 +57,26 @@ export function followServingCertificate(server: tls.Server, o: ServingCertifica
     refused = undefined;
     o.log?.({ msg: "serving certificate reloaded", certFile: o.certFile, ...certificateFacts(pair.cert) });
   };
+  // A connection arriving right after a change may come before its watch event: before node:tls
+  // gives the socket the current context, a stat of both files (cheap) says whether to look.
+  const stamp = () => {
+    try {
+      return [o.certFile, o.keyFile]
+        .map((f) => fs.statSync(f))
+        .map((st) => `${st.ino}:${st.size}:${st.mtimeMs}`)
+        .join(",");
+    } catch {
+      return "unreadable";
+    }
+  };
+  let lastStamp = stamp();
+  const onConnection = () => {
+    const now = stamp();
+    if (now === lastStamp) return;
+    lastStamp = now;
+    check();
+  };
+  server.prependListener("connection", onConnection);
   const timer = setInterval(check, o.pollMs ?? SERVING_CERTIFICATE_POLL_MS);
   timer.unref();
   const watchers = [...new Set([path.dirname(o.certFile), path.dirname(o.keyFile)])].flatMap((dir) => {

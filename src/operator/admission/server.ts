@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import type * as http from "node:http";
 import * as https from "node:https";
 import * as path from "node:path";
-import * as tls from "node:tls";
 import type { Clock } from "../../kube/clock";
+import { followServingCertificate } from "../../kube/serving-certificate";
 import { WEBHOOK_PATHS } from "../../agent-api/admission";
 import { Limiter, OverloadedError } from "./limiter";
 import { review, type AdmissionReads, type AdmissionRequest, type AdmissionVerdict } from "./review";
@@ -35,7 +35,7 @@ export interface WebhookServerOptions {
 /**
  * The admission webhook (docs/operator.md, Admission): HTTPS only, POST of an admission.k8s.io/v1
  * AdmissionReview to WEBHOOK_PATHS, answered with the same uid. The serving certificate is read from
- * `certDir` at each new TLS connection when its files changed (a rotated Secret needs no restart).
+ * `certDir` and followed: a rotated Secret is served to new connections with no restart.
  * Every replica serves it, leader or not: it only reads.
  *
  * Anyone who reaches its port can send it a review (the API server presents no client certificate
@@ -50,18 +50,21 @@ export interface WebhookServerOptions {
  * legitimate review queued behind a flood is still answered: each takes milliseconds.
  */
 export function createWebhookServer(o: WebhookServerOptions): https.Server {
-  const context = reloadingContext(o.certDir);
+  const certFile = path.join(o.certDir, "tls.crt");
+  const keyFile = path.join(o.certDir, "tls.key");
   const limiter = new Limiter({
     clock: o.clock,
     concurrency: o.concurrency ?? 4,
     queueLimit: o.queueLimit ?? 256,
   });
+  followServingCertificate(server, { certFile, keyFile, log: o.log });
   const budget = o.bodyBudgetBytes ?? 64 * 1024 * 1024;
   let held = 0;
   const timeoutMs = o.requestTimeoutMs ?? 10_000;
   const server = https.createServer({
-    SNICallback: (_name, cb) => cb(null, context()),
-    ...context.initial,
+    // A missing or unreadable certificate fails the start, naming the file; later changes are followed.
+    cert: fs.readFileSync(certFile),
+    key: fs.readFileSync(keyFile),
     requestTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     connectionsCheckingInterval: Math.min(1000, timeoutMs),
@@ -220,29 +223,4 @@ function refusalEntry(
 function cut(text: unknown, max: number): string {
   const s = typeof text === "string" ? text : (JSON.stringify(text) ?? "");
   return s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
-}
-
-/** A TLS context from certDir's tls.crt and tls.key, rebuilt when either file changed. */
-function reloadingContext(
-  certDir: string,
-): (() => tls.SecureContext) & { initial: tls.SecureContextOptions } {
-  const files = [path.join(certDir, "tls.crt"), path.join(certDir, "tls.key")] as const;
-  const read = () => ({ cert: fs.readFileSync(files[0]), key: fs.readFileSync(files[1]) });
-  const stamp = () => files.map((f) => `${fs.statSync(f).mtimeMs}:${fs.statSync(f).ino}`).join(",");
-  const initial = read(); // a missing or unreadable certificate fails the start, naming the file
-  let seen = stamp();
-  let context = tls.createSecureContext(initial);
-  const current = () => {
-    try {
-      const now = stamp();
-      if (now !== seen) {
-        context = tls.createSecureContext(read());
-        seen = now;
-      }
-    } catch {
-      /* a Secret volume mid-update: keep the last good certificate */
-    }
-    return context;
-  };
-  return Object.assign(current, { initial });
 }

@@ -34,7 +34,8 @@ export class SecretVolume {
     fs.symlinkSync(stamp, path.join(this.dir, "..data_tmp"));
     fs.renameSync(path.join(this.dir, "..data_tmp"), path.join(this.dir, "..data"));
     for (const name of ["tls.crt", "tls.key"])
-      if (!fs.existsSync(path.join(this.dir, name))) fs.symlinkSync(path.join("..data", name), path.join(this.dir, name));
+      if (!fs.existsSync(path.join(this.dir, name)))
+        fs.symlinkSync(path.join("..data", name), path.join(this.dir, name));
     if (previous) fs.rmSync(path.join(this.dir, previous), { recursive: true });
   }
 }
@@ -42,7 +43,12 @@ export class SecretVolume {
 /** The SHA-256 fingerprint of the certificate a new TLS connection to host:port is served. */
 export function servedFingerprint(port: number, host = "127.0.0.1", servername?: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = tls.connect({ host, port, rejectUnauthorized: false, ...(servername ? { servername } : {}) });
+    const socket = tls.connect({
+      host,
+      port,
+      rejectUnauthorized: false,
+      ...(servername ? { servername } : {}),
+    });
     socket.once("secureConnect", () => {
       const fp = socket.getPeerCertificate().fingerprint256;
       socket.end();
