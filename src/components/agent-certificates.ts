@@ -16,25 +16,36 @@ export interface AgentCertificates {
 export interface IssueOptions {
   /** @default now */
   readonly now?: Date;
-  /** Validity of both certificates. @default 3650 (ten years: rotation is a replace, docs/operator.md) */
+  /** Validity of both certificates, 1 to MAX_CERTIFICATE_DAYS. @default MAX_CERTIFICATE_DAYS */
   readonly days?: number;
-  /** @default AGENT_SERVER_NAME ("pulumi-lvm-agent") */
+  /** The serving certificate's common name. @default AGENT_SERVER_NAME ("pulumi-lvm-agent") */
   readonly serverName?: string;
+  /** Its DNS names (subjectAltName). @default [serverName] */
+  readonly dnsNames?: readonly string[];
   /** The CA's common name. @default "pulumi-lvm agent CA" */
   readonly caName?: string;
 }
+
+/** The longest a serving certificate LvmSystem issues lasts (one year); rotation is docs/components.md, Certificates. */
+export const MAX_CERTIFICATE_DAYS = 365;
 
 /**
  * A fresh CA and one serving certificate for the agents (RSA 2048, SHA-256). The keys and the
  * signatures come from node:crypto (native: node-forge's own RSA takes seconds on a busy machine);
  * node-forge builds the X.509 structures, which node:crypto cannot.
  * The CA's key is not returned: it signs this one certificate and is forgotten, so no one (not
- * LvmSystem's state, not a node) can issue another certificate the operator would trust.
+ * LvmSystem's state, not a node) can issue another certificate the operator would trust; the CA
+ * lasts as long as the certificate. The serving certificate is a leaf: cA false, digitalSignature
+ * and keyEncipherment, serverAuth only.
  */
 export async function issueAgentCertificates(o: IssueOptions = {}): Promise<AgentCertificates> {
   const now = o.now ?? new Date();
-  const notAfter = new Date(now.getTime() + (o.days ?? 3650) * 86_400_000);
+  const days = o.days ?? MAX_CERTIFICATE_DAYS;
+  if (!Number.isInteger(days) || days < 1 || days > MAX_CERTIFICATE_DAYS)
+    throw new Error(`a serving certificate lasts 1 to ${MAX_CERTIFICATE_DAYS} days (asked: ${days})`);
+  const notAfter = new Date(now.getTime() + days * 86_400_000);
   const serverName = o.serverName ?? AGENT_SERVER_NAME;
+  const dnsNames = o.dnsNames ?? [serverName];
   // Both keys at once, off the event loop (RSA key generation takes a second on a busy machine).
   const [ca, server] = await Promise.all([rsaKeys(), rsaKeys()]);
 
@@ -64,7 +75,7 @@ export async function issueAgentCertificates(o: IssueOptions = {}): Promise<Agen
     { name: "basicConstraints", cA: false, critical: true },
     { name: "keyUsage", digitalSignature: true, keyEncipherment: true, critical: true },
     { name: "extKeyUsage", serverAuth: true },
-    { name: "subjectAltName", altNames: [{ type: 2, value: serverName }] },
+    { name: "subjectAltName", altNames: dnsNames.map((value) => ({ type: 2, value })) },
     { name: "authorityKeyIdentifier", keyIdentifier: caCert.generateSubjectKeyIdentifier().getBytes() },
   ]);
   cert.sign(ca.privateKey, forge.md.sha256.create());
