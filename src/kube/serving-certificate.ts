@@ -21,10 +21,10 @@ export interface ServingCertificateFiles {
  * Secret volume (the kubelet swaps its `..data` link when the Secret changes: cert-manager renewed
  * it, or `pulumi up` re-issued it) or any pair of files replaced in place. The directories are
  * watched, stat'ed when a connection comes, and re-read every `pollMs` anyway; when their content
- * changed, the pair becomes the context of every new connection (`server.setSecureContext`), connections already open keep
- * theirs. A pair node:tls refuses (a key that does not match the certificate: a writer between the
- * two files) is not taken: the last good one stays, and the refusal is logged once. Stops with the
- * server.
+ * changed, the pair becomes the context of every new connection (`server.setSecureContext`);
+ * connections already open keep theirs. A pair node:tls refuses (a key that does not match the
+ * certificate: a writer between the two files) is not taken: the last good one stays, and the
+ * refusal is logged once. Stops with the server.
  */
 export function followServingCertificate(server: tls.Server, o: ServingCertificateFiles): void {
   const read = () => ({ cert: fs.readFileSync(o.certFile), key: fs.readFileSync(o.keyFile) });
