@@ -24,7 +24,8 @@ export interface ServingCertificateFiles {
  * changed, the pair becomes the context of every new connection (`server.setSecureContext`);
  * connections already open keep theirs. A pair node:tls refuses (a key that does not match the
  * certificate: a writer between the two files) is not taken: the last good one stays, and the
- * refusal is logged once. Stops with the server.
+ * refusal is logged once. The certificate's end of validity is logged at the start and at each
+ * reload. Stops with the server.
  */
 export function followServingCertificate(server: tls.Server, o: ServingCertificateFiles): void {
   const read = () => ({ cert: fs.readFileSync(o.certFile), key: fs.readFileSync(o.keyFile) });
@@ -33,7 +34,9 @@ export function followServingCertificate(server: tls.Server, o: ServingCertifica
   let served: string | undefined;
   let refused: string | undefined;
   try {
-    served = digest(read());
+    const pair = read();
+    served = digest(pair);
+    o.log?.({ msg: "serving certificate", certFile: o.certFile, ...certificateFacts(pair.cert) });
   } catch {
     /* checked again at the first tick */
   }

@@ -40,6 +40,11 @@ test("the agent serves a certificate rotated in its Secret volume, with no resta
   try {
     const port = Number(new URL(agent.url).port);
     expect(await servedFingerprint(port)).toBe(fingerprint(a.cert));
+    // When it expires, in the log from the start.
+    expect(agent.logs.find((e) => e.msg === "serving certificate")).toMatchObject({
+      notAfter: new Date(new X509Certificate(fs.readFileSync(a.cert)).validTo).toISOString(),
+      fingerprint256: fingerprint(a.cert),
+    });
 
     volume.write({ cert: fs.readFileSync(b.cert), key: fs.readFileSync(b.key) });
     expect(await waitForServed(port, fingerprint(b.cert), 15_000)).toBe(fingerprint(b.cert));
