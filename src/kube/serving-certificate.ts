@@ -14,6 +14,8 @@ export interface ServingCertificateFiles {
   /** @default SERVING_CERTIFICATE_POLL_MS */
   readonly pollMs?: number;
   readonly log?: (entry: Record<string, unknown>) => void;
+  /** The server was created with no certificate (the files were not there yet). */
+  readonly startedEmpty?: boolean;
 }
 
 /**
@@ -27,13 +29,17 @@ export interface ServingCertificateFiles {
  * refusal is logged once. The certificate's end of validity is logged at the start and at each
  * reload. Stops with the server.
  */
-export function followServingCertificate(server: tls.Server, o: ServingCertificateFiles): void {
+export function followServingCertificate(
+  server: tls.Server,
+  o: ServingCertificateFiles,
+): { readonly loaded: boolean } {
   const read = () => ({ cert: fs.readFileSync(o.certFile), key: fs.readFileSync(o.keyFile) });
   const digest = (pair: { cert: Buffer; key: Buffer }) =>
     createHash("sha256").update(pair.cert).update("\0").update(pair.key).digest("hex");
   let served: string | undefined;
   let refused: string | undefined;
   try {
+    if (o.startedEmpty) throw new Error("the server has no certificate yet");
     const pair = read();
     served = digest(pair);
     o.log?.({ msg: "serving certificate", certFile: o.certFile, ...certificateFacts(pair.cert) });
@@ -95,6 +101,11 @@ export function followServingCertificate(server: tls.Server, o: ServingCertifica
     clearInterval(timer);
     for (const w of watchers) w.close();
   });
+  return {
+    get loaded() {
+      return served !== undefined;
+    },
+  };
 }
 
 /** What a log line says of a certificate: its validity end and fingerprint (never the key). */

@@ -17,6 +17,8 @@ const MAX_BODY_BYTES = 3 * 1024 * 1024;
 export interface WebhookServerOptions {
   /** A directory with tls.crt and tls.key (a kubernetes.io/tls Secret's volume); re-read when they change. */
   readonly certDir: string;
+  /** The files may appear later (the operator issues them): start without, serve once they come. */
+  readonly awaitCertificate?: boolean;
   readonly reads: AdmissionReads;
   readonly clock: Clock;
   readonly log: (entry: Record<string, unknown>) => void;
@@ -49,7 +51,9 @@ export interface WebhookServerOptions {
  * with failurePolicy Fail a review not answered in time is refused anyway, and this way a
  * legitimate review queued behind a flood is still answered: each takes milliseconds.
  */
-export function createWebhookServer(o: WebhookServerOptions): https.Server {
+export function createWebhookServer(
+  o: WebhookServerOptions,
+): https.Server & { readonly certificateLoaded: boolean } {
   const certFile = path.join(o.certDir, "tls.crt");
   const keyFile = path.join(o.certDir, "tls.key");
   const limiter = new Limiter({
@@ -57,18 +61,26 @@ export function createWebhookServer(o: WebhookServerOptions): https.Server {
     concurrency: o.concurrency ?? 4,
     queueLimit: o.queueLimit ?? 256,
   });
-  followServingCertificate(server, { certFile, keyFile, log: o.log });
   const budget = o.bodyBudgetBytes ?? 64 * 1024 * 1024;
   let held = 0;
   const timeoutMs = o.requestTimeoutMs ?? 10_000;
+  // A missing or unreadable certificate fails the start, naming the file, unless it is awaited
+  // (the operator issues it: until its Secret reaches the volume, handshakes fail and the replica
+  // is not ready); later changes are followed.
+  const pending = o.awaitCertificate && !(fs.existsSync(certFile) && fs.existsSync(keyFile));
   const server = https.createServer({
-    // A missing or unreadable certificate fails the start, naming the file; later changes are followed.
-    cert: fs.readFileSync(certFile),
-    key: fs.readFileSync(keyFile),
+    ...(pending ? {} : { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) }),
     requestTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     connectionsCheckingInterval: Math.min(1000, timeoutMs),
   });
+  const followed = followServingCertificate(server, {
+    certFile,
+    keyFile,
+    log: o.log,
+    ...(pending ? { startedEmpty: true } : {}),
+  });
+  Object.defineProperty(server, "certificateLoaded", { get: () => followed.loaded });
   server.on("request", (req, res) => {
     const send = (status: number, body: unknown) => {
       if (res.headersSent) return;
@@ -157,7 +169,7 @@ export function createWebhookServer(o: WebhookServerOptions): https.Server {
         );
     });
   });
-  return server;
+  return server as https.Server & { readonly certificateLoaded: boolean };
 }
 
 function tooLarge(send: (status: number, body: unknown) => void): void {
