@@ -179,6 +179,43 @@ describe("pulumi up", () => {
     expect(output).not.toMatch(/to create|to update|to delete|to replace/);
   });
 
+  it("holds no certificate or key in the state; the operator's caBundle (its own field manager) survives refresh, preview and up", async () => {
+    const { text } = ws!.exportState();
+    // The operator issues the serving certificates (src/operator/certificates): Pulumi keeps none.
+    expect(text).not.toMatch(/BEGIN (CERTIFICATE|PRIVATE KEY|RSA PRIVATE KEY)/);
+    expect(declared.filter((o) => o.kind === "Secret").map((o) => o.name)).toEqual([]);
+    const vwc = declared.find((o) => o.kind === "ValidatingWebhookConfiguration");
+    expect(vwc).toBeDefined();
+    const path = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${vwc!.name}`;
+    const live = await get("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", vwc!.name);
+    expect(live.webhooks.map((w: Json) => w.clientConfig.caBundle)).toEqual(
+      live.webhooks.map(() => undefined),
+    );
+    // What the operator does (issuer.ts): server-side apply of caBundle alone, forced, as pulumi-lvm-operator.
+    const caBundle = Buffer.from(cp!.caPem).toString("base64");
+    const applied = await cp!.request(
+      "PATCH",
+      `${path}?fieldManager=pulumi-lvm-operator&force=true`,
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name: vwc!.name },
+        webhooks: live.webhooks.map((w: Json) => ({ name: w.name, clientConfig: { caBundle } })),
+      },
+      undefined,
+      { contentType: "application/apply-patch+yaml" },
+    );
+    expect(applied.status).toBe(200);
+    timed("refresh", () => ws!.ok(["refresh", "--yes"], LONG));
+    const { output } = timed("preview-after-ca", () => ws!.ok(["preview", "--expect-no-changes"], LONG));
+    expect(output).not.toMatch(/to create|to update|to delete|to replace/);
+    timed("up-after-ca", () => ws!.ok(["up", "--yes"], LONG));
+    const after = await get("admissionregistration.k8s.io/v1", "ValidatingWebhookConfiguration", vwc!.name);
+    expect(after.webhooks.map((w: Json) => w.clientConfig.caBundle)).toEqual(
+      live.webhooks.map(() => caBundle),
+    );
+  });
+
   it("keeps the kubeconfig (the admin's token) out of the state in plain text", () => {
     const { text, deployment } = ws!.exportState();
     const token = cp!.tokens.admin;
