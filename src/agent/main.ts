@@ -18,12 +18,13 @@ import { buildOpenApiDocument, openApiRoute } from "./openapi";
 import { healthRoutes } from "./routes/health";
 import { metricsRoute } from "./routes/metrics";
 import { v1Routes } from "./routes/v1";
-import { createAgentServer } from "./server";
+import { createAgentServer, TLS_OPTIONS } from "./server";
 import { lockStateDir } from "./state-lock";
 import { createLog } from "../log/logger";
 import { processRegistry } from "../metrics/prometheus";
 import { inClusterConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
+import { followServingCertificate } from "../kube/serving-certificate";
 import { planNode, planTeardown } from "../planner";
 import type { CliIO } from "../cli/io";
 import { catchStopSignals, whenAborted } from "../cli/stop-signal";
@@ -176,6 +177,14 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         : {}),
       log,
     });
+    // A rotated certificate (its Secret updated, the files replaced) is served without a restart.
+    if (config.tls)
+      followServingCertificate(server as import("node:https").Server, {
+        certFile: config.tls.certFile,
+        keyFile: config.tls.keyFile,
+        options: TLS_OPTIONS,
+        log,
+      });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);
       server.listen(config.listen.port, config.listen.host, () => resolve());

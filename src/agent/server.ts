@@ -24,7 +24,10 @@ export interface AgentServerOptions {
   readonly serves?: { readonly node: string; readonly namespace: string };
   /** Largest request body accepted. @default 1 MiB */
   readonly bodyLimitBytes?: number;
-  /** PEM certificate and key: serve HTTPS. @default plain HTTP */
+  /**
+   * PEM certificate and key: serve HTTPS (TLS_OPTIONS). @default plain HTTP. To follow files that
+   * are replaced (a rotated Secret), see followServingCertificate (src/kube/serving-certificate.ts).
+   */
   readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   /** Receives one entry per request (and per internal error). */
   readonly log?: (entry: Record<string, unknown>) => void;
@@ -32,6 +35,9 @@ export interface AgentServerOptions {
 
 /** The realm in WWW-Authenticate. */
 export const AUTH_REALM = "pulumi-lvm-agent";
+
+/** The TLS settings of the agent's HTTPS server besides its certificate. */
+export const TLS_OPTIONS = { minVersion: "TLSv1.2" } as const;
 
 /**
  * The agent's HTTP(S) server: routes requests, authenticates and authorizes every /v1 call before
@@ -167,7 +173,7 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
   };
 
   const server = options.tls
-    ? https.createServer({ cert: options.tls.cert, key: options.tls.key, minVersion: "TLSv1.2" }, handler)
+    ? https.createServer({ ...TLS_OPTIONS, cert: options.tls.cert, key: options.tls.key }, handler)
     : http.createServer(handler);
   // Requests Node's parser rejects (malformed request line or headers, headers too large, a
   // timeout) get the same JSON error shape as every other error; the connection is closed.

@@ -11,12 +11,9 @@ const DEPLOYMENT = "kubernetes:apps/v1:Deployment";
 const args = lvmSystemUnderMocks("ghcr.io/acme/pulumi-lvm-agent:0.1.0");
 
 describe("LvmSystem admission", () => {
-  test("by default: a generated certificate for the webhook Service, its CA as caBundle, only the system's namespace", async () => {
+  test("by default: the operator issues the webhook's certificate and sets caBundle (Pulumi names none), only the system's namespace", async () => {
     const recorded = await runProgram(() => new LvmSystem("lvm", args()));
-    const secret = find(recorded, SECRET, "lvm-operator-webhook-tls");
-    expect(secret.opts.ignoreChanges).toEqual(["data", "stringData"]);
-    const ca = secret.inputs.stringData.value["ca.crt"] as string;
-    expect(ca).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(recorded.filter((r) => r.type === SECRET)).toEqual([]);
     const vwc = find(recorded, VWC, "lvm-operator-webhook").inputs;
     expect(vwc.metadata).toEqual({ name: "lvm-system-lvm-operator" });
     expect(vwc.webhooks.map((w: { name: string }) => w.name)).toEqual([
@@ -54,9 +51,10 @@ describe("LvmSystem admission", () => {
         namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": "lvm-system" } },
         clientConfig: {
           service: { namespace: "lvm-system", name: "lvm-operator-webhook", port: 443 },
-          caBundle: Buffer.from(ca).toString("base64"),
         },
       });
+      // the operator's field (server-side apply, src/operator/certificates/issuer.ts): never Pulumi's
+      expect(w.clientConfig.caBundle).toBeUndefined();
       expect(w.matchConditions).toContainEqual({
         name: "not-the-operator",
         expression:
@@ -111,20 +109,25 @@ describe("LvmSystem admission", () => {
           }),
         ),
     );
-    expect(recorded.filter((r) => r.type === SECRET && r.name.endsWith("-webhook-tls"))).toEqual([]);
+    expect(recorded.filter((r) => r.type === SECRET)).toEqual([]);
     expect(
       find(recorded, "kubernetes:cert-manager.io/v1:Certificate", "cm-operator-webhook").inputs.spec,
-    ).toEqual({
-      secretName: "cm-operator-webhook-tls",
+    ).toMatchObject({
+      secretName: "cm-operator-webhook-serving",
       dnsNames: ["cm-operator-webhook.lvm-system.svc", "cm-operator-webhook.lvm-system.svc.cluster.local"],
       issuerRef: { group: "cert-manager.io", kind: "ClusterIssuer", name: "cluster-ca" },
+      isCA: false,
     });
+    // the operator issues the agents' certificate still, not the webhook's
+    const flags = find(recorded, DEPLOYMENT, "cm-operator").inputs.spec.template.spec.containers[0].args;
+    expect(flags).toContain("--issue-agent-secret");
+    expect(flags).not.toContain("--issue-webhook-secret");
     const vwc = find(recorded, VWC, "cm-operator-webhook");
     expect(vwc.inputs.metadata.annotations).toEqual({
       "cert-manager.io/inject-ca-from": "lvm-system/cm-operator-webhook",
     });
     expect(vwc.inputs.webhooks[0].clientConfig.caBundle).toBeUndefined();
-    expect(vwc.opts.ignoreChanges).toEqual(["webhooks[*].clientConfig.caBundle"]);
+    expect(vwc.opts.ignoreChanges).toBeUndefined();
   });
 
   test("disabled: no webhook, no policy, no webhook flags; a bad issuer kind is refused", async () => {

@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";
 import { lvmNodeOwnerPolicy, serviceAccountUsername, webhookConfiguration } from "../agent-api/admission";
-import { issueAgentCertificates } from "./agent-certificates";
+import { certManagerCertificate, type CertificateSettings } from "./certificate-settings";
 
 /** The port the operator serves the admission webhook on (HTTPS), in its pods. */
 export const WEBHOOK_PORT = 9443;
@@ -17,10 +17,10 @@ export interface AdmissionSettings {
    */
   readonly enabled?: boolean;
   /**
-   * Issue the webhook's serving certificate with cert-manager: LvmSystem creates a Certificate for
-   * this issuer, and cert-manager's CA injector sets the webhook's caBundle. Without it LvmSystem
-   * generates a CA and the certificate itself (as for the agents).
-   * @default none (generated)
+   * Deprecated: `certificates.issuerRef` (both certificates). Issue the webhook's serving
+   * certificate alone with cert-manager: LvmSystem creates a Certificate for this issuer, and
+   * cert-manager's CA injector sets the webhook's caBundle.
+   * @default none (the operator issues it)
    */
   readonly certManagerIssuer?: CertManagerIssuer;
   /**
@@ -52,8 +52,14 @@ export const admissionSettingsSchema = z.strictObject({
 
 /** The Secret (kubernetes.io/tls) the operator serves the webhook with; undefined when admission is off. */
 export function webhookTlsSecretName(operator: string, settings?: AdmissionSettings): string | undefined {
-  return settings?.enabled === false ? undefined : `${operator}-webhook-tls`;
+  return settings?.enabled === false ? undefined : `${operator}-webhook-serving`;
 }
+
+/** The webhook Service's DNS name, in its serving certificate. */
+export const webhookDnsName = (namespace: string, operator: string) => `${operator}-webhook.${namespace}.svc`;
+
+/** The ValidatingWebhookConfiguration's name (cluster-wide, so the namespace is in it). */
+export const webhookConfigurationName = (namespace: string, operator: string) => `${namespace}-${operator}`;
 
 /** Where the resources go (LvmSystem's WorkloadContext). */
 export interface AdmissionContext {
@@ -70,6 +76,8 @@ export interface AdmissionPlacement {
   readonly podLabels: Readonly<Record<string, string>>;
   /** The operator's Deployment: the webhook is registered once it is available. */
   readonly deployment: pulumi.Resource;
+  /** LvmSystem's `certificates`: with `issuerRef`, cert-manager issues the webhook's certificate. */
+  readonly certificates?: CertificateSettings;
 }
 
 /**
@@ -86,7 +94,7 @@ export function operatorAdmission(
   const { parent, namespace: ns } = ctx;
   const serviceName = `${at.operator}-webhook`;
   const secretName = webhookTlsSecretName(at.operator, settings)!;
-  const dnsName = `${serviceName}.${at.namespace}.svc`;
+  const dnsName = webhookDnsName(at.namespace, at.operator);
   const service = new k8s.core.v1.Service(
     serviceName,
     {
@@ -98,52 +106,43 @@ export function operatorAdmission(
     },
     { parent, dependsOn: [ns] },
   );
-  const issuer = settings.certManagerIssuer;
-  const certificate = issuer
+  // cert-manager (certificates.issuerRef, or the older admission.certManagerIssuer), else the operator.
+  const issuerRef = at.certificates?.issuerRef ?? settings.certManagerIssuer;
+  const certificate = issuerRef
     ? new k8s.apiextensions.CustomResource(
         serviceName,
-        {
-          apiVersion: "cert-manager.io/v1",
-          kind: "Certificate",
-          metadata: { name: serviceName, namespace: at.namespace },
-          spec: {
-            secretName,
-            dnsNames: [dnsName, `${dnsName}.cluster.local`],
-            issuerRef: { group: "cert-manager.io", kind: issuer.kind ?? "Issuer", name: issuer.name },
-          },
-        },
+        certManagerCertificate(
+          serviceName,
+          at.namespace,
+          secretName,
+          [dnsName, `${dnsName}.cluster.local`],
+          { ...at.certificates, issuerRef },
+          { "app.kubernetes.io/name": "pulumi-lvm-operator" },
+        ),
         { parent, dependsOn: [ns] },
       )
     : undefined;
-  const caPem = issuer
-    ? undefined
-    : generatedWebhookSecret(secretName, at.namespace, dnsName, { parent, dependsOn: [ns] });
   const operatorUsername = serviceAccountUsername(at.namespace, at.operator);
-  const config = pulumi.output(caPem ?? "").apply((ca) =>
-    webhookConfiguration({
-      name: `${at.namespace}-${at.operator}`,
-      clientConfig: { service: { namespace: at.namespace, name: serviceName, port: 443 } },
-      ...(ca ? { caBundle: ca } : {}),
-      operatorUsername,
-      namespace: at.namespace,
-      timeoutSeconds: settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
-      ...(issuer
-        ? { annotations: { "cert-manager.io/inject-ca-from": `${at.namespace}/${serviceName}` } }
-        : {}),
-    }),
-  );
+  // No caBundle here: the operator sets it (server-side apply, its own field manager), or
+  // cert-manager's CA injector; Pulumi never names the field, so neither manager fights the other.
+  const config = webhookConfiguration({
+    name: webhookConfigurationName(at.namespace, at.operator),
+    clientConfig: { service: { namespace: at.namespace, name: serviceName, port: 443 } },
+    operatorUsername,
+    namespace: at.namespace,
+    timeoutSeconds: settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
+    ...(issuerRef
+      ? { annotations: { "cert-manager.io/inject-ca-from": `${at.namespace}/${serviceName}` } }
+      : {}),
+  });
   const webhook = new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
     `${at.operator}-webhook`,
     {
       metadata: config.metadata,
       webhooks: config.webhooks as unknown as k8s.types.input.admissionregistration.v1.ValidatingWebhook[],
     },
-    // cert-manager's injector owns caBundle; either way only once the operator answers.
-    {
-      parent,
-      dependsOn: [service, at.deployment, ...(certificate ? [certificate] : [])],
-      ...(issuer ? { ignoreChanges: ["webhooks[*].clientConfig.caBundle"] } : {}),
-    },
+    // Only once the operator answers (and, issuing, has the webhook's certificate).
+    { parent, dependsOn: [service, at.deployment, ...(certificate ? [certificate] : [])] },
   );
   const { policy, binding } = lvmNodeOwnerPolicy({
     name: `${at.namespace}-${at.operator}-lvmnode-owner`,
@@ -161,39 +160,4 @@ export function operatorAdmission(
     { parent, dependsOn: [vap] },
   );
   return { service, webhook, secretName };
-}
-
-/**
- * A generated Secret for the webhook, like the agents' (agent-tls.ts): a CA for this system and a
- * serving certificate for the Service's DNS name, the CA's key discarded; created once and kept
- * (`ignoreChanges`). The CA PEM for the caBundle is read back from the Secret as stored, so a later
- * `pulumi up` (which issues new, unused certificates in memory) keeps the caBundle it has.
- */
-function generatedWebhookSecret(
-  name: string,
-  namespace: string,
-  dnsName: string,
-  opts: pulumi.CustomResourceOptions,
-): pulumi.Output<string> {
-  const issued = pulumi.output(
-    issueAgentCertificates({ serverName: dnsName, caName: "pulumi-lvm webhook CA" }),
-  );
-  const secret = new k8s.core.v1.Secret(
-    name,
-    {
-      metadata: { name, namespace, labels: { "app.kubernetes.io/name": "pulumi-lvm-operator" } },
-      type: "kubernetes.io/tls",
-      stringData: pulumi.secret(
-        issued.apply((c) => ({ "tls.crt": c.cert, "tls.key": c.key, "ca.crt": c.caCert })),
-      ),
-    },
-    { ...opts, ignoreChanges: ["data", "stringData"], additionalSecretOutputs: ["data", "stringData"] },
-  );
-  // The CA certificate is public; only the key needs to stay a secret.
-  return pulumi.unsecret(
-    pulumi.all([secret.data, issued]).apply(([data, fresh]) => {
-      const stored = (data as Record<string, string> | undefined)?.["ca.crt"];
-      return stored ? Buffer.from(stored, "base64").toString("utf8") : fresh.caCert;
-    }),
-  );
 }

@@ -1,6 +1,7 @@
 import { X509Certificate, createPrivateKey } from "node:crypto";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
+import forge from "node-forge";
 import { issueAgentCertificates } from "./agent-certificates";
 
 // RSA key generation takes a while on a loaded machine.
@@ -49,4 +50,54 @@ test("node:tls accepts it for the name against that CA only", async () => {
   } finally {
     server.close();
   }
+});
+
+describe("the serving certificate is a leaf with a bounded lifetime", () => {
+  const DAY = 86_400_000;
+  const facts = (pem: string) => {
+    const cert = forge.pki.certificateFromPem(pem);
+    const ext = (name: string) => cert.getExtension(name) as Record<string, unknown> | undefined;
+    return {
+      days: (cert.validity.notAfter.getTime() - cert.validity.notBefore.getTime()) / DAY,
+      basicConstraints: ext("basicConstraints"),
+      keyUsage: ext("keyUsage"),
+      extKeyUsage: ext("extKeyUsage"),
+      altNames: ((ext("subjectAltName")?.altNames ?? []) as Array<{ value: string }>).map((n) => n.value),
+    };
+  };
+
+  test("by default: one year at most, cA false, no keyCertSign, serverAuth only, the server name as SAN", () => {
+    const leaf = facts(issued.cert);
+    expect(leaf.days).toBeLessThanOrEqual(365);
+    expect(leaf.days).toBeGreaterThan(300);
+    expect(leaf.basicConstraints).toMatchObject({ cA: false, critical: true });
+    expect(leaf.keyUsage).toMatchObject({ digitalSignature: true, critical: true });
+    expect(leaf.keyUsage?.keyCertSign).toBeFalsy();
+    expect(leaf.keyUsage?.cRLSign).toBeFalsy();
+    expect(leaf.extKeyUsage).toMatchObject({ serverAuth: true });
+    expect(leaf.extKeyUsage?.clientAuth).toBeFalsy();
+    expect(leaf.altNames).toEqual(["pulumi-lvm-agent"]);
+    // The CA that signed it lives no longer than it (its key is gone: it signs nothing else).
+    expect(facts(issued.caCert).days).toBeLessThanOrEqual(365);
+    expect(new X509Certificate(issued.caCert).ca).toBe(true);
+  });
+
+  test("days and DNS names as asked; more than a year is refused", async () => {
+    const now = new Date("2026-12-06T00:00:00Z");
+    const c = await issueAgentCertificates({
+      now,
+      days: 30,
+      serverName: "w.ns.svc",
+      dnsNames: ["w.ns.svc", "w.ns.svc.cluster.local"],
+    });
+    const leaf = facts(c.cert);
+    expect(leaf.days).toBe(30);
+    expect(forge.pki.certificateFromPem(c.cert).validity.notBefore).toEqual(now);
+    expect(leaf.altNames).toEqual(["w.ns.svc", "w.ns.svc.cluster.local"]);
+    expect(new X509Certificate(c.cert).checkHost("w.ns.svc.cluster.local")).toBe("w.ns.svc.cluster.local");
+    await expect(issueAgentCertificates({ days: 366 })).rejects.toThrow(
+      "a serving certificate lasts 1 to 365 days (asked: 366)",
+    );
+    await expect(issueAgentCertificates({ days: 0 })).rejects.toThrow("1 to 365 days (asked: 0)");
+  });
 });

@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
-import * as pulumi from "@pulumi/pulumi";
-import { issueAgentCertificates } from "./agent-certificates";
+import type * as pulumi from "@pulumi/pulumi";
+import { AGENT_SERVER_NAME } from "../agent-api/auth";
+import { certManagerCertificate, type CertificateSettings } from "./certificate-settings";
 
 /** What LvmSystem needs to know to decide how the operator and the agents talk. */
 export interface AgentTlsArgs {
@@ -8,54 +9,76 @@ export interface AgentTlsArgs {
   readonly agentTlsSecretName?: string;
   /** Serve plain HTTP: the explicit opt-out. */
   readonly agentPlainHttp?: boolean;
+  readonly certificates?: CertificateSettings;
+  readonly operator?: { readonly enabled?: boolean };
 }
 
 /**
  * The Secret the agents serve HTTPS with and the operator takes the agents' CA from: yours
- * (`agentTlsSecretName`), else the one LvmSystem generates, `<agent>-tls`; undefined only with
- * `agentPlainHttp`.
+ * (`agentTlsSecretName`), else `<agent>-serving`, issued by the operator or by cert-manager
+ * (`certificates.issuerRef`); undefined only with `agentPlainHttp`.
  */
 export function agentTlsSecretName(agent: string, args: AgentTlsArgs): string | undefined {
   if (args.agentPlainHttp) return undefined;
-  return args.agentTlsSecretName ?? `${agent}-tls`;
+  return args.agentTlsSecretName ?? `${agent}-serving`;
 }
 
-/** Both set: which one is meant? */
+/** The agents' Secret when the operator issues it: neither yours nor cert-manager's, and HTTPS. */
+export function operatorIssuedAgentSecret(agent: string, args: AgentTlsArgs): string | undefined {
+  if (args.agentPlainHttp || args.agentTlsSecretName || args.certificates?.issuerRef) return undefined;
+  return agentTlsSecretName(agent, args);
+}
+
+/** Both set: which one is meant? No operator and no other issuer: no one would issue the certificate. */
 export function agentTlsProblems(args: AgentTlsArgs): Array<{ path: string; message: string }> {
-  return args.agentPlainHttp && args.agentTlsSecretName
-    ? [
-        {
-          path: "agentPlainHttp",
-          message: "excludes agentTlsSecretName: serve HTTPS with that Secret, or plain HTTP",
-        },
-      ]
-    : [];
+  if (args.agentPlainHttp && args.agentTlsSecretName)
+    return [
+      {
+        path: "agentPlainHttp",
+        message: "excludes agentTlsSecretName: serve HTTPS with that Secret, or plain HTTP",
+      },
+    ];
+  if (
+    args.operator?.enabled === false &&
+    !args.agentPlainHttp &&
+    !args.agentTlsSecretName &&
+    !args.certificates?.issuerRef
+  )
+    return [
+      {
+        path: "operator.enabled",
+        message:
+          "false leaves no one to issue the agents' serving certificate (the operator issues it): give agentTlsSecretName, certificates.issuerRef (cert-manager) or agentPlainHttp",
+      },
+    ];
+  return [];
 }
 
 /**
- * The generated Secret (kubernetes.io/tls plus ca.crt): a CA made for this system and a serving
- * certificate for the fixed name `pulumi-lvm-agent` (src/components/agent-certificates.ts), the
- * CA's key discarded. The certificates are issued once, when the Secret is created: later runs
- * issue new ones in memory but `ignoreChanges` keeps the Secret as it is, so there is no
- * perpetual diff and no rotation by accident. Rotate by replacing the Secret
- * (`pulumi up --replace <its URN>`), then restart the agents (docs/operator.md). The key is a
- * Pulumi secret in the state.
+ * With `certificates.issuerRef` and no Secret of yours: a cert-manager Certificate for the agents'
+ * Secret (a leaf for AGENT_SERVER_NAME, a new key at each renewal). Pulumi manages the Certificate,
+ * cert-manager the Secret.
  */
-export function generatedAgentTlsSecret(
-  name: string,
+export function agentCertificate(
+  agent: string,
   namespace: string,
+  args: AgentTlsArgs,
   opts: pulumi.CustomResourceOptions,
-): k8s.core.v1.Secret {
-  const issued = pulumi.output(issueAgentCertificates());
-  return new k8s.core.v1.Secret(
+): k8s.apiextensions.CustomResource | undefined {
+  const issuerRef = args.certificates?.issuerRef;
+  const secretName = agentTlsSecretName(agent, args);
+  if (!issuerRef || !secretName || args.agentTlsSecretName) return undefined;
+  const name = `${agent}-serving`;
+  return new k8s.apiextensions.CustomResource(
     name,
-    {
-      metadata: { name, namespace, labels: { "app.kubernetes.io/name": "pulumi-lvm-agent" } },
-      type: "kubernetes.io/tls",
-      stringData: pulumi.secret(
-        issued.apply((c) => ({ "tls.crt": c.cert, "tls.key": c.key, "ca.crt": c.caCert })),
-      ),
-    },
-    { ...opts, ignoreChanges: ["data", "stringData"], additionalSecretOutputs: ["data", "stringData"] },
+    certManagerCertificate(
+      name,
+      namespace,
+      secretName,
+      [AGENT_SERVER_NAME],
+      { ...args.certificates, issuerRef },
+      { "app.kubernetes.io/name": "pulumi-lvm-agent" },
+    ),
+    opts,
   );
 }

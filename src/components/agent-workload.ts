@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
+import type * as pulumi from "@pulumi/pulumi";
 import { agentImageRef } from "./image-ref";
-import { agentTlsSecretName, generatedAgentTlsSecret } from "./agent-tls";
+import { agentCertificate, agentTlsSecretName } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
 import { roleBindingBody } from "./system-rbac";
 import type { SystemPlan } from "./system-plan";
@@ -18,8 +19,17 @@ const TLS_DIR = "/etc/pulumi-lvm/tls";
 /** lvm runs in the host's namespaces (its /etc/lvm, lock files and udev), entered through PID 1. */
 export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net --pid --";
 
-/** The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet. */
-export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: WorkloadContext) {
+/**
+ * The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet, created after
+ * `issuedBy` (the operator's Deployment, which issues the agents' serving Secret and is ready once
+ * it has, or cert-manager's Certificate).
+ */
+export function agentWorkload(
+  plan: SystemPlan,
+  args: LvmSystemArgs,
+  at: WorkloadContext,
+  issuedBy: readonly pulumi.Resource[] = [],
+) {
   const { parent, namespace: ns } = at;
   const serviceAccount = new k8s.core.v1.ServiceAccount(
     plan.agent,
@@ -36,19 +46,26 @@ export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: Workloa
     },
     { parent, dependsOn: [serviceAccount] },
   );
-  // HTTPS by default: the Secret the agents serve with, generated once unless it is the user's.
+  // HTTPS by default: the Secret the agents serve with, the user's, cert-manager's or the operator's.
   const tlsSecret = agentTlsSecretName(plan.agent, args);
-  const generatedTls =
-    tlsSecret && !args.agentTlsSecretName
-      ? [generatedAgentTlsSecret(tlsSecret, plan.namespace, { parent, dependsOn: [ns] })]
-      : [];
+  const certificate = agentCertificate(plan.agent, plan.namespace, args, {
+    parent,
+    dependsOn: [ns, ...at.crds],
+  });
   // After the auth-delegator binding: without it an agent refuses every caller (its TokenReviews are
   // forbidden) until the binding exists, and a destroy removes the agents before it.
   const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
     parent,
-    dependsOn: [ns, serviceAccount, authDelegator, ...generatedTls, ...at.crds],
+    dependsOn: [
+      ns,
+      serviceAccount,
+      authDelegator,
+      ...(certificate ? [certificate] : []),
+      ...issuedBy,
+      ...at.crds,
+    ],
   });
-  return { serviceAccount, daemonSet, tlsSecret, generatedTls };
+  return { serviceAccount, daemonSet, tlsSecret };
 }
 
 /** The agent DaemonSet. */

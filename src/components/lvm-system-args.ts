@@ -7,6 +7,7 @@ import { checkTopolvmArgs, topolvmArgsSchema, type TopolvmSettings } from "./top
 import type { TopolvmPlan } from "./topolvm-values";
 import * as pulumi from "@pulumi/pulumi";
 import { agentTlsProblems } from "./agent-tls";
+import { certificateSettingsSchema, type CertificateSettings } from "./certificate-settings";
 import { argsProblems, labels, namespaceName, objectName, throwIfInvalid } from "./validate-args";
 // --- network fences (network-policies.ts) ---
 import { networkPolicySettingsSchema, type NetworkPolicySettings } from "./network-policies";
@@ -91,10 +92,18 @@ export interface LvmSystemArgs {
    * A kubernetes.io/tls Secret in the namespace, yours (e.g. cert-manager's), with the agents' serving
    * certificate (tls.crt, tls.key) for the DNS name `pulumi-lvm-agent` and its CA (ca.crt), which
    * the operator trusts for the agents and nothing else.
-   * @default a Secret `<name>-agent-tls` LvmSystem generates once: its own CA and a certificate for that name
+   * @default a Secret `<name>-agent-serving` the operator issues and renews (or cert-manager, with
+   * `certificates.issuerRef`)
    * @example "lvm-agent-tls"
    */
   readonly agentTlsSecretName?: string;
+  /**
+   * The agents' and the webhook's serving certificates: their lifetime, a re-issue now
+   * (`rotation`), or cert-manager (`issuerRef`). docs/components.md, Certificates.
+   * @default issued by the operator, valid 90 days, renewed at 60
+   * @example { issuerRef: { name: "cluster-ca", kind: "ClusterIssuer" } }
+   */
+  readonly certificates?: CertificateSettings;
   /**
    * Agents serve, and the operator calls them over, plain HTTP on the pod network: bearer tokens and
    * plans travel unencrypted and anyone on the path can answer for an agent. Only for a lab.
@@ -194,7 +203,7 @@ export interface OperatorSettings {
   /**
    * Admission: overlapping or invalid LVMNodeSets and hand-made LVMNodes refused before they are
    * stored (docs/operator.md, Admission).
-   * @default enabled, with a generated certificate
+   * @default enabled, with a certificate the operator issues (`certificates`)
    */
   readonly admission?: AdmissionSettings;
   // --- operator placement (operator-placement.ts) ---
@@ -253,6 +262,7 @@ const argsSchema = z.strictObject({
   agentArgs: z.array(z.string()).optional(),
   agentTlsSecretName: objectName.optional(),
   agentPlainHttp: z.boolean().optional(),
+  certificates: certificateSettingsSchema.optional(),
   nodeSelector: labels.optional(),
   tolerations: tolerationsSchema.optional(),
   agentResources: resourceRequirements.optional(),

@@ -98,10 +98,6 @@ describe("LvmSystem", () => {
       ["kubernetes:core/v1:Namespace", "lvm-namespace"],
       [CRD_PATCH, "lvm-lvmnodes.lvm.topolvm.io"],
       [CRD_PATCH, "lvm-lvmnodesets.lvm.topolvm.io"],
-      ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
-      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
-      ["kubernetes:core/v1:Secret", "lvm-agent-tls"],
-      [DS, "lvm-agent"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-provisioner"],
@@ -115,14 +111,18 @@ describe("LvmSystem", () => {
       [DEPLOYMENT, "lvm-operator"],
       ["kubernetes:policy/v1:PodDisruptionBudget", "lvm-operator"],
       // admission (issue 17): the webhook's Service, certificate and configuration, the LVMNode policy
+      // (no Secret: the operator issues the serving certificates, Pulumi holds no key)
       ["kubernetes:core/v1:Service", "lvm-operator-webhook"],
-      ["kubernetes:core/v1:Secret", "lvm-operator-webhook-tls"],
       ["kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration", "lvm-operator-webhook"],
       ["kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicy", "lvm-operator-lvmnode-owner"],
       [
         "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
         "lvm-operator-lvmnode-owner",
       ],
+      // the agents after the operator, which issues their Secret
+      ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
+      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
+      [DS, "lvm-agent"],
       // network fences (network-policies.test.ts)
       ["kubernetes:networking.k8s.io/v1:NetworkPolicy", "lvm-agent-ingress"],
       ["kubernetes:networking.k8s.io/v1:NetworkPolicy", "lvm-operator-ingress"],
@@ -230,6 +230,14 @@ describe("LvmSystem", () => {
           resourceNames: ["lvm-operator"],
           verbs: ["create"],
         },
+        // the serving certificates it issues: create in its namespace, the rest on its Secrets by name
+        { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+        {
+          apiGroups: [""],
+          resources: ["secrets"],
+          resourceNames: ["lvm-operator-ca", "lvm-agent-serving", "lvm-operator-webhook-serving"],
+          verbs: ["get", "update", "patch"],
+        },
       ],
     });
     expect(operatorTokenRules("lvm-operator")).toHaveLength(1);
@@ -251,6 +259,13 @@ describe("LvmSystem", () => {
         // issue 16: deleting a set with deletionPolicy Delete is refused while TopoLVM's volumes are in it
         { apiGroups: ["topolvm.io"], resources: ["logicalvolumes"], verbs: ["list"] },
         { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get"] },
+        // the caBundle of its own webhook configuration, and of no other
+        {
+          apiGroups: ["admissionregistration.k8s.io"],
+          resources: ["validatingwebhookconfigurations"],
+          resourceNames: ["lvm-system-lvm-operator"],
+          verbs: ["get", "patch"],
+        },
       ],
     });
     for (const type of ["RoleBinding", "ClusterRoleBinding"])
@@ -342,6 +357,21 @@ describe("LvmSystem", () => {
         "0.0.0.0:9443",
         "--webhook-cert-dir",
         "/var/run/secrets/pulumi-lvm/webhook-tls",
+        // the serving certificates it issues and renews (src/operator/certificates)
+        "--issue-certificates",
+        "lvm-operator-ca",
+        "--issue-agent-secret",
+        "lvm-agent-serving",
+        "--issue-webhook-secret",
+        "lvm-operator-webhook-serving",
+        "--issue-webhook-dns-name",
+        "lvm-operator-webhook.lvm-system.svc",
+        "--issue-webhook-configuration",
+        "lvm-system-lvm-operator",
+        "--certificate-days",
+        "90",
+        "--certificate-rotation",
+        "0",
       ],
       securityContext: {
         allowPrivilegeEscalation: false,
@@ -359,9 +389,13 @@ describe("LvmSystem", () => {
     expect(pod.volumes).toEqual([
       {
         name: "agent-ca",
-        secret: { secretName: "lvm-agent-tls", items: [{ key: "ca.crt", path: "ca.crt" }] },
+        secret: {
+          secretName: "lvm-agent-serving",
+          items: [{ key: "ca.crt", path: "ca.crt" }],
+          optional: true,
+        },
       },
-      { name: "webhook-tls", secret: { secretName: "lvm-operator-webhook-tls" } },
+      { name: "webhook-tls", secret: { secretName: "lvm-operator-webhook-serving", optional: true } },
     ]);
   });
 
@@ -491,7 +525,7 @@ describe("LvmSystem", () => {
       { name: "run-topolvm", hostPath: { path: "/run/topolvm", type: "DirectoryOrCreate" } },
       { name: "etc-topolvm", hostPath: { path: "/etc/topolvm", type: "DirectoryOrCreate" } },
       { name: "state", hostPath: { path: "/var/lib/pulumi-lvm", type: "DirectoryOrCreate" } },
-      { name: "tls", secret: { secretName: "lvm-agent-tls" } },
+      { name: "tls", secret: { secretName: "lvm-agent-serving" } },
     ]);
     expect(ds.inputs.spec.selector.matchLabels).toEqual(ds.inputs.spec.template.metadata.labels);
   });
@@ -583,6 +617,18 @@ describe("LvmSystem", () => {
         "0.0.0.0:9443",
         "--webhook-cert-dir",
         "/var/run/secrets/pulumi-lvm/webhook-tls",
+        "--issue-certificates",
+        "edge-operator-ca",
+        "--issue-webhook-secret",
+        "edge-operator-webhook-serving",
+        "--issue-webhook-dns-name",
+        "edge-operator-webhook.storage.svc",
+        "--issue-webhook-configuration",
+        "storage-edge-operator",
+        "--certificate-days",
+        "90",
+        "--certificate-rotation",
+        "0",
         "--resync",
         "10m",
       ],
@@ -612,24 +658,93 @@ describe("LvmSystem", () => {
     );
   });
 
-  test("HTTPS by default: a generated Secret with a CA and the agents' certificate, kept as first issued", () => {
-    const secret = find(recorded, "kubernetes:core/v1:Secret", "lvm-agent-tls");
-    expect(secret.inputs).toMatchObject({
-      metadata: { name: "lvm-agent-tls", namespace: "lvm-system" },
-      type: "kubernetes.io/tls",
+  test("HTTPS by default, issued by the operator: no Secret or key in Pulumi, its Secrets by name in its RBAC, the agents after it", () => {
+    expect(recorded.filter((r) => r.type === "kubernetes:core/v1:Secret")).toEqual([]);
+    expect(JSON.stringify(recorded.map((r) => r.inputs))).not.toMatch(/BEGIN (CERTIFICATE|PRIVATE KEY)/);
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-operator").inputs.rules,
+    ).toEqual(
+      expect.arrayContaining([
+        { apiGroups: [""], resources: ["secrets"], verbs: ["create"] },
+        {
+          apiGroups: [""],
+          resources: ["secrets"],
+          resourceNames: ["lvm-operator-ca", "lvm-agent-serving", "lvm-operator-webhook-serving"],
+          verbs: ["get", "update", "patch"],
+        },
+      ]),
+    );
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-operator").inputs.rules,
+    ).toEqual(
+      expect.arrayContaining([
+        {
+          apiGroups: ["admissionregistration.k8s.io"],
+          resources: ["validatingwebhookconfigurations"],
+          resourceNames: ["lvm-system-lvm-operator"],
+          verbs: ["get", "patch"],
+        },
+      ]),
+    );
+    // The DaemonSet mounts a Secret the operator creates: the operator's Deployment first.
+    expect(find(recorded, DS, "lvm-agent").opts.dependsOn).toEqual(
+      expect.arrayContaining([find(recorded, DEPLOYMENT, "lvm-operator").resource]),
+    );
+  });
+
+  test("certificates: validityDays and rotation reach the operator; more than 365 days refused", async () => {
+    const rs = await runProgram(
+      () => new LvmSystem("rot", args({ certificates: { validityDays: 30, rotation: 3 } })),
+    );
+    const flags: string[] = find(rs, DEPLOYMENT, "rot-operator").inputs.spec.template.spec.containers[0].args;
+    expect(flags.join(" ")).toContain("--certificate-days 30 --certificate-rotation 3");
+    const { error } = await runFailingProgram(
+      () => new LvmSystem("long", args({ certificates: { validityDays: 3650 } })),
+    );
+    expect(error.message).toContain("certificates.validityDays");
+  });
+
+  test("certificates.issuerRef: cert-manager Certificates for both Secrets, the CA injected, the operator issues nothing", async () => {
+    const rs = await runProgram(
+      () =>
+        new LvmSystem(
+          "cm",
+          args({
+            certificates: { issuerRef: { name: "cluster-ca", kind: "ClusterIssuer" }, validityDays: 90 },
+          }),
+        ),
+    );
+    const certs = rs.filter((r) => r.type === "kubernetes:cert-manager.io/v1:Certificate");
+    expect(certs.map((c) => [c.inputs.metadata.name, c.inputs.spec.secretName])).toEqual([
+      ["cm-operator-webhook", "cm-operator-webhook-serving"],
+      ["cm-agent-serving", "cm-agent-serving"],
+    ]);
+    for (const c of certs)
+      expect(c.inputs.spec).toMatchObject({
+        duration: "2160h",
+        renewBefore: "720h",
+        isCA: false,
+        privateKey: { rotationPolicy: "Always" },
+        issuerRef: { group: "cert-manager.io", kind: "ClusterIssuer", name: "cluster-ca" },
+      });
+    const flags: string[] = find(rs, DEPLOYMENT, "cm-operator").inputs.spec.template.spec.containers[0].args;
+    expect(flags).not.toContain("--issue-certificates");
+    const vwc = find(
+      rs,
+      "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration",
+      "cm-operator-webhook",
+    );
+    expect(vwc.inputs.metadata.annotations).toEqual({
+      "cert-manager.io/inject-ca-from": "lvm-system/cm-operator-webhook",
     });
-    // a Pulumi secret: the mocks see its wrapper
-    const data = secret.inputs.stringData.value ?? secret.inputs.stringData;
-    expect(Object.keys(data).sort()).toEqual(["ca.crt", "tls.crt", "tls.key"]);
-    expect(data["ca.crt"]).toMatch(/^-----BEGIN CERTIFICATE-----/);
-    expect(secret.opts.ignoreChanges).toEqual(["data", "stringData"]);
+    expect(JSON.stringify(vwc.inputs.webhooks)).not.toContain("caBundle");
+    expect(vwc.opts.ignoreChanges).toBeUndefined();
   });
 
   test("agentPlainHttp: no Secret, agents and operator told plain HTTP; with agentTlsSecretName: refused", async () => {
     const plain = await runProgram(() => new LvmSystem("plain", args({ agentPlainHttp: true })));
     // (the operator's webhook serves HTTPS whatever the agents do: the API server calls webhooks over TLS only)
-    const agentSecrets = (rs: typeof plain) =>
-      rs.filter((r) => r.type === "kubernetes:core/v1:Secret" && !r.name.endsWith("-webhook-tls"));
+    const agentSecrets = (rs: typeof plain) => rs.filter((r) => r.type === "kubernetes:core/v1:Secret");
     expect(agentSecrets(plain)).toEqual([]);
     expect(find(plain, DS, "plain-agent").inputs.spec.template.spec.containers[0].args).toContain(
       "--allow-plain-http",
@@ -637,8 +752,11 @@ describe("LvmSystem", () => {
     const op = find(plain, DEPLOYMENT, "plain-operator").inputs.spec.template.spec;
     expect(op.containers[0].args).toContain("--agent-allow-plain-http");
     expect(op.volumes).toEqual([
-      { name: "webhook-tls", secret: { secretName: "plain-operator-webhook-tls" } },
+      { name: "webhook-tls", secret: { secretName: "plain-operator-webhook-serving", optional: true } },
     ]);
+    // the operator still issues the webhook's certificate, not the agents'
+    expect(op.containers[0].args).not.toContain("--issue-agent-secret");
+    expect(op.containers[0].args).toContain("--issue-webhook-secret");
     const mine = await runProgram(() => new LvmSystem("mine", args({ agentTlsSecretName: "cm-tls" })));
     expect(agentSecrets(mine)).toEqual([]);
     expect(
@@ -674,8 +792,17 @@ describe("LvmSystem", () => {
   });
 
   test("without the operator: no operator account, roles or Deployment", async () => {
-    const without = await runProgram(() => new LvmSystem("bare", args({ operator: { enabled: false } })));
+    const without = await runProgram(
+      () => new LvmSystem("bare", args({ operator: { enabled: false }, agentTlsSecretName: "mine" })),
+    );
     expect(without.filter((r) => r.name.startsWith("bare-operator"))).toEqual([]);
+    // no operator to issue the agents' certificate and no one else named: refused, saying what to give
+    const { error } = await runFailingProgram(
+      () => new LvmSystem("none", args({ operator: { enabled: false } })),
+    );
+    expect(error.message).toContain(
+      "operator.enabled: false leaves no one to issue the agents' serving certificate",
+    );
   });
 
   test("outputs", async () => {

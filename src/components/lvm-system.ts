@@ -2,6 +2,8 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { agentImageRef } from "./image-ref";
 import { agentWorkload, DEFAULT_AGENT_PORT } from "./agent-workload";
+import { agentTlsSecretName } from "./agent-tls";
+import { operatorIssuance } from "./operator-issuance";
 import type { WorkloadContext } from "./workload-context";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
 import { monitoringResources } from "./monitoring";
@@ -88,9 +90,10 @@ export class LvmSystem extends pulumi.ComponentResource {
       installsTopolvm: args.topolvm !== undefined,
     });
     const at = { parent: this, namespace, crds: crdResources };
-    const agent = agentWorkload(plan, args, at);
+    const agentTlsSecret = agentTlsSecretName(plan.agent, args);
     const provisioner = provisionerAccess(plan, at);
     const clusterMode = clusterModeAccess(plan, args.clusterModeSubjects ?? [], at);
+    const issuance = plan.operator ? operatorIssuance(plan, args) : undefined;
     const operator = plan.operator
       ? operatorWorkload(
           {
@@ -98,13 +101,22 @@ export class LvmSystem extends pulumi.ComponentResource {
             name: plan.operator,
             agentImage: agentImageRef(args),
             imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
-            ...(agent.tlsSecret ? { agentTlsSecret: agent.tlsSecret } : {}),
+            ...(agentTlsSecret ? { agentTlsSecret } : {}),
             ...(args.nodeSelector ? { agentNodeSelector: args.nodeSelector } : {}),
+            ...(issuance ? { issuance } : {}),
+            ...(args.certificates ? { certificates: args.certificates } : {}),
           },
           args.operator,
-          { ...at, crds: [...at.crds, ...agent.generatedTls] },
+          at,
         )
       : undefined;
+    // The agents after the operator when it issues their Secret: it is ready once the Secret exists.
+    const agent = agentWorkload(
+      plan,
+      args,
+      at,
+      issuance?.agentSecret && operator ? [operator.deployment] : [],
+    );
     networkFences(
       {
         namespace: plan.namespace,

@@ -85,7 +85,9 @@ describe("LvmSystem's NetworkPolicies", () => {
       { from: [ns(["prometheus", "observability"])], ports: tcp(8081) },
     ]);
 
-    const alone = await runProgram(() => new LvmSystem("alone", args({ operator: { enabled: false } })));
+    const alone = await runProgram(
+      () => new LvmSystem("alone", args({ operator: { enabled: false }, agentTlsSecretName: "mine" })),
+    );
     expect(alone.filter((r) => r.type === POLICY).map((r) => r.name)).toEqual(["alone-agent-ingress"]);
     expect(find(alone, POLICY, "alone-agent-ingress").inputs.spec.ingress[0].from).toEqual(everyAddress);
   });

@@ -7,6 +7,12 @@ import type { WorkloadContext } from "./workload-context";
 import type { OperatorSettings } from "./lvm-system-args";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
 import { operatorAdmission, WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
+import {
+  issuanceFlags,
+  issuanceRules,
+  type CertificateSettings,
+  type OperatorIssuance,
+} from "./certificate-settings";
 import { roleBinding, roleBindingBody } from "./system-rbac";
 import { DEFAULT_OPERATOR_NODE_SELECTOR, operatorAffinity } from "./operator-placement";
 
@@ -30,6 +36,10 @@ export interface OperatorPlacement {
   readonly webhookTlsSecret?: string;
   /** The agents' node selector: the operator prefers other nodes (operator-placement.ts). */
   readonly agentNodeSelector?: Record<string, string>;
+  /** The serving certificates the operator issues (operator-issuance.ts); undefined: none. */
+  readonly issuance?: OperatorIssuance;
+  /** LvmSystem's `certificates` (cert-manager's Certificate for the webhook). */
+  readonly certificates?: CertificateSettings;
 }
 
 /**
@@ -59,6 +69,7 @@ export function operatorWorkload(
         ...rules.leaderElection,
         ...rules.events,
         ...operatorTokenRules(at.name),
+        ...(at.issuance ? issuanceRules(at.issuance).namespaced : []),
       ],
     },
     inNamespace,
@@ -69,7 +80,10 @@ export function operatorWorkload(
   });
   const clusterRole = new k8s.rbac.v1.ClusterRole(
     at.name,
-    { metadata: { name: at.name }, rules: rules.clusterWide },
+    {
+      metadata: { name: at.name },
+      rules: [...rules.clusterWide, ...(at.issuance ? issuanceRules(at.issuance).clusterWide : [])],
+    },
     { parent },
   );
   const clusterBinding = new k8s.rbac.v1.ClusterRoleBinding(
@@ -88,7 +102,13 @@ export function operatorWorkload(
   new k8s.policy.v1.PodDisruptionBudget(at.name, operatorDisruptionBudget(at), inNamespace);
   if (webhookTlsSecret)
     operatorAdmission(
-      { namespace: at.namespace, operator: at.name, podLabels: operatorLabels(at.name), deployment },
+      {
+        namespace: at.namespace,
+        operator: at.name,
+        podLabels: operatorLabels(at.name),
+        deployment,
+        ...(at.certificates ? { certificates: at.certificates } : {}),
+      },
       args?.admission ?? {},
       ctx,
     );
@@ -245,6 +265,8 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                       DEFAULT_WEBHOOK_CERT_DIR,
                     ]
                   : []),
+                // The serving certificates it issues and renews (src/operator/certificates).
+                ...(at.issuance ? issuanceFlags(at.issuance) : []),
                 ...(args.args ?? []),
               ],
               ports: [
@@ -300,13 +322,15 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                     secret: {
                       secretName: at.agentTlsSecret,
                       items: [{ key: "ca.crt", path: posix.basename(DEFAULT_AGENT_CA_FILE) }],
+                      // The operator (or cert-manager) may create it after the pod starts.
+                      optional: true,
                     },
                   },
                 ]
               : []),
             // The webhook's own certificate and key (tls.crt, tls.key), re-read when the Secret rotates.
             ...(at.webhookTlsSecret
-              ? [{ name: "webhook-tls", secret: { secretName: at.webhookTlsSecret } }]
+              ? [{ name: "webhook-tls", secret: { secretName: at.webhookTlsSecret, optional: true } }]
               : []),
           ],
         },

@@ -96,6 +96,11 @@ export interface KubePaths {
   getPath(path: string): Promise<unknown>;
   /** POST `body` as JSON to `path`; any 2xx answer. */
   postPath(path: string, body: unknown): Promise<unknown>;
+  /**
+   * Server-side apply of `body` to the object at `path` as `fieldManager` (forced: the fields it
+   * names become this manager's, the others' stay theirs); any 2xx answer.
+   */
+  applyPath?(path: string, body: unknown, fieldManager: string): Promise<unknown>;
 }
 
 /** A completed request, for metrics and tests that count writes. */
@@ -222,6 +227,17 @@ export function createKubeClient(options: KubeClientOptions): KubeClient & KubeP
         body: JSON.stringify(body),
       });
       return parse("POST", path, res, success(res), true);
+    },
+
+    async applyPath(path: string, body: unknown, fieldManager: string) {
+      const query = `?fieldManager=${encodeURIComponent(fieldManager)}&force=true`;
+      const res = await call("PATCH", path.split("?")[0]!, path, {
+        method: "PATCH",
+        path: path + query,
+        body: JSON.stringify(body),
+        contentType: "application/apply-patch+yaml",
+      });
+      return parse("PATCH", path, res, success(res), true);
     },
 
     async get<T extends KubeObject>(r: Resource, ns: string | undefined, name: string) {

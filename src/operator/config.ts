@@ -3,6 +3,14 @@ import { z } from "zod";
 import type { ValidationProblem } from "../api";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
 import { AGENT_SERVER_NAME, DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
+import {
+  CERTIFICATE_FLAGS,
+  CERTIFICATE_USAGE,
+  certificateFlagProblems,
+  certificateFlagsSchema,
+  certificatesConfig,
+  type CertificatesConfig,
+} from "./certificates/config";
 
 /** The operator's configuration, from flags, or PULUMI_LVM_OPERATOR_<FLAG> variables (flags win). */
 export interface OperatorConfig {
@@ -40,6 +48,8 @@ export interface OperatorConfig {
   readonly webhook?: { readonly host: string; readonly port: number; readonly certDir: string };
   /** Report each set's ProviderReady condition (TopoLVM's CSIDriver and CSINodes). */
   readonly providerReady?: boolean;
+  /** Serving certificates the operator issues (src/operator/certificates); absent: someone else does. */
+  readonly certificates?: CertificatesConfig;
   /** How the operator calls the node agents. */
   readonly agents: {
     /** The agent pods' namespace. */
@@ -81,6 +91,7 @@ export const OPERATOR_USAGE = `usage: pulumi-lvm operator [options]
   --webhook-listen HOST:PORT  serve the admission webhook over HTTPS here (default: not served)
   --webhook-cert-dir DIR  its certificate: DIR/tls.crt and DIR/tls.key, re-read when they change
                         (default ${DEFAULT_WEBHOOK_CERT_DIR})
+${CERTIFICATE_USAGE}
   --provider-ready      report each set's ProviderReady condition: TopoLVM's CSIDriver exists and
                         every selected node's CSINode lists topolvm.io (LvmSystem: operator.args)
   --leader-elect        run as one of several replicas: only the holder of a Lease reconciles
@@ -127,6 +138,7 @@ const FLAGS = {
   "leader-election-lease-duration": { type: "string" },
   "leader-election-renew-deadline": { type: "string" },
   "leader-election-retry-period": { type: "string" },
+  ...CERTIFICATE_FLAGS,
 } as const;
 
 const dnsName = (what: string) =>
@@ -199,8 +211,11 @@ const schema = z
     "leader-election-lease-duration": duration({ zero: false }).prefault("15s"),
     "leader-election-renew-deadline": duration({ zero: false }).prefault("10s"),
     "leader-election-retry-period": duration({ zero: false }).prefault("2s"),
+    ...certificateFlagsSchema,
   })
   .superRefine((c, ctx) => {
+    for (const p of certificateFlagProblems(c))
+      ctx.addIssue({ code: "custom", path: [p.path.slice(2)], message: p.message });
     if (c.server && !c["token-file"])
       ctx.addIssue({ code: "custom", path: ["token-file"], message: "--server needs --token-file" });
     if (c["service-account"] && c["agent-token-file"])
@@ -294,6 +309,7 @@ export function parseOperatorConfig(argv: readonly string[], env: NodeJS.Process
     resyncMs: c.resync,
     ...(c["deselection-grace"] !== undefined ? { deselectionGraceMs: c["deselection-grace"] } : {}),
     ...(c["provider-ready"] === "true" ? { providerReady: true } : {}),
+    ...(c["issue-certificates"] ? { certificates: certificatesConfig(c)! } : {}),
     ...(c["webhook-listen"] ? { webhook: { ...c["webhook-listen"], certDir: c["webhook-cert-dir"] } } : {}),
     ...(c["leader-elect"] === "true"
       ? {

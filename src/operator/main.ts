@@ -9,6 +9,7 @@ import { OperatorConfigError, parseOperatorConfig, type OperatorConfig } from ".
 import { createProbeServer } from "./http-server";
 import { AdmissionCache } from "./admission/reads";
 import { createWebhookServer } from "./admission/server";
+import { CertificateIssuer } from "./certificates/issuer";
 import { createKubeClient, type KubeClient, type KubePaths } from "../kube/client";
 import { explicitConnection, inClusterConnection, type KubeConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
@@ -101,6 +102,16 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       tls: agentTls,
     },
   });
+  // The serving certificates, when the operator issues them: only the leader writes (below).
+  const issuer = config.certificates
+    ? new CertificateIssuer({
+        kube: apiClient,
+        clock,
+        log,
+        namespace: config.agents.namespace,
+        ...config.certificates,
+      })
+    : undefined;
   const stopping = new AbortController();
   // The webhook's reads: informers of its own, on every replica, for as long as it serves (reads.ts).
   const admissionCache = config.webhook
@@ -120,15 +131,20 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
       })
     : undefined;
   const admissionCaching = admissionCache?.run(stopping.signal);
+  let webhookCertificate = () => true; // set once the webhook server exists
   const server = createProbeServer({
     notReady: () =>
       stopping.signal.aborted
         ? "stopping"
         : admissionCache && !admissionCache.synced
           ? "the webhook's caches are not synced yet"
-          : operator.ready || (elector && !elector.isLeader()) // a standby is ready to take over
-            ? undefined
-            : "caches not synced yet",
+          : !webhookCertificate()
+            ? "the webhook has no serving certificate yet"
+            : issuer && !issuer.ready && !(elector && !elector.isLeader())
+              ? "the serving certificates are not issued yet"
+              : operator.ready || (elector && !elector.isLeader()) // a standby is ready to take over
+                ? undefined
+                : "caches not synced yet",
     metrics: () => metrics.render(operator.queue.depth, operator.lvmNodeGauges()),
   });
   await new Promise<void>((resolve, reject) => {
@@ -140,12 +156,15 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
   const webhook = config.webhook
     ? createWebhookServer({
         certDir: config.webhook.certDir,
+        // Its Secret may come after the pod: issued by the operator or by cert-manager.
+        awaitCertificate: true,
         reads: admissionCache!.reads,
         clock,
         log,
         onReview: (kind, allowed, seconds) => metrics.recordAdmission(kind, allowed, seconds),
       })
     : undefined;
+  if (webhook) webhookCertificate = () => webhook.certificateLoaded;
   if (webhook && config.webhook)
     await new Promise<void>((resolve, reject) => {
       webhook.once("error", reject);
@@ -161,10 +180,14 @@ export async function startOperator(args: StartOperatorArgs): Promise<RunningOpe
     lvmNodeWorkers: config.lvmNodeWorkers ?? DEFAULT_LVMNODE_WORKERS,
     identity,
   });
+  // What the leader runs: the reconcilers, and the certificates when the operator issues them.
+  const leading = async (signal: AbortSignal) => {
+    await Promise.all([operator.run(signal), issuer?.run(signal)]);
+  };
   const ended: Promise<TermEnd> = (
     elector
-      ? elector.run(stopping.signal, (signal) => operator.run(signal))
-      : operator.run(stopping.signal).then(() => "stopped" as const)
+      ? elector.run(stopping.signal, (signal) => leading(signal))
+      : leading(stopping.signal).then(() => "stopped" as const)
   ).catch((e: unknown) => {
     log({ msg: "operator stopped with an error", error: (e as Error).message });
     return "stopped" as const;

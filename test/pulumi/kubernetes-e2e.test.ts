@@ -179,6 +179,50 @@ describe("pulumi up", () => {
     expect(output).not.toMatch(/to create|to update|to delete|to replace/);
   });
 
+  it("holds no certificate or key in the state; the operator's caBundle (its own field manager) survives refresh, preview and up", async () => {
+    const { deployment } = ws!.exportState();
+    // The operator issues the serving certificates (src/operator/certificates): LvmSystem's
+    // resources in the state hold none, and no Secret (TopoLVM's chart is not ours to judge here).
+    const ours = (deployment.resources ?? []).filter((r) => r.urn.includes("pulumi-lvm:index:LvmSystem$"));
+    expect(ours.length).toBeGreaterThan(10);
+    expect(JSON.stringify(ours)).not.toMatch(/BEGIN (CERTIFICATE|PRIVATE KEY|RSA PRIVATE KEY)/);
+    expect(ours.filter((r) => r.type === "kubernetes:core/v1:Secret").map((r) => r.urn)).toEqual([]);
+    const vwc = declared.find((o) => o.kind === "ValidatingWebhookConfiguration");
+    expect(vwc).toBeDefined();
+    const path = `/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/${vwc!.name}`;
+    // A connection of its own for each read and write: the pulumi commands block this process long
+    // enough for the API server to close a pooled one (EPIPE).
+    const fresh = { newConnection: true };
+    const read = async () => (await cp!.request("GET", path, undefined, undefined, fresh)).body;
+    const live = await read();
+    expect(live.webhooks.map((w: Json) => w.clientConfig.caBundle)).toEqual(
+      live.webhooks.map(() => undefined),
+    );
+    // What the operator does (issuer.ts): server-side apply of caBundle alone, forced, as pulumi-lvm-operator.
+    const caBundle = Buffer.from(cp!.caPem).toString("base64");
+    const applied = await cp!.request(
+      "PATCH",
+      `${path}?fieldManager=pulumi-lvm-operator&force=true`,
+      {
+        apiVersion: "admissionregistration.k8s.io/v1",
+        kind: "ValidatingWebhookConfiguration",
+        metadata: { name: vwc!.name },
+        webhooks: live.webhooks.map((w: Json) => ({ name: w.name, clientConfig: { caBundle } })),
+      },
+      undefined,
+      { contentType: "application/apply-patch+yaml", ...fresh },
+    );
+    expect(applied.status).toBe(200);
+    timed("refresh", () => ws!.ok(["refresh", "--yes"], LONG));
+    const { output } = timed("preview-after-ca", () => ws!.ok(["preview", "--expect-no-changes"], LONG));
+    expect(output).not.toMatch(/to create|to update|to delete|to replace/);
+    timed("up-after-ca", () => ws!.ok(["up", "--yes"], LONG));
+    const after = await read();
+    expect(after.webhooks.map((w: Json) => w.clientConfig.caBundle)).toEqual(
+      live.webhooks.map(() => caBundle),
+    );
+  });
+
   it("keeps the kubeconfig (the admin's token) out of the state in plain text", () => {
     const { text, deployment } = ws!.exportState();
     const token = cp!.tokens.admin;

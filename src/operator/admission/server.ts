@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import type * as http from "node:http";
 import * as https from "node:https";
 import * as path from "node:path";
-import * as tls from "node:tls";
 import type { Clock } from "../../kube/clock";
+import { followServingCertificate } from "../../kube/serving-certificate";
 import { WEBHOOK_PATHS } from "../../agent-api/admission";
 import { Limiter, OverloadedError } from "./limiter";
 import { review, type AdmissionReads, type AdmissionRequest, type AdmissionVerdict } from "./review";
@@ -17,6 +17,8 @@ const MAX_BODY_BYTES = 3 * 1024 * 1024;
 export interface WebhookServerOptions {
   /** A directory with tls.crt and tls.key (a kubernetes.io/tls Secret's volume); re-read when they change. */
   readonly certDir: string;
+  /** The files may appear later (the operator issues them): start without, serve once they come. */
+  readonly awaitCertificate?: boolean;
   readonly reads: AdmissionReads;
   readonly clock: Clock;
   readonly log: (entry: Record<string, unknown>) => void;
@@ -35,7 +37,7 @@ export interface WebhookServerOptions {
 /**
  * The admission webhook (docs/operator.md, Admission): HTTPS only, POST of an admission.k8s.io/v1
  * AdmissionReview to WEBHOOK_PATHS, answered with the same uid. The serving certificate is read from
- * `certDir` at each new TLS connection when its files changed (a rotated Secret needs no restart).
+ * `certDir` and followed: a rotated Secret is served to new connections with no restart.
  * Every replica serves it, leader or not: it only reads.
  *
  * Anyone who reaches its port can send it a review (the API server presents no client certificate
@@ -49,8 +51,11 @@ export interface WebhookServerOptions {
  * with failurePolicy Fail a review not answered in time is refused anyway, and this way a
  * legitimate review queued behind a flood is still answered: each takes milliseconds.
  */
-export function createWebhookServer(o: WebhookServerOptions): https.Server {
-  const context = reloadingContext(o.certDir);
+export function createWebhookServer(
+  o: WebhookServerOptions,
+): https.Server & { readonly certificateLoaded: boolean } {
+  const certFile = path.join(o.certDir, "tls.crt");
+  const keyFile = path.join(o.certDir, "tls.key");
   const limiter = new Limiter({
     clock: o.clock,
     concurrency: o.concurrency ?? 4,
@@ -59,13 +64,23 @@ export function createWebhookServer(o: WebhookServerOptions): https.Server {
   const budget = o.bodyBudgetBytes ?? 64 * 1024 * 1024;
   let held = 0;
   const timeoutMs = o.requestTimeoutMs ?? 10_000;
+  // A missing or unreadable certificate fails the start, naming the file, unless it is awaited
+  // (the operator issues it: until its Secret reaches the volume, handshakes fail and the replica
+  // is not ready); later changes are followed.
+  const pending = o.awaitCertificate && !(fs.existsSync(certFile) && fs.existsSync(keyFile));
   const server = https.createServer({
-    SNICallback: (_name, cb) => cb(null, context()),
-    ...context.initial,
+    ...(pending ? {} : { cert: fs.readFileSync(certFile), key: fs.readFileSync(keyFile) }),
     requestTimeout: timeoutMs,
     headersTimeout: timeoutMs,
     connectionsCheckingInterval: Math.min(1000, timeoutMs),
   });
+  const followed = followServingCertificate(server, {
+    certFile,
+    keyFile,
+    log: o.log,
+    ...(pending ? { startedEmpty: true } : {}),
+  });
+  Object.defineProperty(server, "certificateLoaded", { get: () => followed.loaded });
   server.on("request", (req, res) => {
     const send = (status: number, body: unknown) => {
       if (res.headersSent) return;
@@ -154,7 +169,7 @@ export function createWebhookServer(o: WebhookServerOptions): https.Server {
         );
     });
   });
-  return server;
+  return server as https.Server & { readonly certificateLoaded: boolean };
 }
 
 function tooLarge(send: (status: number, body: unknown) => void): void {
@@ -220,29 +235,4 @@ function refusalEntry(
 function cut(text: unknown, max: number): string {
   const s = typeof text === "string" ? text : (JSON.stringify(text) ?? "");
   return s.length > max ? `${s.slice(0, max)}… (${s.length} characters)` : s;
-}
-
-/** A TLS context from certDir's tls.crt and tls.key, rebuilt when either file changed. */
-function reloadingContext(
-  certDir: string,
-): (() => tls.SecureContext) & { initial: tls.SecureContextOptions } {
-  const files = [path.join(certDir, "tls.crt"), path.join(certDir, "tls.key")] as const;
-  const read = () => ({ cert: fs.readFileSync(files[0]), key: fs.readFileSync(files[1]) });
-  const stamp = () => files.map((f) => `${fs.statSync(f).mtimeMs}:${fs.statSync(f).ino}`).join(",");
-  const initial = read(); // a missing or unreadable certificate fails the start, naming the file
-  let seen = stamp();
-  let context = tls.createSecureContext(initial);
-  const current = () => {
-    try {
-      const now = stamp();
-      if (now !== seen) {
-        context = tls.createSecureContext(read());
-        seen = now;
-      }
-    } catch {
-      /* a Secret volume mid-update: keep the last good certificate */
-    }
-    return context;
-  };
-  return Object.assign(current, { initial });
 }

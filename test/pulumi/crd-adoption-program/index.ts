@@ -50,6 +50,8 @@ const system = new LvmSystem(
     agentImage: "pulumi-lvm:e2e",
     agentImagePullPolicy: "Never",
     operator: { enabled: false },
+    // No operator issues the agents' certificate: a Secret of the user's (none is needed, no kubelet here).
+    agentTlsSecretName: "lvm-agent-tls",
     ...(crdDirectory ? { crdDirectory } : {}),
     ...(retainCrdsOnDelete === undefined ? {} : { retainCrdsOnDelete }),
   },
