@@ -117,7 +117,9 @@ const nodesArb = fc
     { selector: (n) => n.name, maxLength: 40 },
   )
   .map((ns) =>
-    ns.map((n) => (n.failure === undefined ? { name: n.name, current: n.current, ready: n.ready } : n)),
+    ns.map((n): RolloutNode =>
+      n.failure === undefined ? { name: n.name, current: n.current, ready: n.ready } : n,
+    ),
   );
 
 describe("planRollout properties", () => {
