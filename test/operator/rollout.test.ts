@@ -76,8 +76,12 @@ test("a template change reaches 2 nodes at a time; n3's failure pauses it before
   await setTemplatePaths(["/dev/vdb", "/dev/vdc"]);
   const paused = (s: Json) =>
     (s.status?.conditions ?? []).find((x: Json) => x.type === "RolloutPaused" && x.status === "True");
-  const most = await maxInFlight(["/dev/vdb", "/dev/vdc"], async () => !!paused(await getSet()), 60_000);
-  release();
+  let most: number;
+  try {
+    most = await maxInFlight(["/dev/vdb", "/dev/vdc"], async () => !!paused(await getSet()), 60_000);
+  } finally {
+    release(); // a failed wait must not leave n2's agent hanging through the cluster's stop
+  }
   await eventually(
     "n2 applied the change",
     async () => readyAtGeneration((await lvmNodes(c.cp, NS)).get("n2")),
