@@ -50,7 +50,7 @@ export interface Rollout {
  * The rollout of the set's template over its own LVMNodes (`own`, by node name, selected nodes
  * only): which nodes get it now, and the status to record. A paused rollout resumes once, passing
  * over the failures it stopped at, when the resume annotation has a value not acted on yet or the
- * set changed since its status was written; a new template starts over.
+ * set changed since it paused; a new template starts over.
  */
 export function rolloutOf(
   set: LVMNodeSetObject,
@@ -71,8 +71,10 @@ export function rolloutOf(
   let skipped = new Set(sameTemplate ? (was?.skipped ?? []) : []);
   const annotation = set.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION];
   const resumeAsked = annotation !== undefined && annotation !== was?.resumed;
-  const changed =
-    set.status?.observedGeneration !== undefined && set.status.observedGeneration !== set.metadata.generation;
+  // The set changed since the pause was recorded (not merely since the last status write: a
+  // status write can lag behind a spec change, and a failure in that window would pass unseen).
+  const pause = set.status?.conditions?.find((c) => c.type === "RolloutPaused" && c.status === "True");
+  const changed = pause !== undefined && pause.observedGeneration !== set.metadata.generation;
   let decision = planRollout(nodes, input, skipped);
   const resumed: string[] = [];
   if (decision.pausedBy.length && (resumeAsked || changed)) {
