@@ -7,6 +7,7 @@ export * from "./lvmnodeset";
 export * from "./names";
 export * from "./objectmeta";
 export * from "./quantity";
+export * from "./rollout";
 export * from "./rules";
 export * from "./selectors";
 export * from "./template";

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { conditionsSchema } from "./conditions";
 import { GROUP_VERSION, NODESET_STATES } from "./lvmnodeset";
 import { objectMetaSchema } from "./objectmeta";
+import { appliedTemplateGenerationSchema } from "./rollout";
 import { checkTemplate, EVEN_WITH_FIELD_ERRORS, templateCelRules, templateFields } from "./template";
 
 export const VOLUME_GROUP_STATES = [
@@ -131,6 +132,7 @@ export const lvmNodeStatusSchema = z
     observedGeneration: z.number().int().min(0).optional(),
     volumeGroups: z.array(volumeGroupStatusSchema).max(32).optional(),
     deviceClasses: z.array(deviceClassStatusSchema).max(32).optional(),
+    appliedTemplateGeneration: appliedTemplateGenerationSchema,
     conditions: conditionsSchema,
   })
   .meta({ description: "What is on the node, written by the node agent and operator." });

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { conditionsSchema } from "./conditions";
 import { objectMetaSchema } from "./objectmeta";
+import { rolloutSchema, rolloutStatusSchema } from "./rollout";
 import { nodeSelectorSchema } from "./selectors";
 import { templateSchema } from "./template";
 
@@ -21,6 +22,7 @@ export const lvmNodeSetSpecSchema = z
   .strictObject({
     nodeSelector: nodeSelectorSchema.optional(),
     template: templateSchema,
+    rollout: rolloutSchema.optional(),
   })
   .meta({ description: "Which nodes, and what each of them gets." });
 
@@ -50,6 +52,7 @@ export const lvmNodeSetStatusSchema = z
         description:
           "The selected nodes that are not Ready, with their state (at most 100; the LVMNodesReady condition's message counts all of them). Each node's detail is in its LVMNode.",
       }),
+    rollout: rolloutStatusSchema.optional(),
     conditions: conditionsSchema,
   })
   .meta({ description: "Observed state, written by the operator." });

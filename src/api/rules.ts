@@ -249,6 +249,12 @@ export const API_RULES = [
     cel: "matchFields only supports metadata.name with In or NotIn and exactly one value",
   },
   {
+    id: "rollout-max-concurrent",
+    field: "spec.rollout.maxConcurrent",
+    rule: 'A whole number of nodes, at least 1, or a percentage from "1%" to "100%".',
+    cel: 'maxConcurrent must be at least 1, or a percentage between "1%" and "100%"',
+  },
+  {
     id: "condition-fields",
     field: "status.conditions[*]",
     rule: "status is True, False or Unknown; lastTransitionTime is an RFC 3339 date-time with a time zone; condition types are unique.",

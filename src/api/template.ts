@@ -3,6 +3,7 @@ import { z } from "zod";
 import { describeValue } from "./errors";
 import { logicalVolumeName, resourceName } from "./names";
 import { parseQuantity, quantity } from "./quantity";
+import { deviceDiscoveryPolicySchema } from "./rollout";
 import { deviceSelectorSchema } from "./selectors";
 
 /**
@@ -21,6 +22,7 @@ export const volumeGroupSchema = z
     minDeviceSize: quantity(
       'Devices smaller than this are excluded. @default "1Gi" @example "100Gi"',
     ).optional(),
+    deviceDiscoveryPolicy: deviceDiscoveryPolicySchema.optional(),
     forceWipeDevicesAndDestroyAllData: z.boolean().optional().meta({
       description:
         "Opt-in to erase existing signatures (filesystems, partition tables, foreign LVM metadata) on the selected devices before pvcreate. Without it such devices are excluded and reported, never touched. A device is wiped at most once, and only if it is in the plan the caller saw. @default false",

@@ -122,6 +122,7 @@ function examplesSection(examples: Readonly<Record<string, string>>): string[] {
 /* ------------------------------------------------------------------------------- helpers ---- */
 
 function typeOf(node: OpenAPISchema): string {
+  if (node["x-kubernetes-int-or-string"] === true) return "int-or-string";
   if (node.type === "array") return `[]${typeOf(node.items as OpenAPISchema)}`;
   if (node.type === "object" && typeof node.additionalProperties === "object")
     return `map[string]${typeOf(node.additionalProperties as OpenAPISchema)}`;

@@ -110,6 +110,7 @@ const KIND_DESCRIPTION =
 
 function convert(node: Record<string, unknown>, path: string): OpenAPISchema {
   const where = path || "(root)";
+  if (node["x-kubernetes-int-or-string"] === true) return intOrString(node, where);
   for (const key of NOT_STRUCTURAL)
     if (key in node)
       throw new Error(`${where}: "${key}" cannot be part of a structural schema; restructure the zod schema`);
@@ -162,6 +163,21 @@ function convert(node: Record<string, unknown>, path: string): OpenAPISchema {
   if (out.properties && out.additionalProperties)
     throw new Error(`${where}: a structural schema cannot have both properties and additionalProperties`);
   return out as unknown as OpenAPISchema;
+}
+
+/**
+ * A union of an integer and a string marked `x-kubernetes-int-or-string` (a count or a percentage):
+ * the one node structural schemas allow without a type. Its two forms are checked by the zod
+ * schema and a CEL rule on its parent; here it keeps only its description.
+ */
+function intOrString(node: Record<string, unknown>, where: string): OpenAPISchema {
+  const types = ((node.anyOf ?? []) as Array<{ type?: unknown }>).map((o) => o.type).sort();
+  if (types.join() !== "integer,string")
+    throw new Error(`${where}: x-kubernetes-int-or-string needs a union of an integer and a string`);
+  return {
+    "x-kubernetes-int-or-string": true,
+    ...(typeof node.description === "string" ? { description: node.description } : {}),
+  } as unknown as OpenAPISchema;
 }
 
 function join(path: string, key: string): string {

@@ -1,5 +1,5 @@
 import type { LVMNodeSpec, VolumeGroup } from "../api";
-import { isWildcardSelector } from "../api";
+import { discoveryPolicyOf, isWildcardSelector } from "../api";
 import type { BlockDevice } from "../inventory/types";
 import type { WipeSignature } from "./types";
 import {
@@ -174,7 +174,7 @@ export function resolveClaims(
   }
 
   return groups.map((g) => {
-    const frozen = frozenReason(g.vg.name, g.state);
+    const frozen = frozenReason(g.vg.name, g.state) ?? staticReason(g.vg, g.state);
     const joining = frozen ? [] : g.joining;
     if (frozen) for (const j of g.joining) exclude(g, j.device, [`${displayName(j.device)} ${frozen}`]);
     const devices = g.excluded.size ? sortNatural([...g.excluded.values()], (e) => e.kname) : [];
@@ -259,6 +259,16 @@ function frozenReason(vg: string, state: SpecVolumeGroupState): string | undefin
   if (state.kind === "owned" && state.missing.length)
     return `is not added while volume group ${vg} is missing ${state.missing.length === 1 ? "physical volume" : "physical volumes"} ${joinNames(state.missing.map((pv) => pv.uuid))}`;
   return undefined;
+}
+
+/**
+ * deviceDiscoveryPolicy Static: once the group exists and is ours, the devices it was built with
+ * are its physical volumes (as the node's inventory reports them); any other device is one that
+ * appeared since, and is not added.
+ */
+function staticReason(vg: VolumeGroup, state: SpecVolumeGroupState): string | undefined {
+  if (discoveryPolicyOf(vg) !== "Static" || state.kind !== "owned") return undefined;
+  return "appeared after the group was built; discovery is Static";
 }
 
 function notFoundExclusions(match: SelectorMatch, used: ReadonlySet<string>, index: NodeIndex): Exclusion[] {

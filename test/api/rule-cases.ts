@@ -238,6 +238,22 @@ export const RULE_CASES: Record<ApiRuleId, readonly RuleCase[]> = {
       apiServer: { rejects: "every device class must name a volume group in volumeGroups" },
     },
   ],
+  "rollout-max-concurrent": [
+    { name: "a number", change: (o) => (o.spec.rollout = { maxConcurrent: 2 }), problems: [] },
+    { name: "a percentage", change: (o) => (o.spec.rollout = { maxConcurrent: "25%" }), problems: [] },
+    {
+      name: "zero",
+      change: (o) => (o.spec.rollout = { maxConcurrent: 0 }),
+      problems: [["spec.rollout.maxConcurrent", "must be at least 1 (got 0)"]],
+      apiServer: { rejects: 'maxConcurrent must be at least 1, or a percentage between "1%" and "100%"' },
+    },
+    {
+      name: "not a percentage",
+      change: (o) => (o.spec.rollout = { maxConcurrent: "0%" }),
+      problems: [["spec.rollout.maxConcurrent", 'must be a percentage between 1% and 100% (got "0%")']],
+      apiServer: { rejects: 'maxConcurrent must be at least 1, or a percentage between "1%" and "100%"' },
+    },
+  ],
   "one-default-device-class": [
     { name: "no default", change: (o) => delete dc0(o).default, problems: [] },
     {

@@ -166,7 +166,8 @@ describe("an LVMNodeSet selecting 2 of 3 nodes", () => {
   test("a changed template updates every LVMNode; a hand-edited LVMNode spec is put back", async () => {
     const s = await getSet("fast");
     const template = { ...s.spec.template, deletionPolicy: "Delete", deviceClasses: [] };
-    await must(cp, "PATCH", setsPath(NS, "fast"), { spec: { template } });
+    // All at once: no agent drives these LVMNodes to Ready, which a staged rollout would wait for.
+    await must(cp, "PATCH", setsPath(NS, "fast"), { spec: { template, rollout: { maxConcurrent: "100%" } } });
     await eventually("LVMNodes follow the template", async () => {
       const m = await lvmNodes(cp, NS);
       return [...m.values()].every((o) => canonical(o.spec) === canonical(template));

@@ -1,4 +1,4 @@
-import type { LVMNodeStatus, NodeConditionType } from "../../api";
+import { TEMPLATE_GENERATION_ANNOTATION, type LVMNodeStatus, type NodeConditionType } from "../../api";
 import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
 import type { NotDrivenReason } from "../mandate";
 import { setCondition, type DesiredCondition } from "../conditions";
@@ -75,13 +75,25 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
   );
   const volumeGroups = agent?.volumeGroups ?? previous.volumeGroups;
   const deviceClasses = agent?.deviceClasses ?? previous.deviceClasses;
+  const applied = appliedTemplateGeneration(node, finding);
   return {
     state,
     observedGeneration: generation,
     ...(volumeGroups ? { volumeGroups } : {}),
     ...(deviceClasses ? { deviceClasses } : {}),
+    ...(applied !== undefined ? { appliedTemplateGeneration: applied } : {}),
     conditions,
   };
+}
+
+/**
+ * The template generation of its set (the annotation its set writes with the spec) that the node
+ * has applied: the one its spec carries once the agent synced it, else the one recorded before.
+ */
+function appliedTemplateGeneration(node: LVMNodeObject, finding: NodeFinding): number | undefined {
+  const given = Number(node.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION] ?? NaN);
+  if (finding.kind === "synced" && Number.isInteger(given) && given >= 0) return given;
+  return node.status?.appliedTemplateGeneration;
 }
 
 function stateOf(finding: NodeFinding, previous: State | undefined, agent: State | undefined): State {

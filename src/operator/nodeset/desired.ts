@@ -1,4 +1,4 @@
-import { GROUP_VERSION, type LVMNodeSpec } from "../../api";
+import { GROUP_VERSION, TEMPLATE_GENERATION_ANNOTATION, type LVMNodeSpec } from "../../api";
 import { matchesNodeSelector } from "../../planner/node-selector";
 import { controllerReference } from "../ownership";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
@@ -24,9 +24,14 @@ export function desiredSpec(set: LVMNodeSetObject): LVMNodeSpec {
 
 /**
  * The LVMNode of `node`: named after the node (as the proposal shows), in the set's namespace
- * (owner references do not cross namespaces), controlled by the set.
+ * (owner references do not cross namespaces), controlled by the set; annotated with the set's
+ * template generation it carries, when given.
  */
-export function desiredLVMNode(set: LVMNodeSetObject, node: string): LVMNodeObject {
+export function desiredLVMNode(
+  set: LVMNodeSetObject,
+  node: string,
+  templateGeneration?: number,
+): LVMNodeObject {
   return {
     apiVersion: GROUP_VERSION,
     kind: "LVMNode",
@@ -34,6 +39,9 @@ export function desiredLVMNode(set: LVMNodeSetObject, node: string): LVMNodeObje
       name: node,
       namespace: set.metadata.namespace ?? "",
       ownerReferences: [controllerReference(set)],
+      ...(templateGeneration === undefined
+        ? {}
+        : { annotations: { [TEMPLATE_GENERATION_ANNOTATION]: String(templateGeneration) } }),
     },
     spec: desiredSpec(set),
   };

@@ -24,6 +24,17 @@ const node = (name: string, role: string, extra: Partial<NodeObject["metadata"]>
 const sets = [set("fast", "storage"), set("gpu", "gpu", "team-b")];
 
 describe("keysForNodeSetChange", () => {
+  test("a new value of the rollout-resume annotation reconciles the set; other annotations do not", () => {
+    const s = set("fast", "storage");
+    const annotated = (a: Record<string, string>) => ({ ...s, metadata: { ...s.metadata, annotations: a } });
+    const resume = (v: string) => annotated({ "lvm.topolvm.io/rollout-resume": v });
+    expect(keysForNodeSetChange({ type: "updated", old: s, object: resume("1") })).toEqual(["storage/fast"]);
+    expect(keysForNodeSetChange({ type: "updated", old: resume("1"), object: resume("2") })).toEqual([
+      "storage/fast",
+    ]);
+    expect(keysForNodeSetChange({ type: "updated", old: s, object: annotated({ note: "x" }) })).toEqual([]);
+  });
+
   test("a status written by someone else (not what the operator last wrote) reconciles the set", () => {
     const s = {
       metadata: { name: "fast", namespace: "storage", generation: 1 },

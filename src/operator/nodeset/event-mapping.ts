@@ -1,3 +1,4 @@
+import { ROLLOUT_RESUME_ANNOTATION } from "../../api";
 import { jsonEqual } from "../../kube/json-equal";
 import { matchesNodeSelector } from "../../planner/node-selector";
 import type { Change } from "../../kube/informer";
@@ -11,7 +12,8 @@ import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
  */
 
 /**
- * A set's own change: new, deleted, or changed in spec (generation), deletion, finalizers; its
+ * A set's own change: new, deleted, or changed in spec (generation), deletion, finalizers, the
+ * rollout-resume annotation; its
  * status only when someone else wrote it (`ours`: the status the operator last wrote for the key),
  * so a forged status is put right at once, not at the next resync.
  */
@@ -26,6 +28,7 @@ export function keysForNodeSetChange(
     o.metadata.deletionTimestamp,
     o.metadata.finalizers,
     o.metadata.uid,
+    o.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION], // a resume is acted on at once
   ];
   if (!jsonEqual(m(old), m(now))) return [objectKey(now)];
   const key = objectKey(now);

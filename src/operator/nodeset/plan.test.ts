@@ -136,7 +136,26 @@ describe("planNodeSet", () => {
       kind: "update",
       node: "n1",
       patch: { metadata: { resourceVersion: "7" }, spec: { lvmd: null } },
+      specChange: true,
     });
+  });
+
+  test("with a template generation: creates carry it; a node with the template but not the generation is stamped without a spec change", () => {
+    const same = lvmNode("n1", fast, "storage", template);
+    const plan = planNodeSet(fast, [node("n1", "storage"), node("n2", "storage")], [same], 4);
+    expect(plan.actions).toEqual([
+      {
+        kind: "update",
+        node: "n1",
+        specChange: false,
+        patch: {
+          metadata: { resourceVersion: "7", annotations: { "lvm.topolvm.io/template-generation": "4" } },
+        },
+      },
+      expect.objectContaining({ kind: "create", node: "n2" }),
+    ]);
+    const created = plan.actions[1] as { object: { metadata: { annotations?: Record<string, string> } } };
+    expect(created.object.metadata.annotations).toEqual({ "lvm.topolvm.io/template-generation": "4" });
   });
 
   test("conflict messages name the node, the other set and its LVMNode", () => {

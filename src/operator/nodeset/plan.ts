@@ -1,3 +1,4 @@
+import { TEMPLATE_GENERATION_ANNOTATION } from "../../api";
 import { jsonEqual } from "../../kube/json-equal";
 import { desiredLVMNode, desiredSpec, selectedNodes } from "./desired";
 import { mergePatch } from "../../kube/merge-patch";
@@ -10,8 +11,10 @@ export type Action =
   | {
       readonly kind: "update";
       readonly node: string;
-      /** A merge patch of the LVMNode: its spec, guarded by its resourceVersion. */
+      /** A merge patch of the LVMNode: its spec and template generation, guarded by its resourceVersion. */
       readonly patch: unknown;
+      /** The spec changes (a rollout admits it); false: only the template generation is recorded. */
+      readonly specChange: boolean;
     }
   | { readonly kind: "delete"; readonly node: string; readonly uid: string };
 
@@ -43,6 +46,7 @@ export function planNodeSet(
   set: LVMNodeSetObject,
   nodes: readonly NodeObject[],
   lvmNodes: readonly LVMNodeObject[],
+  templateGeneration?: number,
 ): NodeSetPlan {
   const namespace = set.metadata.namespace;
   const selected = selectedNodes(set, nodes);
@@ -76,16 +80,25 @@ export function planNodeSet(
         message: `node ${node} is already managed by ${describeController(elsewhere)} (LVMNode ${elsewhere.metadata.namespace}/${node}); node sets must not overlap`,
       });
     } else if (!here) {
-      actions.push({ kind: "create", node, object: desiredLVMNode(set, node) });
-    } else if (!here.metadata.deletionTimestamp && !jsonEqual(here.spec, spec)) {
-      actions.push({
-        kind: "update",
-        node,
-        patch: {
-          metadata: { resourceVersion: here.metadata.resourceVersion },
-          spec: mergePatch(here.spec, spec),
-        },
-      });
+      actions.push({ kind: "create", node, object: desiredLVMNode(set, node, templateGeneration) });
+    } else if (!here.metadata.deletionTimestamp) {
+      const specChange = !jsonEqual(here.spec, spec);
+      const stamp = templateGeneration === undefined ? undefined : String(templateGeneration);
+      const stamped =
+        stamp === undefined || here.metadata.annotations?.[TEMPLATE_GENERATION_ANNOTATION] === stamp;
+      if (specChange || !stamped)
+        actions.push({
+          kind: "update",
+          node,
+          specChange,
+          patch: {
+            metadata: {
+              resourceVersion: here.metadata.resourceVersion,
+              ...(stamped ? {} : { annotations: { [TEMPLATE_GENERATION_ANNOTATION]: stamp } }),
+            },
+            ...(specChange ? { spec: mergePatch(here.spec, spec) } : {}),
+          },
+        });
     }
   }
 

@@ -1,5 +1,5 @@
 import { jsonEqual } from "../../kube/json-equal";
-import { checkLVMNodeSetSpec } from "../../api";
+import { checkLVMNodeSetSpec, type LVMNodeSetStatus } from "../../api";
 import type { Clock } from "../../kube/clock";
 import type { KubeClient } from "../../kube/client";
 import { isConflict, KubeApiError } from "../../kube/errors";
@@ -7,11 +7,12 @@ import { LVM_NODES, LVM_NODE_SETS } from "../../kube/resources";
 import { isControlledBy, NODESET_FINALIZER } from "../ownership";
 import { planFinalize, planNodeSet, type Action, type Conflict } from "./plan";
 import type { EventInput } from "../events/recorder";
-import { nodeSetStatus, type StatusInput } from "./status";
+import { nodeSetStatus, ROLLOUT_PAUSED, type StatusInput } from "./status";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 import { desiredClassObjects, ensureClassObjects } from "./classes";
 import { providerReady, readProviderFacts } from "./provider";
 import { inSlowStartBatches } from "../../kube/slow-start";
+import { admitted, rolloutOf, templateGenerationOf } from "./rollout-input";
 
 /** How a reconcile ended, for metrics and logs. */
 export type ReconcileResult = "not_found" | "in_sync" | "changed" | "error";
@@ -111,15 +112,23 @@ export class NodeSetReconciler {
     }
 
     const lvmNodes = this.o.lvmNodes();
-    const plan = planNodeSet(set, this.o.nodes(), lvmNodes);
+    const plan = planNodeSet(set, this.o.nodes(), lvmNodes, templateGenerationOf(set).generation);
     const own = new Map(
       lvmNodes
         .filter((n) => n.metadata.namespace === namespace && isControlledBy(n, set))
         .map((n) => [n.metadata.name, n] as const),
     );
+    const selectedSet = new Set(plan.selected);
+    const rollout = rolloutOf(
+      set,
+      new Map([...own].filter(([node]) => selectedSet.has(node))),
+      plan.selected.length,
+    );
+    if (rollout.resumed.length)
+      this.o.log({ msg: "rollout resumed past failed nodes", nodeSet: key, nodes: rollout.resumed });
     const failures: Conflict[] = [];
     let stale: KubeApiError | undefined;
-    const actions = this.graced(key, plan.actions, new Set(plan.selected));
+    const actions = this.graced(key, admitted(plan.actions, rollout.decision), selectedSet);
     // A new set of 500 nodes is 500 creates: in doubling batches, not one round trip after another.
     const results = await inSlowStartBatches(actions, (action) => this.act(set, action));
     actions.forEach((action, i) => {
@@ -160,6 +169,7 @@ export class NodeSetReconciler {
       conflicts: plan.conflicts,
       failures,
       lvmNodes: own,
+      rollout: { status: rollout.status, pausedBy: rollout.decision.pausedBy },
       ...(this.o.providerReady
         ? { provider: providerReady(plan.selected, await readProviderFacts(this.o.kube)) }
         : {}),
@@ -268,6 +278,17 @@ export class NodeSetReconciler {
     }
   }
 
+  private recordRolloutPaused(set: LVMNodeSetObject, status: LVMNodeSetStatus): void {
+    const event = rolloutPausedEvent(set, status);
+    if (!event) return;
+    this.o.log({
+      msg: "rollout paused",
+      nodeSet: `${set.metadata.namespace}/${set.metadata.name}`,
+      note: event.note,
+    });
+    this.o.record?.(event);
+  }
+
   /** Writes the status computed from `input` when it differs from the set's; true when it wrote. */
   private async patchStatus(set: LVMNodeSetObject, input: StatusInput): Promise<boolean> {
     const status = nodeSetStatus(set, input, this.o.clock.now());
@@ -291,6 +312,7 @@ export class NodeSetReconciler {
       { metadata: { resourceVersion: set.metadata.resourceVersion }, status },
       "status",
     );
+    this.recordRolloutPaused(set, status);
     const was = set.status?.conditions?.find((c) => c.type === "LVMNodesReady");
     const now = status.conditions?.find((c) => c.type === "LVMNodesReady");
     if (was?.reason !== now?.reason)
@@ -309,6 +331,20 @@ export class NodeSetReconciler {
       });
     return true;
   }
+}
+
+/** A Warning Event when the rollout pauses (or pauses at other nodes). */
+function rolloutPausedEvent(set: LVMNodeSetObject, status: LVMNodeSetStatus): EventInput | undefined {
+  const was = set.status?.conditions?.find((c) => c.type === ROLLOUT_PAUSED);
+  const now = status.conditions?.find((c) => c.type === ROLLOUT_PAUSED);
+  if (now?.status !== "True" || (was?.status === "True" && was.message === now.message)) return undefined;
+  return {
+    regarding: { apiVersion: set.apiVersion, kind: "LVMNodeSet", metadata: set.metadata },
+    type: "Warning",
+    reason: ROLLOUT_PAUSED,
+    action: "Rollout",
+    note: now.message ?? ROLLOUT_PAUSED,
+  };
 }
 
 /** "ns/name" -> ["ns", "name"]; a key without a slash has no namespace. */

@@ -1,4 +1,4 @@
-import type { LVMNodeSetStatus } from "../../api";
+import { ROLLOUT_RESUME_ANNOTATION, type LVMNodeSetStatus, type RolloutStatus } from "../../api";
 import { setCondition, type DesiredCondition } from "../conditions";
 import { READY, readyCondition } from "../ready";
 import type { Conflict } from "./plan";
@@ -19,6 +19,11 @@ export type StatusInput =
       readonly lvmNodes: ReadonlyMap<string, LVMNodeObject>;
       /** ProviderReady (provider.ts), when the operator checks it (--provider-ready); absent: left as it is. */
       readonly provider?: DesiredCondition;
+      /** The rollout of the template (rollout-input.ts): its summary, and the failed nodes that pause it. */
+      readonly rollout?: {
+        readonly status: RolloutStatus;
+        readonly pausedBy: readonly Conflict[];
+      };
     }
   /** The spec breaks rules the API server does not check; nothing was done. */
   | { readonly kind: "invalid"; readonly problems: readonly string[] }
@@ -46,14 +51,21 @@ export function nodeSetStatus(set: LVMNodeSetObject, input: StatusInput, now: nu
     { ...condition, observedGeneration: generation },
     now,
   );
-  const conditions =
+  const withProvider =
     input.kind === "active" && input.provider
       ? setCondition(withNodes, { ...input.provider, observedGeneration: generation }, now)
       : withNodes;
+  const paused = input.kind === "active" ? rolloutPaused(set, input.rollout) : undefined;
+  const conditions = paused
+    ? setCondition(withProvider, { ...paused, observedGeneration: generation }, now)
+    : withProvider;
+  const rollout =
+    input.kind === "active" ? (input.rollout?.status ?? set.status?.rollout) : set.status?.rollout;
   return {
     state,
     observedGeneration: generation,
     ...counts(set, input, nodes),
+    ...(rollout ? { rollout } : {}),
     // Ready nodes are counted, not listed: 200 Ready nodes made 53 KB of status.
     nodes: nodes.filter((n) => n.state !== "Ready").slice(0, LISTED_NODES),
     conditions: setCondition(
@@ -61,6 +73,35 @@ export function nodeSetStatus(set: LVMNodeSetObject, input: StatusInput, now: nu
       readyCondition({ conditions, order: READY_ORDER, generation, okMessage: condition.message ?? "" }),
       now,
     ),
+  };
+}
+
+/** Condition on a set whose rollout stopped at a failed node. */
+export const ROLLOUT_PAUSED = "RolloutPaused";
+
+/**
+ * RolloutPaused: True naming each failed node and its error while the rollout waits; False once it
+ * goes on (written only when it was there before: a set that never paused does not carry it).
+ */
+function rolloutPaused(
+  set: LVMNodeSetObject,
+  rollout: { status: RolloutStatus; pausedBy: readonly Conflict[] } | undefined,
+): DesiredCondition | undefined {
+  if (!rollout) return undefined;
+  const generation = rollout.status.templateGeneration ?? 0;
+  if (rollout.pausedBy.length)
+    return {
+      type: ROLLOUT_PAUSED,
+      status: "True",
+      reason: "NodeFailed",
+      message: `the rollout of template generation ${generation} is paused: ${rollout.pausedBy.map((p) => `node ${p.node} failed to apply it: ${p.message}`).join("; ")}. It resumes when the set changes, or when annotation ${ROLLOUT_RESUME_ANNOTATION} is given a new value (pulumi-lvm rollout resume)`,
+    };
+  if (!set.status?.conditions?.some((c) => c.type === ROLLOUT_PAUSED)) return undefined;
+  return {
+    type: ROLLOUT_PAUSED,
+    status: "False",
+    reason: "Resumed",
+    message: `the rollout of template generation ${generation} goes on: ${rollout.status.updatedNodes ?? 0} of ${rollout.status.totalNodes ?? 0} nodes updated`,
   };
 }
 

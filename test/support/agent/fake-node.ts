@@ -22,6 +22,8 @@ export class FakeNode {
   readonly log: CommandLogEntry[] = [];
   /** Make the command whose argv joined with spaces equals this fail with exit 5. */
   failOn: string | undefined;
+  /** Awaited before each command runs (a test holds a node's apply with it). */
+  beforeRun: ((argv: readonly string[]) => Promise<void>) | undefined;
   private uuid = 0;
   /** Volume group names on devices this node's agent does not see (another tenant's). */
   otherVolumeGroups: string[] = [];
@@ -40,6 +42,7 @@ export class FakeNode {
       durationMs: 0,
       exitCode: 0,
     });
+    await this.beforeRun?.(argv);
     if (this.failOn === argv.join(" ")) throw new LvmCommandError(argv, 5, "  fake failure\n");
     const [tool, ...rest] = argv;
     const devs = rest.filter((w) => w.startsWith("/dev/"));
