@@ -75,6 +75,7 @@ export const NODE_CONDITIONS = [
   "VolumeGroupsHealthy",
   "DeviceClassesHealthy",
   "Reconciled",
+  "AwaitingApproval",
 ] as const;
 export type NodeConditionType = (typeof NODE_CONDITIONS)[number];
 
@@ -88,5 +89,7 @@ export const CONDITION_MEANINGS: Record<(typeof NODESET_CONDITIONS)[number] | No
   DeviceClassesHealthy:
     "Every device class in spec is set up (thin pool, lvmd configuration, StorageClass, VolumeSnapshotClass; status.deviceClasses).",
   Reconciled:
-    "The operator's last reconcile got the node to its spec through the node's agent (reason InSync or Applied). False says why: PlanBlocked, AgentUnavailable, AgentFailed, InvalidSpec, TeardownRefused, TeardownFailed.",
+    "The operator's last reconcile got the node to its spec through the node's agent (reason InSync or Applied). False says why: PlanBlocked, AwaitingApproval, AgentUnavailable, AgentFailed, InvalidSpec, TeardownRefused, TeardownFailed.",
+  AwaitingApproval:
+    "A plan waits for a person's approval under the spec's approvalPolicy (status.pendingApproval holds it, with its hash); nothing of it was applied. False when nothing waits.",
 };

@@ -1,3 +1,4 @@
+export * from "./approval";
 export * from "./conditions";
 export * from "./defaults";
 export * from "./errors";
