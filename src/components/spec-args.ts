@@ -161,4 +161,10 @@ export interface NodeSetTemplate {
    * @default "Retain"
    */
   readonly deletionPolicy?: string;
+  /**
+   * Which plans the operator applies without a person's approval: Automatic, Destructive (a wipe,
+   * a device joining an existing group, a removal, moving or reducing data waits) or Always.
+   * @default "Destructive"
+   */
+  readonly approvalPolicy?: string;
 }
