@@ -5,6 +5,7 @@ import { agentPodOf, podSchema, type Pod } from "../../agent-client/agent-pods";
 import type { CallTarget } from "../../agent-api/target";
 import type { Clock } from "../../kube/clock";
 import { decide, describeBlocked, type Stopped, type SyncOutcome, type TeardownOutcome } from "./outcome";
+import { waitingPlan } from "./pending";
 import type { AgentTokenSource } from "./token-file";
 
 /**
@@ -16,13 +17,16 @@ export interface NodeAgentDriver {
   /**
    * Plan `spec` on the node through its agent, apply the plan when it has steps and nothing is
    * blocked, read the status. `node`: the node, or the node with the namespace of its LVMNode (sent
-   * to the agent, which refuses a call for another node or namespace).
+   * to the agent, which refuses a call for another node or namespace). A plan that needs an
+   * approval under the spec's approvalPolicy (pending.ts) is applied only when `approved` is its
+   * hash; otherwise the outcome is "awaiting" and nothing is applied.
    */
   sync(
     node: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
     beforeChange?: BeforeChange,
+    approved?: string,
   ): Promise<SyncOutcome>;
   /** Tear down `spec`'s volume groups on the node, never forced. */
   teardown(
@@ -87,6 +91,7 @@ export class AgentDriver implements NodeAgentDriver {
     spec: LVMNodeSpec,
     stop?: AbortSignal,
     beforeChange?: BeforeChange,
+    approved?: string,
   ): Promise<SyncOutcome> {
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
@@ -102,6 +107,12 @@ export class AgentDriver implements NodeAgentDriver {
           message: `node ${node}: agent pod ${pod} answers for node ${plan.node}; nothing was applied`,
         };
       const decision = decide(plan);
+      const waiting = decision === "apply" ? waitingPlan(plan, spec) : undefined;
+      if (waiting && waiting.hash !== approved) {
+        call = "status";
+        const status = await this.status(endpoint, stop);
+        return { kind: "awaiting", pod, waiting, status, ...(approved ? { stale: approved } : {}) };
+      }
       let applied = 0;
       if (decision === "apply") {
         if (stop?.aborted)
@@ -125,7 +136,7 @@ export class AgentDriver implements NodeAgentDriver {
       const status = await this.status(endpoint, decision === "apply" ? undefined : stop);
       return decision === "blocked"
         ? { kind: "blocked", pod, blocked: describeBlocked(plan.blocked), status }
-        : { kind: "synced", pod, applied, status };
+        : { kind: "synced", pod, applied, status, ...(waiting ? { approved: waiting.hash } : {}) };
     } catch (e) {
       if (e instanceof AgentCallError && e.code === "Aborted") return stopped(`${e.message} (pod ${pod})`);
       if (!(e instanceof AgentCallError) || e.status === 0 || e.status === 409) return failure(e, pod, call);

@@ -10,6 +10,7 @@ type EventOf = Omit<EventInput, "regarding">;
  */
 const WARN_ON = new Set([
   "PlanBlocked",
+  "AwaitingApproval",
   "NodeSetOverlap",
   "NotManaged",
   "InvalidSpec",

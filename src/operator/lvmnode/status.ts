@@ -2,6 +2,7 @@ import type { LVMNodeStatus, NodeConditionType } from "../../api";
 import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
 import type { NotDrivenReason } from "../mandate";
 import { setCondition, type DesiredCondition } from "../conditions";
+import { approvalStatus, awaitingMessage } from "./approval-status";
 import { readyCondition } from "../ready";
 import type { LVMNodeObject } from "../types";
 
@@ -64,6 +65,9 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
     );
   }
   conditions = setCondition(conditions, { ...reconciled(finding), observedGeneration: generation }, now);
+  const approval = approvalStatus(previous, finding, now);
+  if (approval.condition)
+    conditions = setCondition(conditions, { ...approval.condition, observedGeneration: generation }, now);
   const state = stateOf(finding, previous.state, agent?.state);
   conditions = setCondition(
     conditions,
@@ -77,6 +81,8 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
     observedGeneration: generation,
     ...(volumeGroups ? { volumeGroups } : {}),
     ...(deviceClasses ? { deviceClasses } : {}),
+    ...(approval.pendingApproval ? { pendingApproval: approval.pendingApproval } : {}),
+    ...(approval.lastApproval ? { lastApproval: approval.lastApproval } : {}),
     conditions,
   };
 }
@@ -95,6 +101,7 @@ function stateOf(finding: NodeFinding, previous: State | undefined, agent: State
       return "Terminating";
     case "synced":
     case "blocked":
+    case "awaiting":
       return agent ?? "Pending";
     case "failed":
       return agent ?? "Failed";
@@ -128,6 +135,8 @@ function reconciled(finding: NodeFinding): DesiredCondition {
             reason: "InSync",
             message: `agent pod ${finding.pod}: the node matches the spec`,
           };
+    case "awaiting":
+      return { type, status: "False", reason: "AwaitingApproval", message: awaitingMessage(finding) };
     case "blocked":
       return {
         type,
