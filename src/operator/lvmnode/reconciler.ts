@@ -317,7 +317,14 @@ export class LVMNodeReconciler {
         LVM_NODES,
         namespace,
         name,
-        { metadata: { resourceVersion }, status },
+        // A merge patch keeps what it does not name: a plan no longer waiting is removed by name.
+        {
+          metadata: { resourceVersion },
+          status: {
+            ...status,
+            ...(from.status?.pendingApproval && !status.pendingApproval ? { pendingApproval: null } : {}),
+          },
+        },
         "status",
       );
     };
