@@ -7,6 +7,7 @@
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
+import { run as approve } from "../../src/cli/approve";
 import { commandLog } from "../agent/command-log-reader";
 import { startAgent } from "../agent/harness";
 import type { Json } from "../env/cluster";
@@ -137,8 +138,25 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
   expect(condition(refused, "AwaitingApproval").message).toContain(`the plan now is ${pending.hash}`);
   expect(wipes()).toEqual([]);
 
-  // The waiting plan's hash: applied, exactly one wipe, the approval recorded and removed.
-  await annotate(pending.hash);
+  // The CLI, through a kubeconfig: a stale hash is refused naming the waiting one (exit 1); the
+  // waiting plan's hash is approved (exit 0), then applied: exactly one wipe, recorded, removed.
+  const cli = async (hash: string) => {
+    const out: string[] = [];
+    const code = await approve({
+      argv: ["--node", "n1", "--hash", hash, "--kubeconfig", c.cp.kubeconfigFor("admin")],
+      readFile: async () => "",
+      stdout: (t) => out.push(t),
+      stderr: (t) => out.push(t),
+    });
+    return { code, out: out.join("") };
+  };
+  const staleCli = await cli("0000stale");
+  expect(staleCli.code).toBe(1);
+  expect(staleCli.out).toContain(`the plan waiting now is ${pending.hash}`);
+  expect(await cli(pending.hash)).toEqual({
+    code: 0,
+    out: expect.stringContaining(`approved plan ${pending.hash} of LVMNode ${NS}/n1`),
+  });
   const done = await eventually(
     "approved and applied",
     async () => {
