@@ -52,6 +52,27 @@ test.each(TABLE)("%s in %s: Automatic never, Destructive %s, Always always", (op
   expect(stepsNeedingApproval(plan, "Always")).toHaveLength(1);
 });
 
+test("a device the group held before rejoining it (an out-of-band vgreduce repaired) does not wait; a new one does", () => {
+  const plan = {
+    volumeGroups: [OLD_GROUP] as unknown as NodePlan["volumeGroups"],
+    actions: [
+      {
+        op: "pvcreate" as const,
+        argv: [],
+        volumeGroup: "vg-old",
+        device: "/dev/sdb",
+        deviceId: "wwn:b",
+        reason: "",
+      },
+      { op: "vgextend" as const, argv: [], volumeGroup: "vg-old", device: "/dev/sdc", reason: "" },
+    ],
+  };
+  expect(stepsNeedingApproval(plan, "Destructive", new Set(["wwn:b"])).map((s) => s.device)).toEqual([
+    "/dev/sdc",
+  ]);
+  expect(stepsNeedingApproval(plan, "Destructive", new Set(["/dev/sdc", "wwn:b"]))).toEqual([]);
+});
+
 test("every step of a plan is listed with its index; Always says why a harmless step waits", () => {
   const plan = {
     volumeGroups: [OLD_GROUP] as unknown as NodePlan["volumeGroups"],

@@ -43,15 +43,26 @@ type PlanView = Pick<NodePlan, "actions"> & {
   readonly volumeGroups: ReadonlyArray<Pick<NodePlan["volumeGroups"][number], "name" | "exists">>;
 };
 
-/** The steps of `plan` that wait for an approval under `policy`, in plan order. */
-export function stepsNeedingApproval(plan: PlanView, policy: ApprovalPolicy): HeldStep[] {
+/**
+ * The steps of `plan` that wait for an approval under `policy`, in plan order. `claimedBefore`: the
+ * devices (paths or stable ids) the node's volume groups held before (the LVMNode's status): one of
+ * them rejoining its group (after an out-of-band vgreduce) is a repair, not a new device.
+ */
+export function stepsNeedingApproval(
+  plan: PlanView,
+  policy: ApprovalPolicy,
+  claimedBefore: ReadonlySet<string> = new Set(),
+): HeldStep[] {
   if (policy === "Automatic") return [];
   const existing = new Set(plan.volumeGroups.filter((vg) => vg.exists).map((vg) => vg.name));
+  const known = (a: PlanAction) =>
+    (a.device !== undefined && claimedBefore.has(a.device)) ||
+    (a.deviceId !== undefined && claimedBefore.has(a.deviceId));
   return plan.actions.flatMap((a, index) => {
     const why =
       policy === "Always"
-        ? (whyDestructive(a, existing) ?? "every step waits (Always)")
-        : whyDestructive(a, existing);
+        ? (whyDestructive(a, known(a) ? new Set() : existing) ?? "every step waits (Always)")
+        : whyDestructive(a, known(a) ? new Set() : existing);
     return why ? [{ index, op: a.op, ...(a.device ? { device: a.device } : {}), why }] : [];
   });
 }

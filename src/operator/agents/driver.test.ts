@@ -452,14 +452,14 @@ describe("approvalPolicy: a plan that needs an approval is not applied without o
 
   test("a stale approval: awaiting, saying which was given", async () => {
     const { client, calls } = fakeClient({ plan: () => wipe });
-    const outcome = await driver(client).d.sync("n1", SPEC, undefined, undefined, "h-old");
+    const outcome = await driver(client).d.sync("n1", SPEC, undefined, undefined, { approved: "h-old" });
     expect(calls.map((c) => c.call)).toEqual(["plan", "status"]);
     expect(outcome).toMatchObject({ kind: "awaiting", stale: "h-old", waiting: { hash: "h-wipe" } });
   });
 
   test("the plan's own hash: applied with it, and the approval reported as used", async () => {
     const { client, calls } = fakeClient({ plan: () => wipe });
-    const outcome = await driver(client).d.sync("n1", SPEC, undefined, undefined, "h-wipe");
+    const outcome = await driver(client).d.sync("n1", SPEC, undefined, undefined, { approved: "h-wipe" });
     expect(calls.map((c) => [c.call, c.planHash])).toEqual([
       ["plan", undefined],
       ["apply", "h-wipe"],

@@ -18,15 +18,15 @@ export interface NodeAgentDriver {
    * Plan `spec` on the node through its agent, apply the plan when it has steps and nothing is
    * blocked, read the status. `node`: the node, or the node with the namespace of its LVMNode (sent
    * to the agent, which refuses a call for another node or namespace). A plan that needs an
-   * approval under the spec's approvalPolicy (pending.ts) is applied only when `approved` is its
-   * hash; otherwise the outcome is "awaiting" and nothing is applied.
+   * approval under the spec's approvalPolicy (pending.ts) is applied only when `approval.approved`
+   * is its hash; otherwise the outcome is "awaiting" and nothing is applied.
    */
   sync(
     node: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
     beforeChange?: BeforeChange,
-    approved?: string,
+    approval?: ApprovalInput,
   ): Promise<SyncOutcome>;
   /** Tear down `spec`'s volume groups on the node, never forced. */
   teardown(
@@ -48,6 +48,12 @@ export type BeforeChange = (change?: {
   /** The plan's steps (apply). */
   readonly steps?: number;
 }) => Promise<string | undefined>;
+
+/** The LVMNode's approval (its annotation) and the devices its groups held before (its status). */
+export interface ApprovalInput {
+  readonly approved?: string;
+  readonly claimedBefore?: ReadonlySet<string>;
+}
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
 /** ok; conflict (409); error (another answer); unreachable (no answer); aborted (the operator is stopping). */
@@ -91,8 +97,9 @@ export class AgentDriver implements NodeAgentDriver {
     spec: LVMNodeSpec,
     stop?: AbortSignal,
     beforeChange?: BeforeChange,
-    approved?: string,
+    approval: ApprovalInput = {},
   ): Promise<SyncOutcome> {
+    const { approved, claimedBefore } = approval;
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
@@ -107,7 +114,7 @@ export class AgentDriver implements NodeAgentDriver {
           message: `node ${node}: agent pod ${pod} answers for node ${plan.node}; nothing was applied`,
         };
       const decision = decide(plan);
-      const waiting = decision === "apply" ? waitingPlan(plan, spec) : undefined;
+      const waiting = decision === "apply" ? waitingPlan(plan, spec, claimedBefore) : undefined;
       if (waiting && waiting.hash !== approved) {
         call = "status";
         const status = await this.status(endpoint, stop);

@@ -22,14 +22,18 @@ type Claim = { kname?: string; path?: string; id?: string; member?: boolean; ado
 type Group = { name?: string; exists?: boolean; claimed?: Claim[] };
 
 /** The plan waiting for an approval under the spec's policy, or undefined: it may be applied. */
-export function waitingPlan(plan: NodePlanResponse, spec: LVMNodeSpec): WaitingPlan | undefined {
+export function waitingPlan(
+  plan: NodePlanResponse,
+  spec: LVMNodeSpec,
+  claimedBefore?: ReadonlySet<string>,
+): WaitingPlan | undefined {
   const policy = spec.approvalPolicy ?? DEFAULT_APPROVAL_POLICY;
   const groups = plan.volumeGroups as Group[];
   const view = {
     actions: plan.actions as unknown as NodePlan["actions"],
     volumeGroups: groups.map((g) => ({ name: g.name ?? "", exists: g.exists })),
   };
-  const held = stepsNeedingApproval(view, policy);
+  const held = stepsNeedingApproval(view, policy, claimedBefore);
   if (held.length === 0) return undefined;
   const why = new Map(held.map((h) => [h.index, h.why]));
   const steps = plan.actions.map((a, i): PendingStep => {

@@ -119,7 +119,7 @@ export class LVMNodeReconciler {
           spec.value,
           stop,
           this.beforeChange(node, release, sent),
-          approvalOf(node),
+          { ...(approvalOf(node) ? { approved: approvalOf(node) } : {}), claimedBefore: claimedBefore(node) },
         )
       : spec.finding;
     const applyFailed = sent.call === "apply" && outcome.kind === "failed";
@@ -363,6 +363,15 @@ export class LVMNodeReconciler {
 function approvalOf(node: LVMNodeObject): string | undefined {
   const hash = node.metadata.annotations?.[APPROVE_ANNOTATION]?.trim();
   return hash && hash !== node.status?.lastApproval?.hash ? hash : undefined;
+}
+
+/** The devices (paths and stable ids) the LVMNode's status shows in its volume groups. */
+function claimedBefore(node: LVMNodeObject): Set<string> {
+  return new Set(
+    (node.status?.volumeGroups ?? []).flatMap((vg) =>
+      (vg.devices?.included ?? []).flatMap((d) => [d.kname, ...(d.id ? [d.id] : [])]),
+    ),
+  );
 }
 
 /** The spec through our own validation (rules the CRD cannot express): never sent when it fails. */
