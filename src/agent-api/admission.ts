@@ -16,7 +16,21 @@ import { API_GROUP } from "../api";
 export const DEFAULT_WEBHOOK_CERT_DIR = "/var/run/secrets/pulumi-lvm/webhook-tls";
 
 /** The webhook server's paths (src/operator/admission/server.ts). */
-export const WEBHOOK_PATHS = { nodeSets: "/validate/lvmnodesets", lvmNodes: "/validate/lvmnodes" } as const;
+export const WEBHOOK_PATHS = {
+  nodeSets: "/validate/lvmnodesets",
+  lvmNodes: "/validate/lvmnodes",
+  approvals: "/validate/lvmnode-approvals",
+} as const;
+
+/** The webhook on giving an approval (the annotation lvm.topolvm.io/approve set or changed): `lvmnode-approvals.lvm.topolvm.io`. */
+export const LVMNODE_APPROVALS = "lvmnode-approvals";
+
+/** The approval annotation set or changed (CEL; a create counts). */
+const APPROVAL_WRITTEN = (() => {
+  const key = "'lvm.topolvm.io/approve'";
+  const has = (o: string) => `has(${o}.metadata.annotations) && ${key} in ${o}.metadata.annotations`;
+  return `(${has("object")}) && (request.operation == 'CREATE' || !(${has("oldObject")}) || oldObject.metadata.annotations[${key}] != object.metadata.annotations[${key}])`;
+})();
 
 /** The webhook on deleting LVMNodeSets: `lvmnodeset-deletions.lvm.topolvm.io` (path WEBHOOK_PATHS.nodeSets). */
 export const NODE_SET_DELETIONS = "lvmnodeset-deletions";
@@ -214,6 +228,12 @@ export function webhookConfiguration(o: WebhookOptions) {
     users.length === 1
       ? `request.userInfo.username != ${celString(users[0]!)}`
       : `!(request.userInfo.username in [${users.map(celString).join(", ")}])`;
+  const clientConfigFor = (path: string) => ({
+    ...("url" in o.clientConfig
+      ? { url: `${o.clientConfig.url.replace(/\/$/, "")}${path}` }
+      : { service: { ...o.clientConfig.service, path } }),
+    ...(o.caBundle ? { caBundle: Buffer.from(o.caBundle).toString("base64") } : {}),
+  });
   const webhook = (plural: "lvmnodesets" | "lvmnodes", path: string) => ({
     name: `${plural}.${API_GROUP}`,
     admissionReviewVersions: ["v1"],
@@ -221,12 +241,7 @@ export function webhookConfiguration(o: WebhookOptions) {
     failurePolicy: "Fail",
     matchPolicy: "Equivalent",
     timeoutSeconds: o.timeoutSeconds ?? 5,
-    clientConfig: {
-      ...("url" in o.clientConfig
-        ? { url: `${o.clientConfig.url.replace(/\/$/, "")}${path}` }
-        : { service: { ...o.clientConfig.service, path } }),
-      ...(o.caBundle ? { caBundle: Buffer.from(o.caBundle).toString("base64") } : {}),
-    },
+    clientConfig: clientConfigFor(path),
     rules: [
       {
         apiGroups: [API_GROUP],
@@ -255,13 +270,14 @@ export function webhookConfiguration(o: WebhookOptions) {
     ],
   });
   const nodeSets = webhook("lvmnodesets", WEBHOOK_PATHS.nodeSets);
+  const lvmNodes = webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes);
   return {
     apiVersion: "admissionregistration.k8s.io/v1",
     kind: "ValidatingWebhookConfiguration",
     metadata: { name: o.name, ...(o.annotations ? { annotations: { ...o.annotations } } : {}) },
     webhooks: [
       nodeSets,
-      webhook("lvmnodes", WEBHOOK_PATHS.lvmNodes),
+      lvmNodes,
       // Deleting a set with deletionPolicy Delete while its volume groups hold volumes (docs/operator.md,
       // Admission): Ignore, so a set stays deletable with no operator answering; the finalizer and
       // the agents' refusal to remove a volume group that holds volumes are the safety net then.
@@ -298,6 +314,18 @@ export function webhookConfiguration(o: WebhookOptions) {
         ],
         objectSelector: { matchLabels: { [DELETION_GUARD_LABEL]: "true" } },
         matchConditions: [nodeSets.matchConditions[1]!],
+      },
+      // An approval (docs/operator.md, Reviewed changes): only callers allowed the verb approve on
+      // lvmnodes (a SubjectAccessReview), and never for another plan than the one waiting. Fail:
+      // with no operator to answer, nothing could apply the plan anyway.
+      {
+        ...lvmNodes,
+        name: `${LVMNODE_APPROVALS}.${API_GROUP}`,
+        clientConfig: clientConfigFor(WEBHOOK_PATHS.approvals),
+        matchConditions: [
+          { name: "approval-written", expression: APPROVAL_WRITTEN },
+          nodeSets.matchConditions[1]!,
+        ],
       },
     ],
   };

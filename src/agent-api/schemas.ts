@@ -79,7 +79,7 @@ export const errorResponseSchema = z
   })
   .meta({ id: "Error" });
 
-const planActionSchema = z.object({
+const planActionSchema = z.looseObject({
   op: z.string(),
   argv: z.array(z.string()),
   volumeGroup: z.string().optional(),

@@ -77,6 +77,7 @@ export const NODE_CONDITIONS = [
   "DeviceClassesHealthy",
   "Reconciled",
   "ThinPoolNearlyFull",
+  "AwaitingApproval",
 ] as const;
 export type NodeConditionType = (typeof NODE_CONDITIONS)[number];
 
@@ -90,7 +91,9 @@ export const CONDITION_MEANINGS: Record<(typeof NODESET_CONDITIONS)[number] | No
   DeviceClassesHealthy:
     "Every device class in spec is set up (thin pool, lvmd configuration, StorageClass, VolumeSnapshotClass; status.deviceClasses).",
   Reconciled:
-    "The operator's last reconcile got the node to its spec through the node's agent (reason InSync or Applied). False says why: PlanBlocked, AgentUnavailable, AgentFailed, InvalidSpec, TeardownRefused, TeardownFailed.",
+    "The operator's last reconcile got the node to its spec through the node's agent (reason InSync or Applied). False says why: PlanBlocked, AwaitingApproval, AgentUnavailable, AgentFailed, InvalidSpec, TeardownRefused, TeardownFailed.",
   ThinPoolNearlyFull:
     "A thin pool's data or metadata use is at or above spec.capacity.warningPercent (reason AboveWarning) or criticalPercent (AboveCritical); the message names each such pool with both percentages. False (BelowWarning) otherwise. Not part of Ready; each change of reason is also an Event.",
+  AwaitingApproval:
+    "A plan waits for a person's approval under the spec's approvalPolicy (status.pendingApproval holds it, with its hash); nothing of it was applied. False when nothing waits.",
 };

@@ -1,4 +1,5 @@
 export * from "./capacity";
+export * from "./approval";
 export * from "./conditions";
 export * from "./defaults";
 export * from "./errors";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { approvalRecordSchema, pendingApprovalSchema } from "./approval";
 import { conditionsSchema } from "./conditions";
 import { GROUP_VERSION, NODESET_STATES } from "./lvmnodeset";
 import { objectMetaSchema } from "./objectmeta";
@@ -133,6 +134,8 @@ export const lvmNodeStatusSchema = z
     volumeGroups: z.array(volumeGroupStatusSchema).max(32).optional(),
     deviceClasses: z.array(deviceClassStatusSchema).max(32).optional(),
     appliedTemplateGeneration: appliedTemplateGenerationSchema,
+    pendingApproval: pendingApprovalSchema.optional(),
+    lastApproval: approvalRecordSchema.optional(),
     conditions: conditionsSchema,
   })
   .meta({ description: "What is on the node, written by the node agent and operator." });

@@ -4,6 +4,7 @@ import { describeValue } from "./errors";
 import { logicalVolumeName, resourceName } from "./names";
 import { parseQuantity, quantity } from "./quantity";
 import { deviceDiscoveryPolicySchema } from "./rollout";
+import { approvalPolicyField } from "./approval";
 import { deviceSelectorSchema } from "./selectors";
 
 /**
@@ -260,6 +261,7 @@ const templateFields = {
     description:
       "What happens on the nodes when this is deleted. Retain: volume groups and thin pools stay. Delete: thin pools and volume groups that hold no other logical volumes are removed and their PVs wiped of LVM labels; a volume group that still holds volumes is never removed without force. @default Retain",
   }),
+  approvalPolicy: approvalPolicyField,
 };
 
 type TemplateShape = {

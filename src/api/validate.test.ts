@@ -192,3 +192,31 @@ describe("checkLVMNodeSetSpec (component arguments)", () => {
     expect(checkLVMNodeSetSpec(spec)).toEqual({ ok: true, value: spec });
   });
 });
+
+describe("approvalPolicy", () => {
+  const spec = (approvalPolicy: unknown) => ({
+    template: {
+      volumeGroups: [
+        {
+          name: "vg1",
+          deviceSelector: {
+            deviceSelectorTerms: [
+              { matchExpressions: [{ key: "path", operator: "In", values: ["/dev/sdb"] }] },
+            ],
+          },
+        },
+      ],
+      approvalPolicy,
+    },
+  });
+  test.each(["Automatic", "Destructive", "Always"])("%s is accepted", (p) => {
+    expect(checkLVMNodeSetSpec(spec(p)).ok).toBe(true);
+  });
+  test("anything else is refused, naming the field and the choices", () => {
+    const r = checkLVMNodeSetSpec(spec("Sometimes"), ["spec"]);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => p.path)).toEqual(["spec.template.approvalPolicy"]);
+    expect(r.problems[0]!.message).toMatch(/Automatic.*Destructive.*Always/);
+  });
+});

@@ -35,6 +35,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "show the per-node plan for a node set against an inventory",
     load: () => import("./plan"),
   },
+  approve: {
+    summary: "approve the plan waiting on a node, by its hash (through your kubeconfig)",
+    load: () => import("./approve"),
+  },
   agent: {
     summary: "run the node agent (HTTP API over lvm2 on this node)",
     load: () => import("../agent/main"),

@@ -21,6 +21,7 @@ describe("LvmSystem admission", () => {
       "lvmnodes.lvm.topolvm.io",
       "lvmnodeset-deletions.lvm.topolvm.io",
       "deletion-guards.lvm.topolvm.io",
+      "lvmnode-approvals.lvm.topolvm.io",
     ]);
     // Create and spec changes: Fail (no unchecked set); a set's deletion: Ignore (no operator, no
     // refusal); the deletion guard's: Fail (passed unchecked, destroy would delete TopoLVM next).
@@ -29,10 +30,11 @@ describe("LvmSystem admission", () => {
       "Fail",
       "Ignore",
       "Fail",
+      "Fail",
     ]);
     expect(
       vwc.webhooks.map((w: { rules: Array<{ operations: string[] }> }) => w.rules[0]!.operations),
-    ).toEqual([["CREATE", "UPDATE"], ["CREATE", "UPDATE"], ["DELETE"], ["DELETE"]]);
+    ).toEqual([["CREATE", "UPDATE"], ["CREATE", "UPDATE"], ["DELETE"], ["DELETE"], ["CREATE", "UPDATE"]]);
     // The Topolvm component's deletion guard: ConfigMaps with the label, in the system's namespace.
     expect(vwc.webhooks[3].rules[0].resources).toEqual(["configmaps"]);
     expect(vwc.webhooks[3].objectSelector).toEqual({
@@ -90,7 +92,9 @@ describe("LvmSystem admission", () => {
       () => new LvmSystem("lvm", args({ operator: { admission: { timeoutSeconds: 30 } } })),
     );
     const vwc = find(recorded, VWC, "lvm-operator-webhook").inputs;
-    expect(vwc.webhooks.map((w: { timeoutSeconds: number }) => w.timeoutSeconds)).toEqual([30, 30, 30, 30]);
+    expect(vwc.webhooks.map((w: { timeoutSeconds: number }) => w.timeoutSeconds)).toEqual([
+      30, 30, 30, 30, 30,
+    ]);
     for (const bad of [0, 31, 2.5]) {
       const { error } = await runFailingProgram(
         () => new LvmSystem("bad", args({ operator: { admission: { timeoutSeconds: bad } } })),

@@ -103,6 +103,8 @@ describe("LvmSystem", () => {
       ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-provisioner"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-cluster-mode"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-cluster-mode"],
+      // reviewed changes: who may approve a waiting plan
+      ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-approver"],
       ["kubernetes:core/v1:ServiceAccount", "lvm-operator"],
       ["kubernetes:rbac.authorization.k8s.io/v1:Role", "lvm-operator"],
       ["kubernetes:rbac.authorization.k8s.io/v1:RoleBinding", "lvm-operator"],
@@ -259,12 +261,29 @@ describe("LvmSystem", () => {
         // issue 16: deleting a set with deletionPolicy Delete is refused while TopoLVM's volumes are in it
         { apiGroups: ["topolvm.io"], resources: ["logicalvolumes"], verbs: ["list"] },
         { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get"] },
+        // an approval: does its giver have the verb approve on lvmnodes
+        { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
         // the caBundle of its own webhook configuration, and of no other
         {
           apiGroups: ["admissionregistration.k8s.io"],
           resources: ["validatingwebhookconfigurations"],
           resourceNames: ["lvm-system-lvm-operator"],
           verbs: ["get", "patch"],
+        },
+      ],
+    });
+    expect(
+      find(recorded, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRole", "lvm-approver").inputs,
+    ).toMatchObject({
+      metadata: {
+        name: "pulumi-lvm-approver",
+        labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" },
+      },
+      rules: [
+        {
+          apiGroups: ["lvm.topolvm.io"],
+          resources: ["lvmnodes"],
+          verbs: ["approve", "get", "list", "watch", "patch"],
         },
       ],
     });

@@ -13,7 +13,7 @@ import { WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
 import { recordSystem } from "./peer-facts";
 import { crdResource } from "./retained-crd";
 import { rememberServedNodeSets } from "./served-node-sets";
-import { clusterModeAccess, provisionerAccess } from "./system-rbac";
+import { approverAccess, clusterModeAccess, provisionerAccess } from "./system-rbac";
 import { planSystem } from "./system-plan";
 import { topolvmChartSource } from "./topolvm-chart";
 import type { TopolvmPlan } from "./topolvm-values";
@@ -94,6 +94,7 @@ export class LvmSystem extends pulumi.ComponentResource {
     const provisioner = provisionerAccess(plan, at);
     const clusterMode = clusterModeAccess(plan, args.clusterModeSubjects ?? [], at);
     const issuance = plan.operator ? operatorIssuance(plan, args) : undefined;
+    approverAccess(name, at);
     const operator = plan.operator
       ? operatorWorkload(
           {

@@ -172,6 +172,9 @@ export function operatorRules() {
       // in its volume groups (src/operator/admission/in-use.ts), naming their PersistentVolumes
       { apiGroups: ["topolvm.io"], resources: ["logicalvolumes"], verbs: ["list"] },
       { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get"] },
+      // admission: an approval is given only by a caller allowed the verb approve on lvmnodes
+      // (src/operator/admission/approvals.ts asks the API server)
+      { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
     ],
     leaderElection: [
       { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },

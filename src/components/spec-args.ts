@@ -171,4 +171,10 @@ export interface NodeSetTemplate {
   readonly deletionPolicy?: string;
   /** When a thin pool counts as nearly full. @default { warningPercent: 75, criticalPercent: 85 } */
   readonly capacity?: CapacitySpec;
+  /**
+   * Which plans the operator applies without a person's approval: Automatic, Destructive (a wipe,
+   * a device joining an existing group, a removal, moving or reducing data waits) or Always.
+   * @default "Destructive"
+   */
+  readonly approvalPolicy?: string;
 }

@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { API_GROUP } from "../api";
+import { API_GROUP, APPROVER_CLUSTER_ROLE } from "../api";
 import type { Subject } from "./lvm-system-args";
 import type { SystemPlan } from "./system-plan";
 
@@ -133,4 +133,35 @@ export function roleBinding(
     metadata: { name: serviceAccount, namespace },
     ...roleBindingBody(serviceAccount, namespace, kind, role),
   };
+}
+
+/**
+ * The ClusterRole `pulumi-lvm-approver` (docs/operator.md, Reviewed changes): the verb `approve` on
+ * lvmnodes, which the operator's webhook asks of whoever sets the approval annotation, and what
+ * giving one takes (reading LVMNodes, patching their metadata). Aggregated to `admin` only, not to
+ * `edit`: approving a plan that wipes a disk or removes a volume group is an act on the node's
+ * storage, which a namespace's administrators are trusted with and its editors are not.
+ */
+export function approverClusterRole() {
+  return {
+    metadata: {
+      name: APPROVER_CLUSTER_ROLE,
+      labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" },
+    },
+    rules: [
+      {
+        apiGroups: [API_GROUP],
+        resources: ["lvmnodes"],
+        verbs: ["approve", "get", "list", "watch", "patch"],
+      },
+    ],
+  };
+}
+
+/**
+ * The approver ClusterRole (approverClusterRole). One per cluster: a second LvmSystem in the same
+ * cluster fails on it being there already (not handled yet).
+ */
+export function approverAccess(name: string, at: RbacContext) {
+  return new k8s.rbac.v1.ClusterRole(`${name}-approver`, approverClusterRole(), { parent: at.parent });
 }

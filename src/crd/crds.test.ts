@@ -56,6 +56,7 @@ describe("the CRDs", () => {
       ["State", ".status.state"],
       ["Ready", '.status.conditions[?(@.type=="Ready")].status'],
       ["VolumeGroupsHealthy", '.status.conditions[?(@.type=="VolumeGroupsHealthy")].status'],
+      ["Pending", ".status.pendingApproval.hash"],
       ["Age", ".metadata.creationTimestamp"],
     ]);
   });

@@ -73,6 +73,7 @@ export function lvmNodeCrd(): CustomResourceDefinition {
         type: "string",
         jsonPath: '.status.conditions[?(@.type=="VolumeGroupsHealthy")].status',
       },
+      { name: "Pending", type: "string", jsonPath: ".status.pendingApproval.hash" },
       AGE,
     ],
   );

@@ -9,7 +9,7 @@ interface Gauges {
   readonly lvmNodes?: {
     readonly queueDepth: number;
     readonly byState: Readonly<Record<string, number>>;
-    /** The LVMNodes whose plan waits for approval (fed by the approval work; none until then). */
+    /** The LVMNodes whose plan waits for approval (status.pendingApproval). */
     readonly awaitingApproval?: ReadonlyArray<{ readonly namespace: string; readonly name: string }>;
   };
 }

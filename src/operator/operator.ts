@@ -299,15 +299,27 @@ export class Operator {
     }
   }
 
-  /** For /metrics: the LVMNode queue's depth and the LVMNodes by state; undefined without agents. */
-  lvmNodeGauges(): { queueDepth: number; byState: Record<string, number> } | undefined {
+  /**
+   * For /metrics: the LVMNode queue's depth, the LVMNodes by state and those whose plan waits for
+   * approval; undefined without agents.
+   */
+  lvmNodeGauges():
+    | {
+        queueDepth: number;
+        byState: Record<string, number>;
+        awaitingApproval: { namespace: string; name: string }[];
+      }
+    | undefined {
     if (!this.nodeQueue) return undefined;
     const byState: Record<string, number> = {};
+    const awaitingApproval: { namespace: string; name: string }[] = [];
     for (const n of this.lvmNodes.list()) {
       const state = n.status?.state ?? "None";
       byState[state] = (byState[state] ?? 0) + 1;
+      if (n.status?.pendingApproval)
+        awaitingApproval.push({ namespace: n.metadata.namespace ?? "", name: n.metadata.name });
     }
-    return { queueDepth: this.nodeQueue.depth, byState };
+    return { queueDepth: this.nodeQueue.depth, byState, awaitingApproval };
   }
 
   private informer<T extends KubeObject>(

@@ -351,6 +351,51 @@ describe("issue 36: who may write LVMNodes, and nodes another set already select
     await must(cp, "DELETE", setsPath(NS, "spare"));
   });
 
+  test("approving: a caller without the verb approve gets 403 naming the ClusterRole; a stale hash is refused naming the waiting one", async () => {
+    // A service account that may patch LVMNodes but not approve (no wildcard verb).
+    await must(cp, "POST", `/api/v1/namespaces/${NS}/serviceaccounts`, { metadata: { name: "no-approve" } });
+    await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`, {
+      metadata: { name: "no-approve" },
+      rules: [{ apiGroups: ["lvm.topolvm.io"], resources: ["lvmnodes"], verbs: ["get", "patch"] }],
+    });
+    await must(cp, "POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/rolebindings`, {
+      metadata: { name: "no-approve" },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "no-approve" },
+      subjects: [{ kind: "ServiceAccount", name: "no-approve", namespace: NS }],
+    });
+    const token = (
+      await must(cp, "POST", `/api/v1/namespaces/${NS}/serviceaccounts/no-approve/token`, {
+        spec: { expirationSeconds: 600 },
+      })
+    ).status.token;
+    const approve = (hash: string, as?: string) =>
+      cp.request(
+        "PATCH",
+        lvmNodesPath(NS, "n1"),
+        { metadata: { annotations: { "lvm.topolvm.io/approve": hash } } },
+        as,
+      );
+    const refused = await approve("abc", token);
+    expect(denied(refused)).toMatch(
+      /^403 admission webhook "lvmnode-approvals.lvm.topolvm.io" denied the request: .*system:serviceaccount:storage:no-approve may not approve .*verb approve on lvmnodes.*ClusterRole pulumi-lvm-approver/,
+    );
+    // A plan waiting (as the operator shows it): another hash is refused, naming it; its own passes.
+    const pending = { hash: "h-waiting", policy: "Destructive", since: "2044-10-22T16:29:24Z", steps: [] };
+    const w = await cp.request(
+      "PATCH",
+      `${lvmNodesPath(NS, "n1")}/status`,
+      { status: { pendingApproval: pending } },
+      cp.tokens.operator,
+    );
+    expect(w.status).toBe(200);
+    const stale = await approve("h-old");
+    expect(denied(stale)).toMatch(/^409 .*the approval h-old is stale: the plan waiting now is h-waiting/);
+    expect((await approve("h-waiting")).status).toBe(200);
+    await must(cp, "PATCH", lvmNodesPath(NS, "n1"), {
+      metadata: { annotations: { "lvm.topolvm.io/approve": null } },
+    });
+  });
+
   test("item 11: an older set widening its selector onto another set's nodes is refused", async () => {
     const early = await must(cp, "GET", setsPath("team-b", "early"));
     const fast = await must(cp, "GET", setsPath(NS, "fast"));

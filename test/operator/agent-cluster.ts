@@ -59,6 +59,8 @@ export interface AgentClusterOptions {
   readonly labels?: Record<string, string>;
   /** Agents serve plain HTTP and the operator is told it may use it. @default false: HTTPS */
   readonly plainHttp?: boolean;
+  /** The operator records Events. @default false */
+  readonly events?: boolean;
   /** The operator's --deselection-grace. @default 0 (startTestOperator's) */
   readonly deselectionGraceMs?: number;
 }
@@ -135,6 +137,7 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
       tls: tls ? { ca: async () => tls.ca, serverName: tls.serverName } : "plain-http",
     },
     resyncMs: o.resyncMs,
+    ...(o.events ? { events: true } : {}),
     ...(o.deselectionGraceMs !== undefined ? { deselectionGraceMs: o.deselectionGraceMs } : {}),
   });
   await eventually("caches synced", async () => op.operator.ready);

@@ -5,6 +5,7 @@ import { Informer, objectKey, type RestartReason } from "../../kube/informer";
 import { LVM_NODE_SETS, LVM_NODES, NODES, type Resource } from "../../kube/resources";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
 import type { LogicalVolumeObject, PersistentVolumeObject } from "./in-use";
+import { approveAccessReview } from "./approvals";
 import type { AdmissionReads } from "./review";
 
 /** TopoLVM's LogicalVolumes (cluster-scoped; its CRD stays when TopoLVM is uninstalled). */
@@ -83,6 +84,14 @@ export class AdmissionCache {
         ready(this.lvmNodes),
         this.lvmNodes.list().filter((n) => n.metadata.namespace === namespace)
       ),
+      canApprove: async (user, namespace, name) => {
+        const r = await o.kube.postPath(
+          "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+          approveAccessReview(user, namespace, name),
+        );
+        const status = (r as { status?: { allowed?: boolean; denied?: boolean } }).status;
+        return status?.allowed === true && status.denied !== true;
+      },
       logicalVolumes: () => this.shared(LOGICAL_VOLUMES_PATH, () => this.listVolumes()),
       persistentVolume: (name) =>
         this.shared(`/api/v1/persistentvolumes/${encodeURIComponent(name)}`, async (path) => {

@@ -30,6 +30,7 @@ const unreadable: AdmissionReads = {
   lvmNodes: () => Promise.reject(new Error("no lvmnodes")),
   logicalVolumes: () => Promise.reject(new Error("no logicalvolumes")),
   persistentVolume: () => Promise.reject(new Error("no pv")),
+  canApprove: () => Promise.reject(new Error("no access review")),
 };
 
 describe("review", () => {

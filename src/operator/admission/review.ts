@@ -8,6 +8,7 @@ import {
   type LogicalVolumeObject,
   type PersistentVolumeObject,
 } from "./in-use";
+import type { RequestUser } from "./approvals";
 import { lvmNodeWriteProblems } from "./lvmnode-writes";
 import { overlapProblems } from "./overlap";
 
@@ -21,7 +22,7 @@ export interface AdmissionRequest {
   readonly object?: unknown;
   /** The stored object, on an update or a delete. */
   readonly oldObject?: unknown;
-  readonly userInfo?: { readonly username?: string };
+  readonly userInfo?: RequestUser;
 }
 
 /** The webhook's answer: allowed, or refused with one line per problem (as `pulumi-lvm validate` prints them). */
@@ -39,6 +40,8 @@ export interface AdmissionReads {
   /** TopoLVM's LogicalVolumes; undefined when its API is not installed (no volume can exist). */
   logicalVolumes(): Promise<LogicalVolumeObject[] | undefined>;
   persistentVolume(name: string): Promise<PersistentVolumeObject | undefined>;
+  /** A SubjectAccessReview: may `user` approve plans of that LVMNode (approvals.ts)? */
+  canApprove(user: RequestUser, namespace: string, name: string): Promise<boolean>;
 }
 
 /**

@@ -5,6 +5,7 @@ import * as path from "node:path";
 import type { Clock } from "../../kube/clock";
 import { followServingCertificate } from "../../kube/serving-certificate";
 import { WEBHOOK_PATHS } from "../../agent-api/admission";
+import { reviewApproval } from "./approvals";
 import { Limiter, OverloadedError } from "./limiter";
 import { review, type AdmissionReads, type AdmissionRequest, type AdmissionVerdict } from "./review";
 
@@ -92,7 +93,11 @@ export function createWebhookServer(
       res.end(text);
     };
     const route = (req.url ?? "/").split("?")[0];
-    if (route !== WEBHOOK_PATHS.nodeSets && route !== WEBHOOK_PATHS.lvmNodes)
+    if (
+      route !== WEBHOOK_PATHS.nodeSets &&
+      route !== WEBHOOK_PATHS.lvmNodes &&
+      route !== WEBHOOK_PATHS.approvals
+    )
       return send(404, { message: "not found" });
     if (req.method !== "POST") return send(405, { message: "method not allowed" });
     if (!/^application\/json\b/i.test(req.headers["content-type"] ?? ""))
@@ -147,7 +152,11 @@ export function createWebhookServer(
         });
       };
       limiter
-        .run(waitMs(req), () => review(request, o.reads))
+        .run(waitMs(req), () =>
+          route === WEBHOOK_PATHS.approvals
+            ? reviewApproval(request, (u, ns, n) => o.reads.canApprove(u, ns, n))
+            : review(request, o.reads),
+        )
         .then(
           (verdict) => answer(verdict, verdict.allowed),
           (e: unknown) =>

@@ -404,3 +404,76 @@ describe("stopping: plan and status aborted, an apply sent is waited for", () =>
     expect(calls).toEqual([{ call: "teardown", signal: undefined }]);
   });
 });
+
+describe("approvalPolicy: a plan that needs an approval is not applied without one naming its hash", () => {
+  const wipe = plan({
+    hash: "h-wipe",
+    volumeGroups: [
+      { name: "vg1", exists: true, claimed: [{ kname: "/dev/sdc", id: "wwn:1", member: false }] },
+    ],
+    actions: [
+      {
+        op: "wipefs",
+        argv: ["wipefs", "--all", "/dev/sdc"],
+        volumeGroup: "vg1",
+        device: "/dev/sdc",
+        reason: "erase",
+        destructive: true,
+        signatures: [{ type: "xfs", uuid: "5e1c-uuid", offset: "0x0" }],
+      },
+      {
+        op: "pvcreate",
+        argv: ["pvcreate", "/dev/sdc"],
+        volumeGroup: "vg1",
+        device: "/dev/sdc",
+        reason: "pv",
+      },
+    ],
+  });
+
+  test("Destructive (the default): awaiting, the plan with the signature it erases; no apply", async () => {
+    const { client, calls } = fakeClient({ plan: () => wipe });
+    const outcome = await driver(client).d.sync("n1", SPEC);
+    expect(calls.map((c) => c.call)).toEqual(["plan", "status"]);
+    expect(outcome).toMatchObject({
+      kind: "awaiting",
+      waiting: {
+        hash: "h-wipe",
+        policy: "Destructive",
+        held: 2,
+        claims: ["vg1: /dev/sdc (wwn:1)"],
+        steps: [
+          { op: "wipefs", device: "/dev/sdc", erases: [{ type: "xfs", uuid: "5e1c-uuid", offset: "0x0" }] },
+          { op: "pvcreate", command: "pvcreate /dev/sdc" },
+        ],
+      },
+    });
+  });
+
+  test("a stale approval: awaiting, saying which was given", async () => {
+    const { client, calls } = fakeClient({ plan: () => wipe });
+    const outcome = await driver(client).d.sync("n1", SPEC, undefined, undefined, { approved: "h-old" });
+    expect(calls.map((c) => c.call)).toEqual(["plan", "status"]);
+    expect(outcome).toMatchObject({ kind: "awaiting", stale: "h-old", waiting: { hash: "h-wipe" } });
+  });
+
+  test("the plan's own hash: applied with it, and the approval reported as used", async () => {
+    const { client, calls } = fakeClient({ plan: () => wipe });
+    const outcome = await driver(client).d.sync("n1", SPEC, undefined, undefined, { approved: "h-wipe" });
+    expect(calls.map((c) => [c.call, c.planHash])).toEqual([
+      ["plan", undefined],
+      ["apply", "h-wipe"],
+      ["status", undefined],
+    ]);
+    expect(outcome).toMatchObject({ kind: "synced", approved: "h-wipe" });
+  });
+
+  test("Automatic: applied as before, no approval recorded", async () => {
+    const { client, calls } = fakeClient({ plan: () => wipe });
+    const spec = { ...SPEC, approvalPolicy: "Automatic" } as LVMNodeSpec;
+    const outcome = await driver(client).d.sync("n1", spec);
+    expect(calls.map((c) => c.call)).toEqual(["plan", "apply", "status"]);
+    expect(outcome).toMatchObject({ kind: "synced" });
+    expect(outcome).not.toHaveProperty("approved");
+  });
+});

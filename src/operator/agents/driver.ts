@@ -5,6 +5,7 @@ import { agentPodOf, podSchema, type Pod } from "../../agent-client/agent-pods";
 import type { CallTarget } from "../../agent-api/target";
 import type { Clock } from "../../kube/clock";
 import { decide, describeBlocked, type Stopped, type SyncOutcome, type TeardownOutcome } from "./outcome";
+import { waitingPlan } from "./pending";
 import type { AgentTokenSource } from "./token-file";
 
 /**
@@ -16,13 +17,16 @@ export interface NodeAgentDriver {
   /**
    * Plan `spec` on the node through its agent, apply the plan when it has steps and nothing is
    * blocked, read the status. `node`: the node, or the node with the namespace of its LVMNode (sent
-   * to the agent, which refuses a call for another node or namespace).
+   * to the agent, which refuses a call for another node or namespace). A plan that needs an
+   * approval under the spec's approvalPolicy (pending.ts) is applied only when `approval.approved`
+   * is its hash; otherwise the outcome is "awaiting" and nothing is applied.
    */
   sync(
     node: string | CallTarget,
     spec: LVMNodeSpec,
     stop?: AbortSignal,
     beforeChange?: BeforeChange,
+    approval?: ApprovalInput,
   ): Promise<SyncOutcome>;
   /** Tear down `spec`'s volume groups on the node, never forced. */
   teardown(
@@ -44,6 +48,12 @@ export type BeforeChange = (change?: {
   /** The plan's steps (apply). */
   readonly steps?: number;
 }) => Promise<string | undefined>;
+
+/** The LVMNode's approval (its annotation) and the devices its groups held before (its status). */
+export interface ApprovalInput {
+  readonly approved?: string;
+  readonly claimedBefore?: ReadonlySet<string>;
+}
 
 export type AgentCall = "plan" | "apply" | "status" | "teardown";
 /** ok; conflict (409); error (another answer); unreachable (no answer); aborted (the operator is stopping). */
@@ -87,7 +97,9 @@ export class AgentDriver implements NodeAgentDriver {
     spec: LVMNodeSpec,
     stop?: AbortSignal,
     beforeChange?: BeforeChange,
+    approval: ApprovalInput = {},
   ): Promise<SyncOutcome> {
+    const { approved, claimedBefore } = approval;
     const node = typeof to === "string" ? to : to.node;
     const target = await this.target(typeof to === "string" ? { node } : to);
     if (!target.ok) return { kind: "unavailable", message: target.message };
@@ -102,6 +114,12 @@ export class AgentDriver implements NodeAgentDriver {
           message: `node ${node}: agent pod ${pod} answers for node ${plan.node}; nothing was applied`,
         };
       const decision = decide(plan);
+      const waiting = decision === "apply" ? waitingPlan(plan, spec, claimedBefore) : undefined;
+      if (waiting && waiting.hash !== approved) {
+        call = "status";
+        const status = await this.status(endpoint, stop);
+        return { kind: "awaiting", pod, waiting, status, ...(approved ? { stale: approved } : {}) };
+      }
       let applied = 0;
       if (decision === "apply") {
         if (stop?.aborted)
@@ -125,7 +143,7 @@ export class AgentDriver implements NodeAgentDriver {
       const status = await this.status(endpoint, decision === "apply" ? undefined : stop);
       return decision === "blocked"
         ? { kind: "blocked", pod, blocked: describeBlocked(plan.blocked), status }
-        : { kind: "synced", pod, applied, status };
+        : { kind: "synced", pod, applied, status, ...(waiting ? { approved: waiting.hash } : {}) };
     } catch (e) {
       if (e instanceof AgentCallError && e.code === "Aborted") return stopped(`${e.message} (pod ${pod})`);
       if (!(e instanceof AgentCallError) || e.status === 0 || e.status === 409) return failure(e, pod, call);

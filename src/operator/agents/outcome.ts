@@ -1,5 +1,6 @@
 import type { LVMNodeStatus } from "../../api";
 import type { NodePlanResponse } from "../../agent-client/agent-client";
+import type { WaitingPlan } from "./pending";
 
 /**
  * What driving a node's agent found, for the LVMNode's status and the queue. Every message names
@@ -11,6 +12,17 @@ export type SyncOutcome =
       readonly kind: "synced";
       readonly pod: string;
       readonly applied: number;
+      readonly status: LVMNodeStatus;
+      /** The approval (a plan hash) this apply used: recorded, never used again. */
+      readonly approved?: string;
+    }
+  /** The plan waits for a person's approval (pending.ts): nothing was applied. */
+  | {
+      readonly kind: "awaiting";
+      readonly pod: string;
+      readonly waiting: WaitingPlan;
+      /** An approval that was given, for another plan: refused. */
+      readonly stale?: string;
       readonly status: LVMNodeStatus;
     }
   /** The plan has blocked items: nothing was applied; `blocked` says why, one sentence each. */

@@ -1,3 +1,4 @@
+import { APPROVE_ANNOTATION } from "../../api";
 import { AGENT_POD_LABELS } from "../../agent-api/pods";
 import { podSchema } from "../../agent-client/agent-pods";
 import type { Change } from "../../kube/informer";
@@ -12,7 +13,10 @@ import type { LVMNodeObject, LVMNodeSetObject } from "../types";
  * periodic resync adds every LVMNode on top, for drift on the nodes that no watch reports.
  */
 
-/** An LVMNode's own change: new, or changed in spec (generation), deletion or finalizers. Not its status. */
+/**
+ * An LVMNode's own change: new, or changed in spec (generation), deletion, finalizers or its
+ * approval annotation. Not its status.
+ */
 export function keysForOwnLVMNodeChange(change: Change<LVMNodeObject>): string[] {
   const { object: now, old } = change;
   if (change.type === "deleted") return [];
@@ -21,6 +25,7 @@ export function keysForOwnLVMNodeChange(change: Change<LVMNodeObject>): string[]
     o.metadata.generation,
     o.metadata.deletionTimestamp,
     o.metadata.finalizers,
+    o.metadata.annotations?.[APPROVE_ANNOTATION],
   ];
   return jsonEqual(m(old), m(now)) ? [] : [objectKey(now)];
 }

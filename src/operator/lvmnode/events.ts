@@ -11,6 +11,7 @@ type EventOf = Omit<EventInput, "regarding">;
  */
 const WARN_ON = new Set([
   "PlanBlocked",
+  "AwaitingApproval",
   "NodeSetOverlap",
   "NotManaged",
   "InvalidSpec",

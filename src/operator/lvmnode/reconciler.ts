@@ -1,4 +1,4 @@
-import { lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../../api";
+import { APPROVE_ANNOTATION, lvmNodeSpecSchema, problemsFrom, type LVMNodeSpec } from "../../api";
 import type { BeforeChange, NodeAgentDriver } from "../agents/driver";
 import type { Clock } from "../../kube/clock";
 import { jsonEqual } from "../../kube/json-equal";
@@ -119,6 +119,7 @@ export class LVMNodeReconciler {
           spec.value,
           stop,
           this.beforeChange(node, release, sent),
+          { ...(approvalOf(node) ? { approved: approvalOf(node) } : {}), claimedBefore: claimedBefore(node) },
         )
       : spec.finding;
     const applyFailed = sent.call === "apply" && outcome.kind === "failed";
@@ -142,9 +143,32 @@ export class LVMNodeReconciler {
       this.o.requeue?.(key, 0);
     }
     if (await this.patchStatus(node, outcome, applyFailed)) wrote = true;
+    if (outcome.kind === "synced" && outcome.approved) await this.dropApproval(node, outcome.approved);
     if (outcome.kind === "unavailable" || outcome.kind === "failed")
       throw new AgentNotSyncedError(`${key}: ${outcome.message}`);
     return wrote ? "changed" : "in_sync";
+  }
+
+  /**
+   * An approval is used once: once its plan is applied (and recorded in status.lastApproval), the
+   * annotation goes, unless it was changed meanwhile (the patch is guarded by its value).
+   */
+  private async dropApproval(node: LVMNodeObject, hash: string): Promise<void> {
+    const { namespace = "", name } = node.metadata;
+    const fresh = await this.o.kube.get<LVMNodeObject>(LVM_NODES, namespace, name);
+    if (fresh?.metadata.annotations?.[APPROVE_ANNOTATION] !== hash) return;
+    await this.o.kube
+      .patch(LVM_NODES, namespace, name, {
+        metadata: {
+          resourceVersion: fresh.metadata.resourceVersion,
+          annotations: { [APPROVE_ANNOTATION]: null },
+        },
+      })
+      .catch((e: unknown) => {
+        // status.lastApproval already makes it unusable; a later reconcile removes it.
+        if (!isConflict(e)) throw e;
+      });
+    this.o.log({ msg: "approval used", lvmNode: `${namespace}/${name}`, hash });
   }
 
   /** What the mandate reads: the operator's caches. */
@@ -293,7 +317,14 @@ export class LVMNodeReconciler {
         LVM_NODES,
         namespace,
         name,
-        { metadata: { resourceVersion }, status },
+        // A merge patch keeps what it does not name: a plan no longer waiting is removed by name.
+        {
+          metadata: { resourceVersion },
+          status: {
+            ...status,
+            ...(from.status?.pendingApproval && !status.pendingApproval ? { pendingApproval: null } : {}),
+          },
+        },
         "status",
       );
     };
@@ -326,6 +357,21 @@ export class LVMNodeReconciler {
       });
     return true;
   }
+}
+
+/** The approval the LVMNode carries (APPROVE_ANNOTATION), unless it was used already. */
+function approvalOf(node: LVMNodeObject): string | undefined {
+  const hash = node.metadata.annotations?.[APPROVE_ANNOTATION]?.trim();
+  return hash && hash !== node.status?.lastApproval?.hash ? hash : undefined;
+}
+
+/** The devices (paths and stable ids) the LVMNode's status shows in its volume groups. */
+function claimedBefore(node: LVMNodeObject): Set<string> {
+  return new Set(
+    (node.status?.volumeGroups ?? []).flatMap((vg) =>
+      (vg.devices?.included ?? []).flatMap((d) => [d.kname, ...(d.id ? [d.id] : [])]),
+    ),
+  );
 }
 
 /** The spec through our own validation (rules the CRD cannot express): never sent when it fails. */

@@ -2,6 +2,7 @@ import { TEMPLATE_GENERATION_ANNOTATION, type LVMNodeStatus, type NodeConditionT
 import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
 import type { NotDrivenReason } from "../mandate";
 import { setCondition, type DesiredCondition } from "../conditions";
+import { approvalStatus, awaitingMessage } from "./approval-status";
 import { readyCondition } from "../ready";
 import { thinPoolCondition } from "./capacity";
 import type { LVMNodeObject } from "../types";
@@ -67,6 +68,9 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
   conditions = setCondition(conditions, { ...reconciled(finding), observedGeneration: generation }, now);
   const pools = agent && thinPoolCondition(agent.volumeGroups, node.spec.capacity);
   if (pools) conditions = setCondition(conditions, { ...pools, observedGeneration: generation }, now);
+  const approval = approvalStatus(previous, finding, now);
+  if (approval.condition)
+    conditions = setCondition(conditions, { ...approval.condition, observedGeneration: generation }, now);
   const state = stateOf(finding, previous.state, agent?.state);
   conditions = setCondition(
     conditions,
@@ -82,6 +86,8 @@ export function lvmNodeStatus(node: LVMNodeObject, finding: NodeFinding, now: nu
     ...(volumeGroups ? { volumeGroups } : {}),
     ...(deviceClasses ? { deviceClasses } : {}),
     ...(applied !== undefined ? { appliedTemplateGeneration: applied } : {}),
+    ...(approval.pendingApproval ? { pendingApproval: approval.pendingApproval } : {}),
+    ...(approval.lastApproval ? { lastApproval: approval.lastApproval } : {}),
     conditions,
   };
 }
@@ -110,6 +116,7 @@ function stateOf(finding: NodeFinding, previous: State | undefined, agent: State
       return "Terminating";
     case "synced":
     case "blocked":
+    case "awaiting":
       return agent ?? "Pending";
     case "failed":
       return agent ?? "Failed";
@@ -143,6 +150,8 @@ function reconciled(finding: NodeFinding): DesiredCondition {
             reason: "InSync",
             message: `agent pod ${finding.pod}: the node matches the spec`,
           };
+    case "awaiting":
+      return { type, status: "False", reason: "AwaitingApproval", message: awaitingMessage(finding) };
     case "blocked":
       return {
         type,

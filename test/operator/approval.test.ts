@@ -1,0 +1,195 @@
+/**
+ * Reviewed changes against a real kube-apiserver and a REAL agent on loop devices: a device that
+ * appears later in a wipe-enabled wildcard group is not wiped until someone approves the exact plan
+ * the LVMNode shows (approvalPolicy Destructive, the default).
+ *
+ *   npx jest test/operator/approval --runInBand
+ */
+import { execFileSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { run as approve } from "../../src/cli/approve";
+import { commandLog } from "../agent/command-log-reader";
+import { startAgent } from "../agent/harness";
+import type { Json } from "../env/cluster";
+import { startAgentCluster, type AgentCluster } from "./agent-cluster";
+import { eventually, lvmNodesPath, must, setsPath, sleep } from "./env";
+
+jest.setTimeout(180_000);
+
+const NS = "storage";
+const RESYNC_MS = 2000;
+const VG = `apr-${randomBytes(3).toString("hex")}`;
+let c: AgentCluster;
+
+beforeAll(async () => {
+  c = await startAgentCluster({
+    nodes: ["n1"],
+    devices: 1,
+    namespaces: [NS],
+    resyncMs: RESYNC_MS,
+    plainHttp: true,
+    events: true,
+  });
+}, 120_000);
+afterAll(async () => c?.stop());
+
+const wipes = () =>
+  commandLog(c.scratch.n1!.path("commands.jsonl")).filter(
+    (x) => x.tool === "wipefs" && !x.requested.includes("--no-act"),
+  );
+const lvmNode = async (): Promise<Json> => {
+  const r = await c.cp.request("GET", lvmNodesPath(NS, "n1"));
+  return r.status === 200 ? r.body : { metadata: {} };
+};
+const condition = (o: Json, type: string) => (o.status?.conditions ?? []).find((x: Json) => x.type === type);
+const annotate = (hash: string) =>
+  must(c.cp, "PATCH", lvmNodesPath(NS, "n1"), {
+    metadata: { annotations: { "lvm.topolvm.io/approve": hash } },
+  });
+const events = async (reason: string): Promise<Json[]> =>
+  (await must(c.cp, "GET", `/apis/events.k8s.io/v1/namespaces/${NS}/events`)).items.filter(
+    (e: Json) => e.reason === reason && e.regarding?.name === "n1",
+  );
+
+test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unapproved; a stale approval is refused; the right one wipes once", async () => {
+  await must(c.cp, "POST", setsPath(NS), {
+    apiVersion: "lvm.topolvm.io/v2alpha1",
+    kind: "LVMNodeSet",
+    metadata: { name: "wild", namespace: NS },
+    spec: {
+      template: {
+        volumeGroups: [
+          {
+            name: VG,
+            minDeviceSize: "64Mi",
+            forceWipeDevicesAndDestroyAllData: true,
+            deviceSelector: {
+              deviceSelectorTerms: [{ matchExpressions: [{ key: "kname", operator: "Any" }] }],
+            },
+          },
+        ],
+      },
+    },
+  });
+  // The group's first build on a blank device goes ahead under Destructive.
+  await eventually(
+    "n1 Ready with one device",
+    async () => {
+      const n = await lvmNode();
+      return n.status?.state === "Ready" && n.status.volumeGroups?.[0]?.devices?.included?.length === 1;
+    },
+    60_000,
+    200,
+  );
+
+  // Hot-plug: a device with an xfs filesystem appears on the node (the agent restarts seeing it).
+  const s = c.scratch.n1!;
+  const extra = s.loop(320); // mkfs.xfs makes nothing under 300 MiB
+  execFileSync("mkfs.xfs", ["-q", "-f", extra]);
+  const uuid = execFileSync("blkid", ["-s", "UUID", "-o", "value", extra]).toString().trim();
+  await c.agents.n1!.stop();
+  c.agents.n1 = await startAgent({
+    node: "n1",
+    devices: s.loops,
+    ...s.agentFiles(),
+    ownMachine: true,
+    auth: { kubeconfig: c.cp.kubeconfigFor("agent") },
+    extraArgs: ["--namespace", NS],
+  });
+  await c.agentPod("n1", Number(new URL(c.agents.n1.url).port));
+
+  const waiting = await eventually(
+    "the plan waits",
+    async () => {
+      const n = await lvmNode();
+      return n.status?.pendingApproval ? n : undefined;
+    },
+    60_000,
+    200,
+  );
+  const pending = waiting.status.pendingApproval;
+  const wipe = pending.steps.find((x: Json) => x.op === "wipefs");
+  expect(wipe).toMatchObject({ device: extra, erases: [expect.objectContaining({ type: "xfs", uuid })] });
+  expect(pending.claims).toEqual([expect.stringContaining(`${VG}: ${extra}`)]);
+  expect(condition(waiting, "AwaitingApproval")).toMatchObject({
+    status: "True",
+    reason: "ApprovalRequired",
+  });
+  expect(condition(waiting, "Ready")).toMatchObject({ status: "False", reason: "AwaitingApproval" });
+  const awaitingGauge = `pulumi_lvm_lvmnode_awaiting_approval{namespace="${NS}",lvmnode="n1"} 1`;
+  expect(await c.op.metrics.render(0, c.op.operator.lvmNodeGauges())).toContain(awaitingGauge);
+
+  // Three resyncs: nothing wiped, the status not rewritten, one Event.
+  await sleep(3 * RESYNC_MS + 500);
+  expect(wipes()).toEqual([]);
+  const later = await lvmNode();
+  expect(later.metadata.resourceVersion).toBe(waiting.metadata.resourceVersion);
+  expect(await events("AwaitingApproval")).toHaveLength(1);
+
+  // A stale approval: refused, naming the plan that waits now; still nothing wiped.
+  await annotate("0000stale");
+  const refused = await eventually(
+    "the stale approval is refused",
+    async () => {
+      const n = await lvmNode();
+      return condition(n, "AwaitingApproval")?.reason === "StaleApproval" ? n : undefined;
+    },
+    30_000,
+    200,
+  );
+  expect(condition(refused, "AwaitingApproval").message).toContain(`the plan now is ${pending.hash}`);
+  expect(wipes()).toEqual([]);
+
+  // The CLI, through a kubeconfig: a stale hash is refused naming the waiting one (exit 1); the
+  // waiting plan's hash is approved (exit 0), then applied: exactly one wipe, recorded, removed.
+  const cli = async (hash: string) => {
+    const out: string[] = [];
+    const code = await approve({
+      argv: ["--node", "n1", "--hash", hash, "--kubeconfig", c.cp.kubeconfigFor("admin")],
+      readFile: async () => "",
+      stdout: (t) => out.push(t),
+      stderr: (t) => out.push(t),
+    });
+    return { code, out: out.join("") };
+  };
+  const staleCli = await cli("0000stale");
+  expect(staleCli.code).toBe(1);
+  expect(staleCli.out).toContain(`the plan waiting now is ${pending.hash}`);
+  expect(await cli(pending.hash)).toEqual({
+    code: 0,
+    out: expect.stringContaining(`approved plan ${pending.hash} of LVMNode ${NS}/n1`),
+  });
+  const done = await eventually(
+    "approved and applied",
+    async () => {
+      const n = await lvmNode();
+      return n.status?.volumeGroups?.[0]?.devices?.included?.length === 2 && !n.status.pendingApproval
+        ? n
+        : undefined;
+    },
+    60_000,
+    200,
+  ).catch(async (e) => {
+    const n = await lvmNode();
+    throw new Error(
+      `${(e as Error).message}: ${JSON.stringify({ annotations: n.metadata.annotations, conditions: n.status?.conditions, pending: n.status?.pendingApproval, vgs: n.status?.volumeGroups })}`,
+    );
+  });
+  expect(wipes().map((x) => x.requested)).toEqual([expect.arrayContaining([extra])]);
+  expect(wipes()).toHaveLength(1);
+  expect(done.status.lastApproval).toMatchObject({ hash: pending.hash });
+  await eventually(
+    "the awaiting-approval gauge cleared",
+    async () => !(await c.op.metrics.render(0, c.op.operator.lvmNodeGauges())).includes(awaitingGauge),
+    10_000,
+    200,
+  );
+  await eventually(
+    "the annotation is gone",
+    async () => !(await lvmNode()).metadata.annotations?.["lvm.topolvm.io/approve"],
+    10_000,
+    200,
+  );
+  await sleep(2 * RESYNC_MS);
+  expect(wipes()).toHaveLength(1);
+});
