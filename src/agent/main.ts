@@ -25,8 +25,8 @@ import { processRegistry } from "../metrics/prometheus";
 import { inClusterConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { planNode, planTeardown } from "../planner";
-import type { CliIO } from "../cli/io";
-import { catchStopSignals, whenAborted } from "../cli/stop-signal";
+import type { CliIO } from "../process/subcommand";
+import { catchStopSignals, whenAborted } from "../process/stop-signal";
 
 export interface RunAgentArgs {
   /** The arguments after `pulumi-lvm agent`. */
