@@ -26,8 +26,8 @@ import { inClusterConnection } from "../kube/connection";
 import { connectionFromKubeconfigFile } from "../kube/kubeconfig";
 import { followServingCertificate } from "../kube/serving-certificate";
 import { planNode, planTeardown } from "../planner";
-import type { CliIO } from "../cli/io";
-import { catchStopSignals, whenAborted } from "../cli/stop-signal";
+import type { CliIO } from "../process/subcommand";
+import { catchStopSignals, whenAborted } from "../process/stop-signal";
 
 export interface RunAgentArgs {
   /** The arguments after `pulumi-lvm agent`. */

@@ -4,7 +4,8 @@ import type { KubeClient, KubePaths } from "../kube/client";
 import { KubeApiError } from "../kube/errors";
 import { LVM_NODES } from "../kube/resources";
 import { CLUSTER_FLAGS_USAGE, clusterClient } from "./cluster";
-import { EXIT, USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, USAGE_EXIT } from "./exit-codes";
+import type { CliIO } from "../process/subcommand";
 
 export const APPROVE_USAGE = `usage: pulumi-lvm approve --node NODE --hash HASH [--namespace NS] [--kubeconfig PATH] [--context NAME]
 

@@ -1,5 +1,5 @@
 import YAML from "yaml";
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 import { COMMANDS, main } from "./main";
 import { CONVERT_USAGE } from "./convert";
 

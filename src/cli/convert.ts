@@ -1,7 +1,8 @@
 import { convertLvmCluster, DEFAULT_NODE_SET_NAMESPACE, LVMS_API_VERSION } from "../migrate/lvms-v1";
 import { parseCommandLine } from "./args";
 import { readInput, nameOf } from "./input";
-import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, exitCodeHelp, USAGE_EXIT } from "./exit-codes";
+import type { CliIO } from "../process/subcommand";
 import { readManifestDocuments } from "./manifest-documents";
 import { outputFormat, toYaml, OUTPUT_FLAGS } from "./output";
 

@@ -1,4 +1,4 @@
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 
 /** How `-` (standard input) is named in messages. */
 export const STDIN_NAME = "<stdin>";

@@ -16,7 +16,7 @@ import {
   runInventory,
   type Discover,
 } from "./inventory";
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 
 async function cli(argv: string[], discover: Discover, clock?: () => number) {
   let stdout = "";

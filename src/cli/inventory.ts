@@ -11,7 +11,8 @@ import { DEFAULT_LVMD_CONFIG_PATH } from "../planner/lvmd";
 import { parseCommandLine } from "./args";
 import { LvmCommandError, type CommandLogEntry } from "../agent/lvm-runner";
 import { formatInventoryTable } from "./inventory-table";
-import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, exitCodeHelp, USAGE_EXIT } from "./exit-codes";
+import type { CliIO } from "../process/subcommand";
 import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
 
 export const INVENTORY_USAGE = `usage: pulumi-lvm inventory [--node <name>] [--label <key>=<value>]... [--device <path>]...

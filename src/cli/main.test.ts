@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 import { PACKAGE_VERSION } from "../version";
 import { COMMANDS, main, usage, type Command } from "./main";
 

@@ -2,8 +2,9 @@
 import { readFile } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { PACKAGE_VERSION } from "../version";
-import { USAGE_EXIT, type CliIO, type Subcommand } from "./io";
-import { catchStopSignals } from "./stop-signal";
+import { USAGE_EXIT } from "./exit-codes";
+import type { CliIO, Subcommand } from "../process/subcommand";
+import { catchStopSignals } from "../process/stop-signal";
 
 /**
  * The `pulumi-lvm` binary: a dispatcher over subcommands. Each entry loads its module only when it

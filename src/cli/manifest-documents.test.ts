@@ -1,7 +1,7 @@
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { EXAMPLE_FILES } from "../../test/api/rule-cases";
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 import { runPlan } from "./plan";
 import { run as runValidate } from "./validate";
 

@@ -4,7 +4,7 @@ import type { LVMNodeSetObject, NodeObject } from "../operator/types";
 import { matchDeviceSelector, matchesNodeSelector, type PlanDocument } from "../planner";
 import type { DeviceRequirement } from "../planner/device-selector";
 import { indexNode, type NodeIndex } from "../planner/node-index";
-import { EXIT } from "./io";
+import { EXIT } from "./exit-codes";
 import type { FileNodeSet } from "./plan-input";
 
 /** The namespace a set is taken to be applied to when its file names none (kubectl's default). */

@@ -3,7 +3,7 @@ import { InventoryParseError, parseNodeInventory } from "../inventory/parse";
 import type { NodeInventory, RawNodeInventory } from "../inventory/types";
 import { recordedPlanOptions, type PlanOptions } from "../planner";
 import { nameOf, readInput } from "./input";
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 import { duplicateNodeSetNames, readManifestDocuments } from "./manifest-documents";
 
 /** A node set and the file it came from (for messages). */

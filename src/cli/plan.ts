@@ -9,7 +9,8 @@ import {
   type PlanDocument,
 } from "../planner";
 import { parseCommandLine } from "./args";
-import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, exitCodeHelp, USAGE_EXIT } from "./exit-codes";
+import type { CliIO } from "../process/subcommand";
 import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
 import { missLine, overlapLines, planExitCode, selectorMisses, setsSelectingNoNode } from "./plan-checks";
 import { readInventories, readNodeSets } from "./plan-input";

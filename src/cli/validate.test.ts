@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import { EXAMPLE_FILES } from "../../test/api/rule-cases";
-import type { CliIO } from "./io";
+import type { CliIO } from "../process/subcommand";
 import YAML from "yaml";
 import { isOurs, problemText, run, VALIDATE_USAGE, type FileProblem } from "./validate";
 

@@ -1,7 +1,8 @@
 import { GROUP_VERSION } from "../api/lvmnodeset";
 import { checkManifest } from "../api/validate";
 import { parseCommandLine } from "./args";
-import { EXIT, exitCodeHelp, USAGE_EXIT, type CliIO } from "./io";
+import { EXIT, exitCodeHelp, USAGE_EXIT } from "./exit-codes";
+import type { CliIO } from "../process/subcommand";
 import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output";
 import { nameOf } from "./input";
 

@@ -1,5 +1,5 @@
 import { AGENT_SERVER_NAME } from "../agent-api/auth";
-import { issueCa, issueLeaf, MAX_LEAF_DAYS } from "../operator/certificates/x509";
+import { issueCa, issueLeaf, MAX_LEAF_DAYS } from "../tls/x509";
 
 /** PEM texts: what a kubernetes.io/tls Secret holds (tls.crt, tls.key) plus its ca.crt. */
 export interface AgentCertificates {
@@ -28,7 +28,7 @@ export interface IssueOptions {
 export const MAX_CERTIFICATE_DAYS = MAX_LEAF_DAYS;
 
 /**
- * A fresh CA and one serving certificate signed by it (src/operator/certificates/x509.ts), for
+ * A fresh CA and one serving certificate signed by it (src/tls/x509.ts), for
  * tests and tools that need a pair outside a cluster (in a cluster the operator issues them:
  * src/operator/certificates). The CA's key is not returned: it signs this one certificate and is
  * forgotten; the CA lasts as long as the certificate. The serving certificate is a leaf: cA false,

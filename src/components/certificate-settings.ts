@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { MAX_LEAF_DAYS } from "../operator/certificates/x509";
+import { MAX_LEAF_DAYS } from "../tls/x509";
 
 /*
  * The serving certificates of the agents and of the operator's webhook (docs/components.md,

@@ -2,7 +2,7 @@
  * The parts of a NodeSet's args check that do not need its types (node-set.ts's validate() uses
  * them): the zod schema of the args besides the spec, and the checks that need the checked spec. A
  * separate file because node-set.ts had grown past 350 lines; validate() stays there, with
- * NodeSetArgs, so that this file imports nothing from it (src/import-cycles.test.ts).
+ * NodeSetArgs, so that this file imports nothing from it (src/imports.test.ts).
  */
 import * as pulumi from "@pulumi/pulumi";
 import { z } from "zod";

@@ -1,5 +1,5 @@
-import type { CliIO } from "../cli/io";
-import { catchStopSignals, whenAborted } from "../cli/stop-signal";
+import type { CliIO } from "../process/subcommand";
+import { catchStopSignals, whenAborted } from "../process/stop-signal";
 import { OPERATOR_USAGE, OperatorConfigError } from "./config";
 import { startOperator, type RunningOperator } from "./main";
 

@@ -26,7 +26,7 @@ import type { OperatorMetrics } from "./metrics";
 import { NodeSetReconciler, StaleCacheError, type ReconcileResult } from "./nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "./types";
 import { WorkQueue } from "../kube/work-queue";
-import { whenAborted } from "../cli/stop-signal";
+import { whenAborted } from "../process/stop-signal";
 
 /** How the operator reaches the node agents. */
 export interface OperatorAgentOptions {

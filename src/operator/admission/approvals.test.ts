@@ -1,4 +1,5 @@
-import { reviewApproval, type RequestUser } from "./approvals";
+import { reviewApproval } from "./approvals";
+import type { RequestUser } from "./review";
 import type { AdmissionRequest } from "./review";
 
 const request = (annotation: string | undefined, pending?: string): AdmissionRequest => ({

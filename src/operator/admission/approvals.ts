@@ -1,14 +1,6 @@
 import { API_GROUP, APPROVE_ANNOTATION, APPROVER_CLUSTER_ROLE } from "../../api";
 import type { LVMNodeObject } from "../types";
-import type { AdmissionRequest, AdmissionVerdict } from "./review";
-
-/** Who sent a request, as the API server's AdmissionReview names them. */
-export interface RequestUser {
-  readonly username?: string;
-  readonly uid?: string;
-  readonly groups?: readonly string[];
-  readonly extra?: Readonly<Record<string, readonly string[]>>;
-}
+import type { AdmissionRequest, AdmissionVerdict, RequestUser } from "./review";
 
 /** May `user` approve plans of the LVMNode `namespace`/`name` (a SubjectAccessReview)? */
 export type ApproveAccess = (user: RequestUser, namespace: string, name: string) => Promise<boolean>;

@@ -8,9 +8,16 @@ import {
   type LogicalVolumeObject,
   type PersistentVolumeObject,
 } from "./in-use";
-import type { RequestUser } from "./approvals";
 import { lvmNodeWriteProblems } from "./lvmnode-writes";
 import { overlapProblems } from "./overlap";
+
+/** Who sent a request, as the API server's AdmissionReview names them. */
+export interface RequestUser {
+  readonly username?: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
 
 /** The part of an admission.k8s.io/v1 AdmissionRequest the webhook reads. */
 export interface AdmissionRequest {

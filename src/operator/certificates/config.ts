@@ -7,7 +7,7 @@ import {
   DEFAULT_LEAF_DAYS,
   type CertificateSettings,
 } from "./renewal";
-import { MAX_LEAF_DAYS } from "./x509";
+import { MAX_LEAF_DAYS } from "../../tls/x509";
 
 /** The operator's certificate flags (src/operator/config.ts takes them in). */
 export const CERTIFICATE_FLAGS = {

@@ -4,7 +4,7 @@ import { ManualClock } from "../../../test/support/kube/manual-clock";
 import type { Resource } from "../../kube/resources";
 import { CertificateIssuer, ROTATION_ANNOTATION } from "./issuer";
 import { DEFAULT_CA_PUBLISH_MS, leafDue, renewalTime, type CertificateSettings } from "./renewal";
-import { certificateFacts, pemCertificates } from "./x509";
+import { certificateFacts, pemCertificates } from "../../tls/x509";
 
 const SECRETS: Resource = { group: "", version: "v1", plural: "secrets", kind: "Secret", namespaced: true };
 const DAY = 86_400_000;

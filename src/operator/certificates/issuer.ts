@@ -19,7 +19,7 @@ import {
   pemCertificates,
   signedBy,
   type CertificateFacts,
-} from "./x509";
+} from "../../tls/x509";
 
 /*
  * The operator's own certificate authority (docs/operator.md, Certificates): a CA Secret it creates

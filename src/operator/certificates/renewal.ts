@@ -1,4 +1,4 @@
-import type { CertificateFacts } from "./x509";
+import type { CertificateFacts } from "../../tls/x509";
 
 /*
  * When the operator issues a certificate: pure decisions on what the Secrets hold and the time.

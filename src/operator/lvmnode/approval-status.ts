@@ -1,7 +1,7 @@
 import { APPROVE_ANNOTATION, type ApprovalRecord, type LVMNodeStatus, type PendingApproval } from "../../api";
 import { describeWaiting } from "../agents/pending";
 import { rfc3339, type DesiredCondition } from "../conditions";
-import type { NodeFinding } from "./status";
+import type { NodeFinding } from "./finding";
 
 /** The condition that says a plan waits for a person (docs/operator.md, Reviewed changes). */
 export const AWAITING_APPROVAL = "AwaitingApproval";

@@ -1,6 +1,5 @@
 import { TEMPLATE_GENERATION_ANNOTATION, type LVMNodeStatus, type NodeConditionType } from "../../api";
-import type { SyncOutcome, TeardownOutcome } from "../agents/outcome";
-import type { NotDrivenReason } from "../mandate";
+import type { NodeFinding } from "./finding";
 import { setCondition, type DesiredCondition } from "../conditions";
 import { approvalStatus, awaitingMessage } from "./approval-status";
 import { readyCondition } from "../ready";
@@ -9,23 +8,6 @@ import type { LVMNodeObject } from "../types";
 
 /** The operator's own condition on each LVMNode: did the last reconcile get the node to its spec. */
 export const RECONCILED: NodeConditionType = "Reconciled";
-
-/** What one LVMNode reconcile found, for its status. */
-export type NodeFinding =
-  /** The spec breaks rules the CRD cannot express: nothing was sent to the agent. */
-  | { readonly kind: "invalid"; readonly problems: readonly string[] }
-  | Exclude<SyncOutcome, { kind: "stopped" }>
-  /** The operator has no mandate for this LVMNode (mandate.ts mandateOf): nothing was sent. */
-  | {
-      readonly kind: "notDriven";
-      readonly reason: NotDrivenReason;
-      readonly message: string;
-    }
-  /** The LVMNode is being deleted with deletionPolicy Delete and its teardown is not done. */
-  | {
-      readonly kind: "teardown";
-      readonly outcome: Exclude<TeardownOutcome, { kind: "busy" | "stopped" | "tornDown" }>;
-    };
 
 type State = NonNullable<LVMNodeStatus["state"]>;
 

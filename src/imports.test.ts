@@ -77,6 +77,102 @@ function cycles(graph: ReadonlyMap<string, readonly string[]>): string[][] {
   return [...found.values()];
 }
 
+/**
+ * What each area may import, bottom to top. The API is the base; the planner and inventory are pure
+ * and import no I/O; the deployables (agent, operator) share only the wire contract (agent-api) and
+ * the libraries beneath it; components and the provider reach the agent through agent-api and
+ * agent-client, never its code; the CLI is the top, the one binary that dispatches to the agent and
+ * the operator. A new area gets a row here, with the reason in its commit.
+ */
+const LAYERS: Readonly<Record<string, readonly string[]>> = {
+  "src/api": [],
+  "src/log": [],
+  "src/metrics": [],
+  "src/process": [],
+  "src/tls": [],
+  "src/version": [],
+  "src/inventory": ["src/api"],
+  "src/planner": ["src/api", "src/inventory"],
+  "src/kube": ["src/api"],
+  "src/crd": ["src/api", "src/metrics"],
+  "src/agent-api": ["src/api"],
+  "src/agent-client": ["src/api", "src/agent-api", "src/kube"],
+  "src/agent": [
+    "src/api",
+    "src/agent-api",
+    "src/inventory",
+    "src/kube",
+    "src/log",
+    "src/metrics",
+    "src/planner",
+    "src/process",
+  ],
+  "src/operator": [
+    "src/api",
+    "src/agent-api",
+    "src/agent-client",
+    "src/kube",
+    "src/log",
+    "src/metrics",
+    "src/planner",
+    "src/process",
+    "src/tls",
+    "src/version",
+  ],
+  provider: ["src/api", "src/agent-api", "src/agent-client", "src/inventory", "src/kube", "src/planner"],
+  "src/components": [
+    "src/api",
+    "src/agent-api",
+    "src/metrics",
+    "src/planner",
+    "src/tls",
+    "src/version",
+    "provider",
+  ],
+  "src/migrate": ["src/api", "src/components", "src/planner"],
+  "src/cli": [
+    "src/api",
+    "src/agent",
+    "src/agent-api",
+    "src/agent-client",
+    "src/inventory",
+    "src/kube",
+    "src/log",
+    "src/metrics",
+    "src/migrate",
+    "src/operator",
+    "src/planner",
+    "src/process",
+    "src/version",
+  ],
+  "src/index": ["src/api", "src/components", "src/migrate", "provider"],
+};
+
+/** The area of a file: `src/<dir>` or `src/<file>` without its extension, or `provider`. */
+function areaOf(file: string): string {
+  const parts = path.relative(REPO, file).split(path.sep);
+  if (parts[0] === "provider") return "provider";
+  return parts.length > 2
+    ? `${parts[0]}/${parts[1]}`
+    : `${parts[0]}/${(parts[1] ?? "").replace(/\.ts$/, "")}`;
+}
+
+/** Imports (tests excluded) from one area into another its LAYERS row does not list. */
+function uphillImports(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  return [...graph].flatMap(([file, targets]) => {
+    if (file.endsWith(".test.ts")) return [];
+    const from = areaOf(file);
+    const allowed = LAYERS[from];
+    if (allowed === undefined) return [`${path.relative(REPO, file)}: area ${from} has no row in LAYERS`];
+    return targets
+      .filter((target) => areaOf(target) !== from && !allowed.includes(areaOf(target)))
+      .map(
+        (t) =>
+          `${path.relative(REPO, file)} → ${path.relative(REPO, t)} (${from} may not import ${areaOf(t)})`,
+      );
+  });
+}
+
 describe("import graph of src/ and provider/", () => {
   const files = ROOTS.flatMap((root) => sourceFiles(path.join(REPO, root)));
   const graph = importGraph(files);
@@ -96,24 +192,17 @@ describe("import graph of src/ and provider/", () => {
     ).toHaveLength(1);
   });
 
-  test("the agent's clients and deployers reach the agent and the operator through src/agent-api only (issue #13)", () => {
-    const rel = (f: string) => path.relative(REPO, f);
-    const under = (f: string, dirs: readonly string[]) => dirs.some((d) => rel(f).startsWith(`${d}/`));
-    const rules: ReadonlyArray<[readonly string[], readonly string[]]> = [
-      [
-        ["src/components", "provider", "src/agent-client"],
-        ["src/operator", "src/agent"],
-      ],
-      [["src/operator"], ["src/agent"]],
-    ];
-    const crossings = rules.flatMap(([from, forbidden]) =>
-      [...graph]
-        .filter(([file]) => under(file, from) && !file.endsWith(".test.ts"))
-        .flatMap(([file, targets]) =>
-          targets.filter((t) => under(t, forbidden)).map((t) => `${rel(file)} → ${rel(t)}`),
-        ),
-    );
-    expect(crossings).toEqual([]);
+  test("every import runs downhill: each area imports only the areas its row in LAYERS allows", () => {
+    expect(uphillImports(graph)).toEqual([]);
+  });
+
+  test("an import that runs uphill is refused (a planted agent → cli import)", () => {
+    const planted = new Map(graph);
+    const agentMain = path.join(REPO, "src/agent/main.ts");
+    planted.set(agentMain, [...(graph.get(agentMain) ?? []), path.join(REPO, "src/cli/exit-codes.ts")]);
+    expect(uphillImports(planted)).toEqual([
+      "src/agent/main.ts → src/cli/exit-codes.ts (src/agent may not import src/cli)",
+    ]);
   });
 
   test("has no import circles (but the known ones, which must still be there: a fixed one leaves the list)", () => {
