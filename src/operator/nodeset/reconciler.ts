@@ -1,4 +1,5 @@
 import { jsonEqual } from "../../kube/json-equal";
+import { mergePatch } from "../../kube/merge-patch";
 import { checkLVMNodeSetSpec, type LVMNodeSetStatus } from "../../api";
 import type { Clock } from "../../kube/clock";
 import type { KubeClient } from "../../kube/client";
@@ -309,7 +310,12 @@ export class NodeSetReconciler {
       LVM_NODE_SETS,
       namespace,
       name,
-      { metadata: { resourceVersion: set.metadata.resourceVersion }, status },
+      // A merge patch keeps what it does not name: a field the status no longer has (a rollout's
+      // `updating` list once it is empty) is removed by name, else every resync would write again.
+      {
+        metadata: { resourceVersion: set.metadata.resourceVersion },
+        status: mergePatch(set.status ?? {}, status),
+      },
       "status",
     );
     this.recordRolloutPaused(set, status);
