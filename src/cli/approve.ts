@@ -3,7 +3,7 @@ import { APPROVE_ANNOTATION, type LVMNode } from "../api";
 import type { KubeClient, KubePaths } from "../kube/client";
 import { KubeApiError } from "../kube/errors";
 import { LVM_NODES } from "../kube/resources";
-import { CLUSTER_FLAGS_USAGE, clusterClient } from "./cluster";
+import { CLUSTER_FLAGS_USAGE, clusterClient, findByName } from "./cluster";
 import { EXIT, USAGE_EXIT } from "./exit-codes";
 import type { CliIO } from "../process/subcommand";
 
@@ -60,7 +60,12 @@ export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<n
         ...(values.kubeconfig ? { kubeconfig: values.kubeconfig as string } : {}),
         ...(values.context ? { context: values.context as string } : {}),
       });
-    const found = await findLVMNode(kube, node, values.namespace as string | undefined);
+    const found = await findByName<LVMNode & { metadata: { name: string } }>(
+      kube,
+      LVM_NODES,
+      node,
+      values.namespace as string | undefined,
+    );
     if (typeof found === "string") return fail(found);
     const ns = found.metadata.namespace ?? "";
     const pending = found.status?.pendingApproval;
@@ -77,24 +82,4 @@ export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<n
   } catch (e) {
     return fail(e instanceof KubeApiError || e instanceof Error ? e.message : String(e));
   }
-}
-
-/** The node's LVMNode: in `namespace`, or the one of that name in any namespace; else why not. */
-async function findLVMNode(
-  kube: KubeClient & KubePaths,
-  node: string,
-  namespace?: string,
-): Promise<LVMNode | string> {
-  if (namespace) {
-    const n = await kube.get<LVMNode & { metadata: { name: string } }>(LVM_NODES, namespace, node);
-    return n ?? `no LVMNode ${namespace}/${node}`;
-  }
-  const list = (await kube.getPath(
-    `/apis/lvm.topolvm.io/v2alpha1/lvmnodes?fieldSelector=${encodeURIComponent(`metadata.name=${node}`)}`,
-  )) as { items?: LVMNode[] };
-  const items = list.items ?? [];
-  if (items.length === 0) return `no LVMNode named ${node} in any namespace`;
-  if (items.length > 1)
-    return `LVMNodes named ${node} in ${items.map((i) => i.metadata.namespace).join(", ")}: say which with --namespace`;
-  return items[0]!;
 }

@@ -1,4 +1,5 @@
-import { createKubeClient, type KubeClient, type KubePaths } from "../kube/client";
+import { createKubeClient, type KubeClient, type KubeObject, type KubePaths } from "../kube/client";
+import { resourcePath, type Resource } from "../kube/resources";
 import { connectionFromEnvKubeconfig, connectionFromKubeconfigFile } from "../kube/kubeconfig";
 
 /**
@@ -24,4 +25,25 @@ export function clusterClient(
     ? connectionFromKubeconfigFile(flags.kubeconfig, flags.context)
     : connectionFromEnvKubeconfig(env, flags.context);
   return createKubeClient({ connection });
+}
+
+/**
+ * The object `name` of a namespaced resource: in `namespace`, else the one of that name in any
+ * namespace (a field selector, so one request); else a sentence saying why not.
+ */
+export async function findByName<T extends KubeObject>(
+  kube: KubeClient & KubePaths,
+  r: Resource,
+  name: string,
+  namespace?: string,
+): Promise<T | string> {
+  if (namespace) return (await kube.get<T>(r, namespace, name)) ?? `no ${r.kind} ${namespace}/${name}`;
+  const list = (await kube.getPath(
+    `${resourcePath(r)}?fieldSelector=${encodeURIComponent(`metadata.name=${name}`)}`,
+  )) as { items?: T[] };
+  const items = list.items ?? [];
+  if (items.length === 0) return `no ${r.kind} named ${name} in any namespace`;
+  if (items.length > 1)
+    return `${r.kind}s named ${name} in ${items.map((i) => i.metadata.namespace).join(", ")}: say which with --namespace`;
+  return items[0]!;
 }

@@ -9,7 +9,7 @@ import { catchStopSignals } from "../process/stop-signal";
 /**
  * The `pulumi-lvm` binary: a dispatcher over subcommands. Each entry loads its module only when it
  * runs, so `pulumi-lvm validate` does not load the agent. Adding a subcommand is one line here:
- * its module exports `run(io)` (io.ts).
+ * its module exports `run(io)` (src/process/subcommand.ts).
  */
 export interface Command {
   /** One line for the usage text. */
@@ -39,6 +39,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
   approve: {
     summary: "approve the plan waiting on a node, by its hash (through your kubeconfig)",
     load: () => import("./approve"),
+  },
+  rollout: {
+    summary: "resume a node set's rollout that paused at a failed node (through your kubeconfig)",
+    load: () => import("./rollout"),
   },
   agent: {
     summary: "run the node agent (HTTP API over lvm2 on this node)",
