@@ -106,7 +106,11 @@ function describeFailure(
         ? `did not finish (${details.cause})`
         : exitCode === null
           ? `did not run (${details.cause ?? details.signal ?? "unknown"})`
-          : `exited ${exitCode}`;
+          : details.cause
+            ? // stopped for a cause (its output over the limit) as it was ending: the exit code alone
+              // would read as success
+              `failed (${details.cause}), exit ${exitCode}`
+            : `exited ${exitCode}`;
   const err = stderr.trim();
   return `${argv.join(" ")} ${how}${err ? `: ${err}` : ""}`;
 }

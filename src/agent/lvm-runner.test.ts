@@ -210,6 +210,11 @@ describe("createLvmRunner: failures", () => {
     );
   });
 
+  it("names the cause of a failure even when the command exited 0 before it was stopped (a race: the output limit is hit as the command ends)", () => {
+    const err = new LvmCommandError(["lsblk", "--flood"], 0, "", { cause: "stdout exceeded 1000 bytes" });
+    expect(err.message).toBe("lsblk --flood failed (stdout exceeded 1000 bytes), exit 0");
+  });
+
   it("reports a tool that cannot be started", async () => {
     const run = createLvmRunner({ commandPrefix: ["/nonexistent/prefix-tool"] });
     const err = await run(["pvs"]).catch((e) => e);
