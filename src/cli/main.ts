@@ -36,6 +36,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "show the per-node plan for a node set against an inventory",
     load: () => import("./plan"),
   },
+  status: {
+    summary: "what each node set and node's storage is now, from the cluster (through your kubeconfig)",
+    load: () => import("./status"),
+  },
   approve: {
     summary: "approve the plan waiting on a node, by its hash (through your kubeconfig)",
     load: () => import("./approve"),
@@ -68,7 +72,7 @@ export function usage(commands: Readonly<Record<string, Command>> = COMMANDS): s
     "",
     'Run "pulumi-lvm <command> --help" for its arguments.',
     "",
-    "exit codes of validate, convert, inventory and plan: 0 all fine, 1 invalid input, 2 usage error,",
+    "exit codes of validate, convert, inventory, plan and status: 0 all fine, 1 invalid input, 2 usage error,",
     "3 something is blocked or a node set selects no node, 4 the plan has changes (plan --detailed-exitcode)",
     "",
   ].join("\n");

@@ -8,6 +8,7 @@
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { run as approve } from "../../src/cli/approve";
+import { run as status } from "../../src/cli/status";
 import { commandLog } from "../agent/command-log-reader";
 import { startAgent } from "../agent/harness";
 import type { Json } from "../env/cluster";
@@ -152,6 +153,20 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
     });
     return { code, out: out.join("") };
   };
+  // `pulumi-lvm status` through the same kubeconfig shows the waiting plan's hash and says why (exit 3).
+  const shown: string[] = [];
+  const statusCode = await status({
+    argv: ["--namespace", NS, "-o", "wide", "--kubeconfig", c.cp.kubeconfigFor("admin")],
+    readFile: async () => "",
+    stdout: (t) => shown.push(t),
+    stderr: (t) => shown.push(t),
+  });
+  expect({ statusCode, text: shown.join("") }).toEqual({
+    statusCode: 3,
+    text: expect.stringMatching(
+      new RegExp(`n1\\s+wild\\s+\\S+\\s+.*${pending.hash}[\\s\\S]*node n1: AwaitingApproval True`),
+    ),
+  });
   const staleCli = await cli("0000stale");
   expect(staleCli.code).toBe(1);
   expect(staleCli.out).toContain(`the plan waiting now is ${pending.hash}`);
