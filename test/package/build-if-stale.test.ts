@@ -100,7 +100,8 @@ describe("scripts/build-if-stale.js", () => {
     expect(fs.existsSync(path.join(pkg, "dist", "build-stamp.json"))).toBe(true);
     // No typescript in this consumer: a build attempt would fail, so exit 0 means it skipped.
     const r = spawnSync(process.execPath, ["scripts/build-if-stale.js"], { cwd: pkg, encoding: "utf8" });
-    expect(r.stdout).toContain("dist/ was built from these sources; not compiling");
+    // Its words go to stderr: stdout is npm pack --json's (scripts/build-if-stale.js).
+    expect(r.stderr).toContain("dist/ was built from these sources; not compiling");
     expect(r.status).toBe(0);
   });
 
@@ -111,7 +112,7 @@ describe("scripts/build-if-stale.js", () => {
     fs.cpSync(path.join(repo, "src", "index.ts"), path.join(pkg, "src", "index.ts"));
     fs.writeFileSync(path.join(pkg, "package.json"), JSON.stringify({ scripts: { build: "exit 7" } }));
     const r = spawnSync(process.execPath, ["scripts/build-if-stale.js"], { cwd: pkg, encoding: "utf8" });
-    expect(r.stdout).toContain("compiling TypeScript (dist/ is not built)");
+    expect(r.stderr).toContain("compiling TypeScript (dist/ is not built)");
     expect(r.status).toBe(7);
   });
 });
