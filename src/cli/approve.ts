@@ -57,8 +57,8 @@ export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<n
     const kube =
       client ??
       clusterClient({
-        ...(values.kubeconfig ? { kubeconfig: values.kubeconfig as string } : {}),
-        ...(values.context ? { context: values.context as string } : {}),
+        kubeconfig: values.kubeconfig as string | undefined,
+        context: values.context as string | undefined,
       });
     const found = await findByName<LVMNode & { metadata: { name: string } }>(
       kube,

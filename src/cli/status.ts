@@ -59,12 +59,7 @@ export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<n
     context?: string;
   };
   try {
-    const kube =
-      client ??
-      clusterClient({
-        ...(v.kubeconfig ? { kubeconfig: v.kubeconfig } : {}),
-        ...(v.context ? { context: v.context } : {}),
-      });
+    const kube = client ?? clusterClient({ kubeconfig: v.kubeconfig, context: v.context });
     const list = async <T>(path: string) => ((await kube.getPath(path)) as { items?: T[] }).items ?? [];
     const sets = (await list<LVMNodeSetObject>(resourcePath(LVM_NODE_SETS, v.namespace))).filter(
       (s) => !v.nodeset || s.metadata.name === v.nodeset,
