@@ -27,10 +27,12 @@ module.exports = {
       roots: ["<rootDir>/test"],
       testMatch: ["**/*.test.ts"],
       // The Kubernetes provider's tier (jest.kubernetes.config.js) runs after the host lane's tests, once
-      // test/setup-late.sh has built its plugin (test/run.sh). The cluster tier is the next project.
+      // test/setup-late.sh has built its plugin, and the real-kernel tier (jest.vm.config.js) beside the
+      // cluster tier (test/run.sh). The cluster tier is the next project.
       testPathIgnorePatterns: [
         "/node_modules/",
         "<rootDir>/test/cluster/",
+        "<rootDir>/test/vm/",
         "<rootDir>/test/pulumi/kubernetes-e2e.test.ts",
         "<rootDir>/test/pulumi/component-provider.test.ts",
         "<rootDir>/test/pulumi/python-lvm-system.test.ts",

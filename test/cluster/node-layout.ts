@@ -44,4 +44,3 @@ export const SPEC = {
 } as unknown as LVMNodeSpec;
 /** StorageClass names by device class name. */
 export const SC = Object.fromEntries(DEVICE_CLASSES.map((dc) => [dc.name, classObjectName(dc, undefined)!]));
-export const SNAPSHOT_CLASS = classObjectName(DEVICE_CLASSES[0]!, undefined)!;

@@ -9,9 +9,11 @@
  *    and applies an LVMNode spec through it (a thin class on a pool, a thick class); the guest's own
  *    `vgs`/`pvs`/`lvs` check what it did, and the disk the spec does not select stays untouched.
  * 2. TopoLVM's Helm chart installed with the values LvmSystem derives, and then what users ask: does
- *    a PVC bind, can a pod write and read it, do snapshots, restores and expansion work, does a thin
- *    class overcommit (seed 003's plan at the PVC level), is a thick PVC that cannot fit refused by
- *    the scheduler with a reason, and does csi-sanity pass on the deployed driver.
+ *    a PVC bind, can a pod write it and another read it back after an expansion, does a thin class
+ *    overcommit (seed 003's plan at the PVC level), is a thick PVC that cannot fit refused by the
+ *    scheduler with a reason, and does csi-sanity pass on the deployed driver. Snapshots and restores
+ *    are the journey's (test/journey: a VolumeSnapshot of the quickstart's thin class restored into a
+ *    new PVC holds the same checksum): the same steps here cost 200–490 s of every CI run.
  *
  *   npm run test:cluster -- test/cluster/topolvm.test.ts
  *
@@ -20,7 +22,6 @@
 import * as fs from "node:fs";
 import { agentClient, type AgentEndpoint } from "../../src/agent-client/agent-client";
 import { PACKAGE_VERSION } from "../../src/version";
-import type { Json } from "../env/cluster";
 import { requireClusterBinaries } from "./binaries";
 import { Cluster, startCluster } from "./cluster";
 import {
@@ -33,7 +34,7 @@ import {
   topolvmImageArchive,
 } from "./images";
 import { agentEndpoint, agentObjects, installAgent } from "./lvm-system";
-import { DISKS, NODE_SET, SC, SNAPSHOT_CLASS, SPEC, THICK_VG, THIN_VG } from "./node-layout";
+import { DISKS, NODE_SET, SC, SPEC, THICK_VG, THIN_VG } from "./node-layout";
 import { apply, eventsOf, get, remove, waitFor, waitPodsReady } from "./objects";
 import { runCsiSanity, SANITY_FOCUS } from "./csi-sanity";
 import { installTopolvm, topolvmSettings } from "./topolvm";
@@ -214,8 +215,7 @@ test("TopoLVM's chart and the snapshot controller install on our volume groups: 
   topolvmReady = true;
 });
 
-const pvc = (name: string, storageClass: string, size: string, dataSource?: Json) =>
-  claimObject(APP, name, storageClass, size, dataSource);
+const pvc = (name: string, storageClass: string, size: string) => claimObject(APP, name, storageClass, size);
 
 /** Runs `script` in a pod with the claim at /data; resolves with its log once it succeeded. */
 const runOn = (claim: string, name: string, script: string) =>
@@ -234,7 +234,9 @@ describe.each([
   const claim = `${cls}-a`;
   let sum: string | undefined;
 
-  test("binds, and a pod writes and reads a checksum on it; lvs shows the LV in our VG", async () => {
+  // The checksum is read back by another pod after the expansion (the next test): a reader pod here
+  // as well cost a pod start (15–90 s on the TCG node) for nothing that test does not show.
+  test("binds, and a pod writes a checksum on it; lvs shows the LV in our VG", async () => {
     need("topolvm");
     await apply(c().cp, pvc(claim, SC[cls]!, "1Gi"));
     const t0 = Date.now();
@@ -242,41 +244,12 @@ describe.each([
     timings[`${cls}: PVC + writer pod → Succeeded`] = Date.now() - t0;
     sum = sumOf(log);
     expect(sum).toMatch(/^[0-9a-f]{64}$/);
-    expect(sumOf(await runOn(claim, `${cls}-reader`, READ))).toBe(sum);
     const pv = await pvOf(claim);
     const lv = (await lvs()).find((l) => l.vg_name === vg && pv.spec.csi.volumeHandle.includes(l.lv_name));
     expect(lv).toMatchObject({ vg_name: vg, pool_lv: cls === "thin" ? "pool" : "" });
   });
 
-  if (cls === "thin") {
-    test("a snapshot restored into a new PVC has the same checksum", async () => {
-      need("topolvm");
-      await apply(c().cp, {
-        apiVersion: "snapshot.storage.k8s.io/v1",
-        kind: "VolumeSnapshot",
-        metadata: { name: "thin-snap", namespace: APP },
-        spec: { volumeSnapshotClassName: SNAPSHOT_CLASS, source: { persistentVolumeClaimName: claim } },
-      });
-      await waitFor(
-        "VolumeSnapshot thin-snap readyToUse",
-        () => get(c().cp, `/apis/snapshot.storage.k8s.io/v1/namespaces/${APP}/volumesnapshots/thin-snap`),
-        (s) => s?.status?.readyToUse === true,
-        300_000,
-        async () => (await eventsOf(c().cp, APP, "thin-snap")).join("\n"),
-      );
-      await apply(
-        c().cp,
-        pvc("thin-restored", SC.thin!, "1Gi", {
-          name: "thin-snap",
-          kind: "VolumeSnapshot",
-          apiGroup: "snapshot.storage.k8s.io",
-        }),
-      );
-      expect(sumOf(await runOn("thin-restored", "thin-restored-reader", READ))).toBe(sum);
-    });
-  }
-
-  test("expands to 2Gi: the LV grows and the filesystem with it", async () => {
+  test("expands to 2Gi: the LV grows and the filesystem with it; a new pod reads the same checksum", async () => {
     need("topolvm");
     await c().cp.request("PATCH", `/api/v1/namespaces/${APP}/persistentvolumeclaims/${claim}`, {
       spec: { resources: { requests: { storage: "2Gi" } } },

@@ -51,6 +51,7 @@ import {
   signatures as nodeSignatures,
 } from "./node";
 import { Timings } from "../timings";
+import { timeline } from "./timeline";
 
 jest.setTimeout(1_800_000);
 
@@ -126,7 +127,9 @@ describe("1. pulumi preview", () => {
 
 describe("2. pulumi up", () => {
   it("agent and operator pods Running from our image; the LVMNodeSet built when up returns, so lvmd never restarted; the set and its LVMNode Ready", async () => {
+    const t0 = Date.now();
     await timed("up", () => pulumi(["up", "--yes", "--skip-preview"]));
+    console.log(`the first up, seconds from its start:\n${await timeline(c().cp, [NAMESPACE], t0)}`);
     const pods = await podsIn(c().cp, NAMESPACE);
     const ours = pods.filter((p) => p.spec.containers.some((x: Json) => x.image === DEFAULT_IMAGE));
     const commands = ours.map((p) => p.spec.containers[0].command.join(" ")).sort();

@@ -6,7 +6,7 @@
  * the plan's hash). Every outcome is checked with lvm's own reports run in the guest by the test
  * (pvs/vgs/lvs --reportformat json --units b), never through the agent.
  *
- *   bash test/vm/install.sh && npx jest test/vm
+ *   npm run test:vm
  *
  * One guest for the whole suite; the steps depend on each other and run in order (a step after a
  * failed one fails too, naming it). The lifecycle cases (create, extend, shrink, converged) come from

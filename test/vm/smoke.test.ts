@@ -4,8 +4,8 @@
  * cannot do works here: thin pools, thin volumes larger than the VG, thin snapshots, xfs/ext4 on thin
  * volumes, pvmove while mounted, and a reboot with the disks in another order.
  *
- *   bash test/vm/install.sh && npx jest test/vm
- *   PULUMI_LVM_RECORD_FIXTURES=1 npx jest test/vm     # also rewrites test/fixtures/inventory/guest-*.json
+ *   npm run test:vm
+ *   PULUMI_LVM_RECORD_FIXTURES=1 npm run test:vm -- test/vm/smoke   # also rewrites test/fixtures/inventory/guest-*.json
  *
  * The inventories are recorded with the product itself: `pulumi-lvm inventory` (src/cli/main.ts, run
  * with node + tsx in the guest, as the agent is), i.e. src/inventory/discover.ts on a real kernel.
