@@ -164,6 +164,7 @@ describe("parseAgentConfig", () => {
     [[...base, "--listen", "8080"], "--listen: must be HOST:PORT"],
     [[...base, "--listen", "0.0.0.0:8080"], "--listen: 0.0.0.0 is not a loopback address: serve HTTPS"],
     [[...base, "--tls-cert", "/c"], "--tls-key: --tls-cert and --tls-key go together"],
+    [[...base, "--tls-await"], "--tls-await: waits for --tls-cert and --tls-key: give them"],
     [[...base, "--devices", "/dev/loop3,/dev/../sda"], '--devices: "/dev/../sda" contains a . or .. segment'],
     [[...base, "--devices", "loop3"], '--devices: "loop3" is not under /dev/'],
     [

@@ -20,7 +20,11 @@ export const OWN_MOUNTINFO = "/proc/self/mountinfo";
 export interface AgentConfig {
   readonly node: string;
   readonly listen: { readonly host: string; readonly port: number };
-  readonly tls?: { readonly certFile: string; readonly keyFile: string };
+  /**
+   * HTTPS from these files. `await`: files not there yet are waited for (not ready, every handshake
+   * refused) instead of failing the start: a Secret the operator issues after the pod started.
+   */
+  readonly tls?: { readonly certFile: string; readonly keyFile: string; readonly await?: boolean };
   readonly auth:
     | { readonly mode: "token-file"; readonly file: string }
     | { readonly mode: "kubeconfig"; readonly file: string }
@@ -78,6 +82,8 @@ export const AGENT_USAGE = `usage: pulumi-lvm agent --node <name> [options]
   --node NAME                this node's name (default: $NODE_NAME)
   --listen HOST:PORT         address to serve on (default 127.0.0.1:8080)
   --tls-cert FILE --tls-key FILE   serve HTTPS (required unless HOST is loopback or --allow-plain-http)
+  --tls-await                wait for --tls-cert/--tls-key to appear (not ready until then) instead of
+                             failing the start: their Secret is issued after the pod started
   --token-file FILE          static tokens, lines "token,user,node-or-*" (local sandbox)
   --kubeconfig FILE          TokenReview/SubjectAccessReview through this API server
                              (neither: in-cluster service account)
@@ -141,7 +147,11 @@ export function parseAgentConfig(argv: readonly string[], env: NodeJS.ProcessEnv
   return {
     node: c.node,
     listen: c.listen,
-    ...(c["tls-cert"] && c["tls-key"] ? { tls: { certFile: c["tls-cert"], keyFile: c["tls-key"] } } : {}),
+    ...(c["tls-cert"] && c["tls-key"]
+      ? {
+          tls: { certFile: c["tls-cert"], keyFile: c["tls-key"], ...(c["tls-await"] ? { await: true } : {}) },
+        }
+      : {}),
     auth: c["token-file"]
       ? { mode: "token-file", file: c["token-file"] }
       : c.kubeconfig
@@ -176,6 +186,7 @@ const FLAGS = {
   listen: { type: "string" },
   "tls-cert": { type: "string" },
   "tls-key": { type: "string" },
+  "tls-await": { type: "boolean" },
   "token-file": { type: "string" },
   kubeconfig: { type: "string" },
   audience: { type: "string" },
@@ -241,6 +252,7 @@ const fieldsSchema = z.object({
     }),
   "tls-cert": absolutePath.optional(),
   "tls-key": absolutePath.optional(),
+  "tls-await": z.boolean().default(false),
   "token-file": absolutePath.optional(),
   kubeconfig: absolutePath.optional(),
   audience: z.string().optional(),
@@ -284,6 +296,7 @@ function crossFlagProblems(
   const add = (flag: string, message: string) => problems.push({ path: `--${flag}`, message });
   if (Boolean(v["tls-cert"]) !== Boolean(v["tls-key"]))
     add(v["tls-cert"] ? "tls-key" : "tls-cert", "--tls-cert and --tls-key go together");
+  if (v["tls-await"] && !v["tls-cert"]) add("tls-await", "waits for --tls-cert and --tls-key: give them");
   const listen = parseListen(typeof v.listen === "string" ? v.listen : "127.0.0.1:8080");
   const host = listen?.host;
   const loopback =

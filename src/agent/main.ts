@@ -156,6 +156,17 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
         approvedHash: interrupted.start.approvedHash,
       });
     const notReady = () => (stopping.signal.aborted ? "stopping" : undefined);
+    // Awaited files not there yet: HTTPS with no certificate (every handshake refused, so no probe
+    // passes) until followServingCertificate finds them.
+    const awaiting =
+      config.tls?.await === true &&
+      !(fs.existsSync(config.tls.certFile) && fs.existsSync(config.tls.keyFile));
+    if (awaiting)
+      log({
+        msg: "waiting for the serving certificate",
+        certFile: config.tls!.certFile,
+        keyFile: config.tls!.keyFile,
+      });
     const server = createAgentServer({
       routes: [
         ...healthRoutes({ notReady }),
@@ -169,21 +180,25 @@ export async function runAgent(args: RunAgentArgs): Promise<RunningAgent> {
       bodyLimitBytes: config.bodyLimitBytes,
       ...(config.tls
         ? {
-            tls: {
-              cert: readFlagFile("tls-cert", config.tls.certFile, fs.readFileSync),
-              key: readFlagFile("tls-key", config.tls.keyFile, fs.readFileSync),
-            },
+            tls: awaiting
+              ? {}
+              : {
+                  cert: readFlagFile("tls-cert", config.tls.certFile, fs.readFileSync),
+                  key: readFlagFile("tls-key", config.tls.keyFile, fs.readFileSync),
+                },
           }
         : {}),
       log,
     });
-    // A rotated certificate (its Secret updated, the files replaced) is served without a restart.
+    // A rotated certificate (its Secret updated, the files replaced) is served without a restart;
+    // an awaited one from when its files appear.
     if (config.tls)
       followServingCertificate(server as import("node:https").Server, {
         certFile: config.tls.certFile,
         keyFile: config.tls.keyFile,
         options: TLS_OPTIONS,
         log,
+        ...(awaiting ? { startedEmpty: true } : {}),
       });
     await new Promise<void>((resolve, reject) => {
       server.once("error", reject);

@@ -25,10 +25,11 @@ export interface AgentServerOptions {
   /** Largest request body accepted. @default 1 MiB */
   readonly bodyLimitBytes?: number;
   /**
-   * PEM certificate and key: serve HTTPS (TLS_OPTIONS). @default plain HTTP. To follow files that
-   * are replaced (a rotated Secret), see followServingCertificate (src/kube/serving-certificate.ts).
+   * PEM certificate and key: serve HTTPS (TLS_OPTIONS); both absent: HTTPS with no certificate yet
+   * (every handshake fails until one is set). @default plain HTTP. To follow files that are replaced
+   * (a rotated Secret) or not there yet, see followServingCertificate (src/kube/serving-certificate.ts).
    */
-  readonly tls?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  readonly tls?: { readonly cert?: string | Buffer; readonly key?: string | Buffer };
   /** Receives one entry per request (and per internal error). */
   readonly log?: (entry: Record<string, unknown>) => void;
 }
@@ -173,7 +174,7 @@ export function createAgentServer(options: AgentServerOptions): http.Server {
   };
 
   const server = options.tls
-    ? https.createServer({ ...TLS_OPTIONS, cert: options.tls.cert, key: options.tls.key }, handler)
+    ? https.createServer({ ...TLS_OPTIONS, ...options.tls }, handler)
     : http.createServer(handler);
   // Requests Node's parser rejects (malformed request line or headers, headers too large, a
   // timeout) get the same JSON error shape as every other error; the connection is closed.

@@ -1,7 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
-import type * as pulumi from "@pulumi/pulumi";
 import { agentImageRef } from "./image-ref";
-import { agentCertificate, agentTlsSecretName } from "./agent-tls";
+import { agentCertificate, agentTlsSecretName, operatorIssuedAgentSecret } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
 import { roleBindingBody } from "./system-rbac";
 import type { SystemPlan } from "./system-plan";
@@ -20,16 +19,12 @@ const TLS_DIR = "/etc/pulumi-lvm/tls";
 export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net --pid --";
 
 /**
- * The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet, created after
- * `issuedBy` (the operator's Deployment, which issues the agents' serving Secret and is ready once
- * it has, or cert-manager's Certificate).
+ * The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet: after
+ * cert-manager's Certificate when it issues the agents' Secret, beside the operator when the operator
+ * does (the agents wait for it, --tls-await: a minute less of every first install than waiting for
+ * the operator's rollout, which itself waits for the kubelet to bring its own Secret).
  */
-export function agentWorkload(
-  plan: SystemPlan,
-  args: LvmSystemArgs,
-  at: WorkloadContext,
-  issuedBy: readonly pulumi.Resource[] = [],
-) {
+export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: WorkloadContext) {
   const { parent, namespace: ns } = at;
   const serviceAccount = new k8s.core.v1.ServiceAccount(
     plan.agent,
@@ -56,14 +51,7 @@ export function agentWorkload(
   // forbidden) until the binding exists, and a destroy removes the agents before it.
   const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
     parent,
-    dependsOn: [
-      ns,
-      serviceAccount,
-      authDelegator,
-      ...(certificate ? [certificate] : []),
-      ...issuedBy,
-      ...at.crds,
-    ],
+    dependsOn: [ns, serviceAccount, authDelegator, ...(certificate ? [certificate] : []), ...at.crds],
   });
   return { serviceAccount, daemonSet, tlsSecret };
 }
@@ -149,7 +137,19 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
             // lvmd.yaml, written by the agent from the plan.
             hostPath("etc-topolvm", "/etc/topolvm", "DirectoryOrCreate"),
             hostPath("state", AGENT_STATE_DIR, "DirectoryOrCreate"),
-            ...(tls ? [{ name: "tls", secret: { secretName: tls } }] : []),
+            // The operator's Secret may come after the pod (the agent waits for it, --tls-await; the
+            // kubelet fills the volume when it appears); yours or cert-manager's must be there.
+            ...(tls
+              ? [
+                  {
+                    name: "tls",
+                    secret: {
+                      secretName: tls,
+                      ...(operatorIssuedAgentSecret(plan.agent, args) ? { optional: true } : {}),
+                    },
+                  },
+                ]
+              : []),
           ],
         },
       },
@@ -163,7 +163,14 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
  */
 export function agentFlags(plan: SystemPlan, args: LvmSystemArgs): string[] {
   const tls = agentTlsSecretName(plan.agent, args)
-    ? ["--tls-cert", `${TLS_DIR}/tls.crt`, "--tls-key", `${TLS_DIR}/tls.key`]
+    ? [
+        "--tls-cert",
+        `${TLS_DIR}/tls.crt`,
+        "--tls-key",
+        `${TLS_DIR}/tls.key`,
+        // Issued by the operator, which starts beside the agents: waited for, not a failed start.
+        ...(operatorIssuedAgentSecret(plan.agent, args) ? ["--tls-await"] : []),
+      ]
     : ["--allow-plain-http"];
   return [
     "--listen",

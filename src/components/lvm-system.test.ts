@@ -121,7 +121,7 @@ describe("LvmSystem", () => {
         "kubernetes:admissionregistration.k8s.io/v1:ValidatingAdmissionPolicyBinding",
         "lvm-operator-lvmnode-owner",
       ],
-      // the agents after the operator, which issues their Secret
+      // the agents, beside the operator, which issues their Secret
       ["kubernetes:core/v1:ServiceAccount", "lvm-agent"],
       ["kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "lvm-agent-auth-delegator"],
       [DS, "lvm-agent"],
@@ -515,6 +515,7 @@ describe("LvmSystem", () => {
       "/etc/pulumi-lvm/tls/tls.crt",
       "--tls-key",
       "/etc/pulumi-lvm/tls/tls.key",
+      "--tls-await",
       "--namespace",
       "lvm-system",
       "--command-prefix",
@@ -544,7 +545,7 @@ describe("LvmSystem", () => {
       { name: "run-topolvm", hostPath: { path: "/run/topolvm", type: "DirectoryOrCreate" } },
       { name: "etc-topolvm", hostPath: { path: "/etc/topolvm", type: "DirectoryOrCreate" } },
       { name: "state", hostPath: { path: "/var/lib/pulumi-lvm", type: "DirectoryOrCreate" } },
-      { name: "tls", secret: { secretName: "lvm-agent-serving" } },
+      { name: "tls", secret: { secretName: "lvm-agent-serving", optional: true } },
     ]);
     expect(ds.inputs.spec.selector.matchLabels).toEqual(ds.inputs.spec.template.metadata.labels);
   });
@@ -677,7 +678,7 @@ describe("LvmSystem", () => {
     );
   });
 
-  test("HTTPS by default, issued by the operator: no Secret or key in Pulumi, its Secrets by name in its RBAC, the agents after it", () => {
+  test("HTTPS by default, issued by the operator: no Secret or key in Pulumi, its Secrets by name in its RBAC, the agents beside it, waiting for theirs", () => {
     expect(recorded.filter((r) => r.type === "kubernetes:core/v1:Secret")).toEqual([]);
     expect(JSON.stringify(recorded.map((r) => r.inputs))).not.toMatch(/BEGIN (CERTIFICATE|PRIVATE KEY)/);
     expect(
@@ -705,10 +706,15 @@ describe("LvmSystem", () => {
         },
       ]),
     );
-    // The DaemonSet mounts a Secret the operator creates: the operator's Deployment first.
-    expect(find(recorded, DS, "lvm-agent").opts.dependsOn).toEqual(
-      expect.arrayContaining([find(recorded, DEPLOYMENT, "lvm-operator").resource]),
-    );
+    // The DaemonSet mounts a Secret the operator creates after it starts: beside the operator, not
+    // after its rollout; the agents wait for the Secret (optional volume, --tls-await).
+    const ds = find(recorded, DS, "lvm-agent");
+    expect(ds.opts.dependsOn).not.toContain(find(recorded, DEPLOYMENT, "lvm-operator").resource);
+    expect(ds.inputs.spec.template.spec.volumes).toContainEqual({
+      name: "tls",
+      secret: { secretName: "lvm-agent-serving", optional: true },
+    });
+    expect(ds.inputs.spec.template.spec.containers[0].args).toContain("--tls-await");
   });
 
   test("certificates: validityDays and rotation reach the operator; more than 365 days refused", async () => {

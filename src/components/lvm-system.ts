@@ -111,13 +111,7 @@ export class LvmSystem extends pulumi.ComponentResource {
           at,
         )
       : undefined;
-    // The agents after the operator when it issues their Secret: it is ready once the Secret exists.
-    const agent = agentWorkload(
-      plan,
-      args,
-      at,
-      issuance?.agentSecret && operator ? [operator.deployment] : [],
-    );
+    const agent = agentWorkload(plan, args, at);
     networkFences(
       {
         namespace: plan.namespace,

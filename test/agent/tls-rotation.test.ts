@@ -59,3 +59,44 @@ test("the agent serves a certificate rotated in its Secret volume, with no resta
     await agent.stop();
   }
 });
+
+test("--tls-await: started before its Secret exists, the agent refuses every handshake, then serves the certificate when the volume is filled, with no restart", async () => {
+  fs.mkdirSync(scratch.path("c"));
+  const c = makeTls(scratch.path("c"));
+  // An optional Secret volume before its Secret exists: an empty directory.
+  const volume = new SecretVolume(scratch.path("awaited"));
+  const agent = await startAgent({
+    node: "node-tls-await",
+    devices: [scratch.loop()],
+    ...scratch.agentFiles(),
+    auth: { tokenFile: scratch.path("tokens") },
+    extraArgs: ["--tls-cert", volume.certFile, "--tls-key", volume.keyFile, "--tls-await"],
+  });
+  try {
+    const port = Number(new URL(agent.url).port);
+    expect(agent.logs.find((e) => e.msg === "waiting for the serving certificate")).toMatchObject({
+      certFile: volume.certFile,
+    });
+    await expect(servedFingerprint(port)).rejects.toThrow();
+
+    volume.write({ cert: fs.readFileSync(c.cert), key: fs.readFileSync(c.key) });
+    expect(await waitForServed(port, fingerprint(c.cert), 15_000)).toBe(fingerprint(c.cert));
+    expect(agent.child.exitCode).toBeNull();
+    await agent.waitForLog((e) => e.msg === "serving certificate reloaded");
+  } finally {
+    await agent.stop();
+  }
+});
+
+test("without --tls-await a missing certificate fails the start, naming the flag and the file", async () => {
+  const missing = scratch.path("missing/tls.crt");
+  await expect(
+    startAgent({
+      node: "node-tls-missing",
+      devices: [scratch.loop()],
+      ...scratch.agentFiles(),
+      auth: { tokenFile: scratch.path("tokens") },
+      extraArgs: ["--tls-cert", missing, "--tls-key", scratch.path("missing/tls.key")],
+    }),
+  ).rejects.toThrow(/--tls-cert.*missing\/tls\.crt|missing\/tls\.crt.*--tls-cert/s);
+});
