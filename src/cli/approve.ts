@@ -1,9 +1,9 @@
-import { parseArgs } from "node:util";
 import { APPROVE_ANNOTATION, type LVMNode } from "../api";
 import type { KubeClient, KubePaths } from "../kube/client";
 import { KubeApiError } from "../kube/errors";
 import { LVM_NODES } from "../kube/resources";
-import { CLUSTER_FLAGS_USAGE, clusterClient, findByName } from "./cluster";
+import { parseCommandLine } from "./args";
+import { CLUSTER_FLAGS, CLUSTER_FLAGS_USAGE, clusterClient, findByName, type ClusterFlags } from "./cluster";
 import { EXIT, USAGE_EXIT } from "./exit-codes";
 import type { CliIO } from "../process/subcommand";
 
@@ -25,46 +25,34 @@ exit codes:
   2  usage error (bad arguments)
 `;
 
+const FLAGS = {
+  node: { type: "string", value: "node" },
+  hash: { type: "string", value: "hash" },
+  namespace: { type: "string", value: "namespace" },
+  ...CLUSTER_FLAGS,
+} as const;
+
 /** `pulumi-lvm approve`: sets the approval annotation (one mechanism, docs/operator.md). */
 export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  try {
-    ({ values } = parseArgs({
-      args: [...io.argv],
-      options: {
-        node: { type: "string" },
-        hash: { type: "string" },
-        namespace: { type: "string" },
-        kubeconfig: { type: "string" },
-        context: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      strict: true,
-    }));
-  } catch (e) {
-    io.stderr(`pulumi-lvm approve: ${(e as Error).message}\n\n${APPROVE_USAGE}`);
-    return USAGE_EXIT;
-  }
-  if (values.help) return (io.stdout(APPROVE_USAGE), EXIT.OK);
-  const node = values.node as string | undefined;
-  const hash = (values.hash as string | undefined)?.trim();
-  if (!node || !hash) {
-    io.stderr(`pulumi-lvm approve: --node and --hash are required\n\n${APPROVE_USAGE}`);
-    return USAGE_EXIT;
-  }
+  const line = parseCommandLine(io.argv, FLAGS);
+  if (line.kind === "help") return (io.stdout(APPROVE_USAGE), EXIT.OK);
+  const usage = (message: string) => (
+    io.stderr(`pulumi-lvm approve: ${message}\n\n${APPROVE_USAGE}`),
+    USAGE_EXIT
+  );
+  if (line.kind === "error") return usage(line.message);
+  const values = line.values as { node?: string; hash?: string; namespace?: string } & ClusterFlags;
+  const node = values.node;
+  const hash = values.hash?.trim();
+  if (!node || !hash) return usage("--node and --hash are required");
   const fail = (message: string) => (io.stderr(`pulumi-lvm approve: ${message}\n`), EXIT.INVALID);
   try {
-    const kube =
-      client ??
-      clusterClient({
-        kubeconfig: values.kubeconfig as string | undefined,
-        context: values.context as string | undefined,
-      });
+    const kube = client ?? clusterClient(values);
     const found = await findByName<LVMNode & { metadata: { name: string } }>(
       kube,
       LVM_NODES,
       node,
-      values.namespace as string | undefined,
+      values.namespace,
     );
     if (typeof found === "string") return fail(found);
     const ns = found.metadata.namespace ?? "";

@@ -3,7 +3,7 @@ import { resourcePath, type Resource } from "../kube/resources";
 import { connectionFromEnvKubeconfig, connectionFromKubeconfigFile } from "../kube/kubeconfig";
 
 /**
- * How a `pulumi-lvm` subcommand talks to a cluster (approve; rollout resume): as the user, through
+ * How a `pulumi-lvm` subcommand talks to a cluster (approve, rollout resume, status): as the user, through
  * their kubeconfig as kubectl finds it (`--kubeconfig`, else KUBECONFIG, else ~/.kube/config) and
  * `--context`, with the one Kubernetes client (src/kube).
  */
@@ -11,6 +11,12 @@ export interface ClusterFlags {
   readonly kubeconfig?: string;
   readonly context?: string;
 }
+
+/** The flags, for parseCommandLine (src/cli/args.ts). */
+export const CLUSTER_FLAGS = {
+  kubeconfig: { type: "string", value: "path" },
+  context: { type: "string", value: "name" },
+} as const;
 
 /** The usage lines of the flags. */
 export const CLUSTER_FLAGS_USAGE = `  --kubeconfig PATH   the kubeconfig (default: KUBECONFIG, else ~/.kube/config)

@@ -1,21 +1,11 @@
+import { capturedIO } from "../../test/support/cli/captured-io";
 import YAML from "yaml";
-import type { CliIO } from "../process/subcommand";
 import { COMMANDS, main } from "./main";
 import { CONVERT_USAGE } from "./convert";
 
 /** Runs the `pulumi-lvm` binary's main in-process over in-memory files and stdin. */
 async function cli(argv: string[], files: Record<string, string>, stdin?: string) {
-  const out = { stdout: "", stderr: "" };
-  const io: CliIO = {
-    argv,
-    readFile: async (file) => {
-      if (file in files) return files[file]!;
-      throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: "ENOENT" });
-    },
-    ...(stdin !== undefined ? { readStdin: async () => stdin } : {}),
-    stdout: (t) => (out.stdout += t),
-    stderr: (t) => (out.stderr += t),
-  };
+  const { io, out } = capturedIO(argv, files, stdin);
   const code = await main(io);
   return { code, ...out };
 }

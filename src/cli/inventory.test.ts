@@ -1,3 +1,4 @@
+import { runCaptured } from "../../test/support/cli/captured-io";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -16,19 +17,9 @@ import {
   runInventory,
   type Discover,
 } from "./inventory";
-import type { CliIO } from "../process/subcommand";
 
-async function cli(argv: string[], discover: Discover, clock?: () => number) {
-  let stdout = "";
-  let stderr = "";
-  const io: CliIO = {
-    argv,
-    readFile: () => Promise.reject(new Error("not used")),
-    stdout: (t) => (stdout += t),
-    stderr: (t) => (stderr += t),
-  };
-  return { code: await runInventory(io, discover, clock), stdout, stderr };
-}
+const cli = (argv: string[], discover: Discover, clock?: () => number) =>
+  runCaptured((io) => runInventory(io, discover, clock), argv);
 
 describe("pulumi-lvm inventory", () => {
   const recorded = loadRawFixture("host-loop-mixed-paths");

@@ -1,22 +1,11 @@
+import { runCaptured } from "../../test/support/cli/captured-io";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type { CliIO } from "../process/subcommand";
 import { PACKAGE_VERSION } from "../version";
 import { COMMANDS, main, usage, type Command } from "./main";
 
-async function cli(argv: string[], files: Record<string, string> = {}) {
-  const out = { stdout: "", stderr: "" };
-  const io: CliIO = {
-    argv,
-    readFile: async (f) => {
-      if (f in files) return files[f]!;
-      throw Object.assign(new Error("ENOENT"), { code: "ENOENT" });
-    },
-    stdout: (t) => (out.stdout += t),
-    stderr: (t) => (out.stderr += t),
-  };
-  return { code: await main(io), ...out };
-}
+const cli = (argv: string[], files: Record<string, string> = {}) => runCaptured(main, argv, files);
 
 test("the binary starts with a shebang line", () => {
   expect(fs.readFileSync(path.join(__dirname, "main.ts"), "utf8").split("\n")[0]).toBe("#!/usr/bin/env node");

@@ -1,7 +1,7 @@
+import { runCaptured } from "../../test/support/cli/captured-io";
 import * as fs from "node:fs";
 import { join } from "node:path";
 import { EXAMPLE_FILES } from "../../test/api/rule-cases";
-import type { CliIO } from "../process/subcommand";
 import { runPlan } from "./plan";
 import { run as runValidate } from "./validate";
 
@@ -12,18 +12,10 @@ const quickstart = fs.readFileSync(join(__dirname, "../../examples/quickstart/no
 
 async function cli(command: "validate" | "plan", manifest: string) {
   const files: Record<string, string> = { "m.yaml": manifest, "inv.json": inventory };
-  const out = { stdout: "", stderr: "" };
-  const io: CliIO = {
-    argv: command === "validate" ? ["m.yaml"] : ["--inventory", "inv.json", "--nodeset", "m.yaml", "--json"],
-    readFile: async (f) => {
-      if (f in files) return files[f]!;
-      throw Object.assign(new Error(`ENOENT: no such file or directory, open '${f}'`), { code: "ENOENT" });
-    },
-    stdout: (t) => (out.stdout += t),
-    stderr: (t) => (out.stderr += t),
-  };
-  const code = await (command === "validate" ? runValidate(io) : runPlan(io));
-  return { code, text: out.stdout + out.stderr, ...out };
+  const argv =
+    command === "validate" ? ["m.yaml"] : ["--inventory", "inv.json", "--nodeset", "m.yaml", "--json"];
+  const r = await runCaptured(command === "validate" ? runValidate : runPlan, argv, files);
+  return { ...r, text: r.stdout + r.stderr };
 }
 
 const BOMB = [

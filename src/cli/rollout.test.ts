@@ -1,26 +1,9 @@
+import { runCaptured } from "../../test/support/cli/captured-io";
 import { ROLLOUT_RESUME_ANNOTATION } from "../api";
-import type { KubePaths } from "../kube/client";
 import { LVM_NODE_SETS } from "../kube/resources";
-import type { CliIO } from "../process/subcommand";
-import { FakeKube } from "../../test/support/kube/fake-kube";
+import { ClusterFake } from "../../test/support/kube/cluster-fake";
+import type { FakeKube } from "../../test/support/kube/fake-kube";
 import { run } from "./rollout";
-
-/** FakeKube with the one list `findByName` asks for (a field selector on the name). */
-class ClusterFake extends FakeKube implements KubePaths {
-  constructor(private readonly sets: Array<{ namespace: string; name: string }> = []) {
-    super();
-  }
-  async getPath(path: string): Promise<unknown> {
-    const name = decodeURIComponent(path.split("metadata.name%3D")[1] ?? "");
-    const items = this.sets
-      .filter((s) => s.name === name)
-      .map((s) => this.peek(LVM_NODE_SETS, s.namespace, s.name));
-    return { items };
-  }
-  postPath(): Promise<unknown> {
-    throw new Error("ClusterFake: postPath is not faked");
-  }
-}
 
 function setWith(paused: boolean) {
   return {
@@ -42,22 +25,13 @@ function setWith(paused: boolean) {
   };
 }
 
-async function cli(argv: string[], kube: ClusterFake) {
-  const out = { stdout: "", stderr: "" };
-  const io: CliIO = {
-    argv,
-    readFile: async () => "",
-    stdout: (t) => (out.stdout += t),
-    stderr: (t) => (out.stderr += t),
-  };
-  return { code: await run(io, kube as never), ...out };
-}
+const cli = (argv: string[], kube: ClusterFake) => runCaptured((io) => run(io, kube as never), argv);
 
 const annotation = (kube: FakeKube) =>
   kube.peek(LVM_NODE_SETS, "lvm-system", "edge")?.metadata.annotations?.[ROLLOUT_RESUME_ANNOTATION];
 
 test("a paused rollout: a new value of the resume annotation, found by the set's name; a second resume gives another value", async () => {
-  const kube = new ClusterFake([{ namespace: "lvm-system", name: "edge" }]);
+  const kube = new ClusterFake(LVM_NODE_SETS, [{ namespace: "lvm-system", name: "edge" }]);
   kube.put(LVM_NODE_SETS, setWith(true));
   const first = await cli(["resume", "--nodeset", "edge"], kube);
   expect(first).toMatchObject({ code: 0, stderr: "" });
@@ -70,7 +44,7 @@ test("a paused rollout: a new value of the resume annotation, found by the set's
 });
 
 test("not paused, or no such set: exit 1 with the reason, nothing written", async () => {
-  const kube = new ClusterFake([{ namespace: "lvm-system", name: "edge" }]);
+  const kube = new ClusterFake(LVM_NODE_SETS, [{ namespace: "lvm-system", name: "edge" }]);
   kube.put(LVM_NODE_SETS, setWith(false));
   const notPaused = await cli(["resume", "--nodeset", "edge"], kube);
   expect(notPaused).toMatchObject({ code: 1 });
@@ -87,7 +61,7 @@ test.each([
   [["pause", "--nodeset", "edge"]],
   [["resume", "--nodeset", "edge", "--force"]],
 ])("usage error for %j: exit 2, nothing asked of the cluster", async (argv) => {
-  const kube = new ClusterFake();
+  const kube = new ClusterFake(LVM_NODE_SETS);
   const r = await cli(argv, kube);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("usage: pulumi-lvm rollout resume");

@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
-import { parseArgs } from "node:util";
 import { ROLLOUT_RESUME_ANNOTATION, type LVMNodeSet } from "../api";
 import type { KubeClient, KubePaths } from "../kube/client";
 import { LVM_NODE_SETS } from "../kube/resources";
-import { CLUSTER_FLAGS_USAGE, clusterClient, findByName } from "./cluster";
+import { parseCommandLine } from "./args";
+import { CLUSTER_FLAGS, CLUSTER_FLAGS_USAGE, clusterClient, findByName, type ClusterFlags } from "./cluster";
 import { EXIT, USAGE_EXIT } from "./exit-codes";
 import type { CliIO } from "../process/subcommand";
 
@@ -25,49 +25,31 @@ exit codes:
   2  usage error (bad arguments)
 `;
 
+const FLAGS = {
+  nodeset: { type: "string", value: "name" },
+  namespace: { type: "string", value: "namespace" },
+  ...CLUSTER_FLAGS,
+} as const;
+
 type NamedSet = LVMNodeSet & { metadata: { name: string } };
 
 /** `pulumi-lvm rollout resume`: a new value of the resume annotation (one mechanism, docs/operator.md). */
 export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<number> {
-  let values: Record<string, string | boolean | undefined>;
-  let positionals: string[];
-  try {
-    ({ values, positionals } = parseArgs({
-      args: [...io.argv],
-      options: {
-        nodeset: { type: "string" },
-        namespace: { type: "string" },
-        kubeconfig: { type: "string" },
-        context: { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-      allowPositionals: true,
-      strict: true,
-    }));
-  } catch (e) {
-    io.stderr(`pulumi-lvm rollout: ${(e as Error).message}\n\n${ROLLOUT_USAGE}`);
-    return USAGE_EXIT;
-  }
-  if (values.help) return (io.stdout(ROLLOUT_USAGE), EXIT.OK);
-  const name = values.nodeset as string | undefined;
-  if (positionals.length !== 1 || positionals[0] !== "resume" || !name) {
-    io.stderr(`pulumi-lvm rollout: the command is "rollout resume --nodeset NAME"\n\n${ROLLOUT_USAGE}`);
-    return USAGE_EXIT;
-  }
+  const line = parseCommandLine(io.argv, FLAGS, { positionals: true });
+  if (line.kind === "help") return (io.stdout(ROLLOUT_USAGE), EXIT.OK);
+  const usage = (message: string) => (
+    io.stderr(`pulumi-lvm rollout: ${message}\n\n${ROLLOUT_USAGE}`),
+    USAGE_EXIT
+  );
+  if (line.kind === "error") return usage(line.message);
+  const values = line.values as { nodeset?: string; namespace?: string } & ClusterFlags;
+  const name = values.nodeset;
+  if (line.positionals.length !== 1 || line.positionals[0] !== "resume" || !name)
+    return usage('the command is "rollout resume --nodeset NAME"');
   const fail = (message: string) => (io.stderr(`pulumi-lvm rollout resume: ${message}\n`), EXIT.INVALID);
   try {
-    const kube =
-      client ??
-      clusterClient({
-        kubeconfig: values.kubeconfig as string | undefined,
-        context: values.context as string | undefined,
-      });
-    const found = await findByName<NamedSet>(
-      kube,
-      LVM_NODE_SETS,
-      name,
-      values.namespace as string | undefined,
-    );
+    const kube = client ?? clusterClient(values);
+    const found = await findByName<NamedSet>(kube, LVM_NODE_SETS, name, values.namespace);
     if (typeof found === "string") return fail(found);
     const ns = found.metadata.namespace ?? "";
     const paused = found.status?.conditions?.find((c) => c.type === "RolloutPaused" && c.status === "True");

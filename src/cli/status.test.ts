@@ -1,5 +1,5 @@
+import { runCaptured } from "../../test/support/cli/captured-io";
 import type { KubePaths } from "../kube/client";
-import type { CliIO } from "../process/subcommand";
 import { run } from "./status";
 import type { StatusView } from "./status-view";
 
@@ -87,16 +87,7 @@ function cluster(sets: object[], nodes: object[]): KubePaths & { paths: string[]
   };
 }
 
-async function cli(argv: string[], kube: KubePaths) {
-  const out = { stdout: "", stderr: "" };
-  const io: CliIO = {
-    argv,
-    readFile: async () => "",
-    stdout: (t) => (out.stdout += t),
-    stderr: (t) => (out.stderr += t),
-  };
-  return { code: await run(io, kube as never), ...out };
-}
+const cli = (argv: string[], kube: KubePaths) => runCaptured((io) => run(io, kube as never), argv);
 
 test("text: the set with its rollout, each node's groups and pools, the waiting plan, and what needs a look (exit 3)", async () => {
   const r = await cli([], cluster([SET], [N1, N2]));

@@ -3,7 +3,7 @@ import type { KubeClient, KubePaths } from "../kube/client";
 import type { LVMNodeObject, LVMNodeSetObject } from "../operator/types";
 import type { CliIO } from "../process/subcommand";
 import { parseCommandLine } from "./args";
-import { CLUSTER_FLAGS_USAGE, clusterClient } from "./cluster";
+import { CLUSTER_FLAGS, CLUSTER_FLAGS_USAGE, clusterClient } from "./cluster";
 import { EXIT, exitCodeHelp, USAGE_EXIT } from "./exit-codes";
 import { columns, OUTPUT_FLAGS, outputFormat, toYaml } from "./output";
 import { allWell, statusView, type NodeView, type StatusView } from "./status-view";
@@ -35,8 +35,7 @@ const FLAGS = {
   namespace: { type: "string", value: "namespace" },
   nodeset: { type: "string", value: "name" },
   node: { type: "string", value: "node", multiple: true },
-  kubeconfig: { type: "string", value: "path" },
-  context: { type: "string", value: "name" },
+  ...CLUSTER_FLAGS,
   ...OUTPUT_FLAGS,
 } as const;
 

@@ -1,23 +1,12 @@
+import { runCaptured } from "../../test/support/cli/captured-io";
 import * as fs from "node:fs";
 import { EXAMPLE_FILES } from "../../test/api/rule-cases";
-import type { CliIO } from "../process/subcommand";
 import YAML from "yaml";
 import { isOurs, problemText, run, VALIDATE_USAGE, type FileProblem } from "./validate";
 
 /** Runs `pulumi-lvm validate` over in-memory files. */
 async function validate(argv: string[], files: Record<string, string>) {
-  const out = { stdout: "", stderr: "" };
-  const io: CliIO = {
-    argv,
-    readFile: async (file) => {
-      if (file in files) return files[file]!;
-      throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: "ENOENT" });
-    },
-    stdout: (t) => (out.stdout += t),
-    stderr: (t) => (out.stderr += t),
-  };
-  const code = await run(io);
-  return { code, ...out };
+  return runCaptured(run, argv, files);
 }
 
 const nodeSet = fs.readFileSync(EXAMPLE_FILES.LVMNodeSet, "utf8");
