@@ -15,7 +15,11 @@ describe("LvmSystem admission", () => {
     const recorded = await runProgram(() => new LvmSystem("lvm", args()));
     expect(recorded.filter((r) => r.type === SECRET)).toEqual([]);
     const vwc = find(recorded, VWC, "lvm-operator-webhook").inputs;
-    expect(vwc.metadata).toEqual({ name: "lvm-system-lvm-operator" });
+    // Pulumi waits for the caBundle the operator sets: nothing is created against the webhook before.
+    expect(vwc.metadata).toEqual({
+      name: "lvm-system-lvm-operator",
+      annotations: { "pulumi.com/waitFor": "jsonpath={.webhooks[0].clientConfig.caBundle}" },
+    });
     expect(vwc.webhooks.map((w: { name: string }) => w.name)).toEqual([
       "lvmnodesets.lvm.topolvm.io",
       "lvmnodes.lvm.topolvm.io",
@@ -129,6 +133,7 @@ describe("LvmSystem admission", () => {
     const vwc = find(recorded, VWC, "cm-operator-webhook");
     expect(vwc.inputs.metadata.annotations).toEqual({
       "cert-manager.io/inject-ca-from": "lvm-system/cm-operator-webhook",
+      "pulumi.com/waitFor": "jsonpath={.webhooks[0].clientConfig.caBundle}",
     });
     expect(vwc.inputs.webhooks[0].clientConfig.caBundle).toBeUndefined();
     expect(vwc.opts.ignoreChanges).toBeUndefined();

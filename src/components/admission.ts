@@ -58,6 +58,10 @@ export function webhookTlsSecretName(operator: string, settings?: AdmissionSetti
 /** The webhook Service's DNS name, in its serving certificate. */
 export const webhookDnsName = (namespace: string, operator: string) => `${operator}-webhook.${namespace}.svc`;
 
+/** Pulumi's await annotation, and what it waits for on the webhook configuration: its caBundle. */
+const WAIT_FOR = "pulumi.com/waitFor";
+export const WEBHOOK_CA_BUNDLE_SET = "jsonpath={.webhooks[0].clientConfig.caBundle}";
+
 /** The ValidatingWebhookConfiguration's name (cluster-wide, so the namespace is in it). */
 export const webhookConfigurationName = (namespace: string, operator: string) => `${namespace}-${operator}`;
 
@@ -138,7 +142,13 @@ export function operatorAdmission(
   const webhook = new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
     `${at.operator}-webhook`,
     {
-      metadata: config.metadata,
+      metadata: {
+        ...config.metadata,
+        // Ready for Pulumi once its caBundle is set (by the operator or cert-manager), not when it
+        // is created: a node set created in between was refused ("certificate signed by unknown
+        // authority"; failurePolicy Fail), measured in a first up whose agents came up first.
+        annotations: { ...config.metadata.annotations, [WAIT_FOR]: WEBHOOK_CA_BUNDLE_SET },
+      },
       webhooks: config.webhooks as unknown as k8s.types.input.admissionregistration.v1.ValidatingWebhook[],
     },
     // Only once the operator answers (and, issuing, has the webhook's certificate).

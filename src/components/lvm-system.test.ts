@@ -761,6 +761,7 @@ describe("LvmSystem", () => {
     );
     expect(vwc.inputs.metadata.annotations).toEqual({
       "cert-manager.io/inject-ca-from": "lvm-system/cm-operator-webhook",
+      "pulumi.com/waitFor": "jsonpath={.webhooks[0].clientConfig.caBundle}",
     });
     expect(JSON.stringify(vwc.inputs.webhooks)).not.toContain("caBundle");
     expect(vwc.opts.ignoreChanges).toBeUndefined();

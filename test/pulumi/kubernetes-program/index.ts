@@ -27,16 +27,17 @@ function skipAwaitWithoutKubelet(
   args: pulumi.ResourceTransformationArgs,
 ): pulumi.ResourceTransformationResult | undefined {
   // No operator pod ever serves the admission webhook here: with failurePolicy Fail no LVMNodeSet
-  // could be created. The configuration is still created and read back; its calls fail open.
+  // could be created. The configuration is still created and read back; its calls fail open. Nor
+  // does an operator set its caBundle, which the provider would wait for (`pulumi.com/waitFor`).
   if (args.type === "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration") {
     const webhooks = pulumi.output(args.props.webhooks as pulumi.Input<Array<Record<string, unknown>>>);
-    return {
+    return withSkipAwait({
+      ...args,
       props: {
         ...args.props,
         webhooks: webhooks.apply((ws) => ws.map((w) => ({ ...w, failurePolicy: "Ignore" }))),
       },
-      opts: args.opts,
-    };
+    });
   }
   if (args.type === "kubernetes:helm.sh/v4:Chart")
     return { props: { ...args.props, skipAwait: true }, opts: args.opts };

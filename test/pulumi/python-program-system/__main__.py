@@ -59,10 +59,12 @@ def skip_await_without_kubelet(args: pulumi.ResourceTransformArgs):
     read back by the test. Never in a user's program."""
     props = args.props
     # No operator pod serves the admission webhook: with failurePolicy Fail no LVMNodeSet could be
-    # created. The configuration is still created and read back; its calls fail open.
+    # created. The configuration is still created and read back; its calls fail open. Nor does an
+    # operator set its caBundle, which the provider would wait for (pulumi.com/waitFor).
     if args.type_ == "kubernetes:admissionregistration.k8s.io/v1:ValidatingWebhookConfiguration":
         webhooks = edited(props.get("webhooks"), fail_open)
-        return pulumi.ResourceTransformResult({**props, "webhooks": webhooks}, args.opts)
+        metadata = edited(props.get("metadata"), with_skip_await)
+        return pulumi.ResourceTransformResult({**props, "webhooks": webhooks, "metadata": metadata}, args.opts)
     if args.type_ == "kubernetes:helm.sh/v4:Chart":
         return pulumi.ResourceTransformResult({**props, "skipAwait": True}, args.opts)
     if AWAITED.match(args.type_):
