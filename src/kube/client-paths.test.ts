@@ -72,6 +72,20 @@ describe("getPath and postPath", () => {
     const html = kubeApi(conn, async () => ({ status: 200, body: "<html>" }));
     await expect(html.getPath("/api/v1/nodes")).rejects.toThrow("GET /api/v1/nodes: the answer is not JSON");
   });
+
+  test("getText: a text answer as it came (a pod's log); an error answer as getPath's", async () => {
+    const log = "line 1\nline 2\n";
+    const api = kubeApi(conn, async (request) =>
+      request.url.pathname.endsWith("/log")
+        ? { status: 200, body: log }
+        : { status: 404, body: JSON.stringify({ kind: "Status", message: 'pods "x" not found', code: 404 }) },
+    );
+    expect(await api.getText("/api/v1/namespaces/ns/pods/p/log?tailLines=2")).toBe(log);
+    await expect(api.getText("/api/v1/namespaces/ns/pods/x")).rejects.toMatchObject({
+      status: 404,
+      message: 'GET /api/v1/namespaces/ns/pods/x: HTTP 404: pods "x" not found',
+    });
+  });
 });
 
 test("userAgent: sent with every request when given (audit logs tell replicas apart by it), none otherwise", async () => {

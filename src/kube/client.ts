@@ -94,6 +94,8 @@ export interface KubeClient {
 export interface KubePaths {
   /** GET `path` (path and query, below the server's path prefix); any 2xx answer. */
   getPath(path: string): Promise<unknown>;
+  /** GET `path` as text, for answers that are not JSON (a pod's log); any 2xx answer. */
+  getText?(path: string): Promise<string>;
   /** POST `body` as JSON to `path`; any 2xx answer. */
   postPath(path: string, body: unknown): Promise<unknown>;
   /**
@@ -136,7 +138,7 @@ export interface KubeClientOptions {
 const PAGE = 500;
 
 /** A KubeClient over the REST API, JSON and merge patches only. */
-export function createKubeClient(options: KubeClientOptions): KubeClient & KubePaths {
+export function createKubeClient(options: KubeClientOptions): KubeClient & Required<KubePaths> {
   const conn = options.connection;
   const transport =
     options.transport ??
@@ -218,6 +220,13 @@ export function createKubeClient(options: KubeClientOptions): KubeClient & KubeP
     async getPath(path: string) {
       const res = await call("GET", path.split("?")[0]!, path, { method: "GET", path });
       return parse("GET", path, res, success(res), true);
+    },
+
+    async getText(path: string) {
+      const res = await call("GET", path.split("?")[0]!, path, { method: "GET", path });
+      if (!success(res).length)
+        throw KubeApiError.fromResponse("GET", path, res.status, res.text, { reasonInMessage: false });
+      return res.text;
     },
 
     async postPath(path: string, body: unknown) {
