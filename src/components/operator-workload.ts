@@ -3,6 +3,7 @@ import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
 import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
+import { OPERATOR_POD_LABELS } from "../agent-api/pods";
 import type { WorkloadContext } from "./workload-context";
 import type { OperatorSettings } from "./lvm-system-args";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
@@ -121,7 +122,7 @@ export const OPERATOR_PORT = 8081;
 const AGENT_CA_DIR = posix.dirname(DEFAULT_AGENT_CA_FILE);
 /** The operator's labels, and its Deployment's selector. */
 export const operatorLabels = (instance: string) => ({
-  "app.kubernetes.io/name": "pulumi-lvm-operator",
+  ...OPERATOR_POD_LABELS,
   "app.kubernetes.io/instance": instance,
 });
 
