@@ -1,4 +1,5 @@
 import { createKubeClient, type KubeClient, type KubeObject, type KubePaths } from "../kube/client";
+import type { KubeConnection } from "../kube/connection";
 import { resourcePath, type Resource } from "../kube/resources";
 import { connectionFromEnvKubeconfig, connectionFromKubeconfigFile } from "../kube/kubeconfig";
 
@@ -26,11 +27,15 @@ export const CLUSTER_FLAGS_USAGE = `  --kubeconfig PATH   the kubeconfig (defaul
 export function clusterClient(
   flags: ClusterFlags,
   env: NodeJS.ProcessEnv = process.env,
-): KubeClient & KubePaths {
-  const connection = flags.kubeconfig
+): KubeClient & Required<KubePaths> {
+  return createKubeClient({ connection: clusterConnection(flags, env) });
+}
+
+/** The user's connection (server and credentials) from their kubeconfig, or throws as clusterClient. */
+export function clusterConnection(flags: ClusterFlags, env: NodeJS.ProcessEnv = process.env): KubeConnection {
+  return flags.kubeconfig
     ? connectionFromKubeconfigFile(flags.kubeconfig, flags.context)
     : connectionFromEnvKubeconfig(env, flags.context);
-  return createKubeClient({ connection });
 }
 
 /**
