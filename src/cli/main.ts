@@ -48,6 +48,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "resume a node set's rollout that paused at a failed node (through your kubeconfig)",
     load: () => import("./rollout"),
   },
+  "support-bundle": {
+    summary: "write a redacted bundle for a bug report: objects, events, logs (through your kubeconfig)",
+    load: () => import("./support-bundle"),
+  },
   agent: {
     summary: "run the node agent (HTTP API over lvm2 on this node)",
     load: () => import("../agent/main"),
