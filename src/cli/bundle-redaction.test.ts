@@ -23,12 +23,14 @@ test("text: PEM private keys (even cut off), JWTs, bearer values and the user's 
   const r = redactor(["opaque-user-token-123", "short"]);
   const base64 = Buffer.from("opaque-user-token-123").toString("base64");
   const out = r.text(
-    `key ${PEM} after\nsa ${JWT}\nAuthorization: Bearer abc.def\nmine opaque-user-token-123 and ${base64}\ncut -----BEGIN PRIVATE KEY-----\nMIIE`,
+    `key ${PEM} after\nsa ${JWT}\nAuthorization: Bearer abc.def.ghi\nmine opaque-user-token-123 and ${base64}\ncut -----BEGIN PRIVATE KEY-----\nMIIE`,
   );
   expect(out).toBe(
     `key ${REDACTED} (private key) after\nsa ${REDACTED}\nAuthorization: Bearer ${REDACTED}\nmine ${REDACTED} and ${REDACTED}\ncut ${REDACTED} (private key)`,
   );
-  expect(r.text("short words stay short")).toBe("short words stay short");
+  expect(r.text("short words stay short; Bearer values too")).toBe(
+    "short words stay short; Bearer values too",
+  );
 });
 
 test("objects: credential fields, env values, last-applied-configuration and managedFields; everything else kept", () => {

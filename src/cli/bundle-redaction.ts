@@ -22,7 +22,8 @@ const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
 
 const PEM_PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)/g;
 const JWT = /eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*/g;
-const BEARER = /\b(bearer\s+)[A-Za-z0-9._~+/=-]+/gi;
+/** A token after "Bearer" (8 characters at least, so that prose such as "Bearer auth" stays). */
+const BEARER = /\b(bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
 
 /** Credentials shorter than this are not searched for literally (they would match ordinary words). */
 const MIN_SECRET_LENGTH = 8;

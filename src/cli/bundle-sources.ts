@@ -50,7 +50,6 @@ const CLUSTER_LISTS = [
 
 /** The cluster-wide single objects, as CLUSTER_LISTS. */
 const CLUSTER_OBJECTS = [
-  ["cluster/version.json", "the API server's version", "/version", false],
   [
     "cluster/csidriver-topolvm.io.json",
     "CSIDriver topolvm.io",
@@ -59,9 +58,18 @@ const CLUSTER_OBJECTS = [
   ],
 ] as const;
 
+const UNREACHABLE =
+  "the API server gave no answer to the first request (/version), so nothing else was tried";
+
 /** Collects every part of the bundle into `c`; each read that fails is recorded, none ends it. */
 export async function collectBundle(c: BundleCollector, o: BundleSourceOptions): Promise<void> {
   const ns = o.namespace;
+  const version = await c.read("the API server's version", "/version");
+  if (version)
+    c.addJson("cluster/version.json", version, { what: "the API server's version", path: "/version" });
+  else if (c.failed.some((f) => f.path === "/version" && f.status === 0))
+    // No answer at all: each further request would wait as long for nothing.
+    return void c.notCollected.push({ what: "everything else", why: UNREACHABLE });
   for (const [file, what, path, absentIsNormal] of CLUSTER_OBJECTS) {
     const object = await c.read(what, path, { absentIsNormal });
     if (object) c.addJson(file, object, { what, path });

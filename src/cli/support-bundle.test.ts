@@ -332,6 +332,21 @@ test("nothing readable: the bundle (its manifest says why) and exit 1; a file th
   expect(manifest.collected).toEqual([]);
   expect(manifest.failed[0]).toMatchObject({ status: 401 });
 
+  // No answer at all to the first request: nothing else is tried (each would wait as long).
+  const asked: string[] = [];
+  const silent: BundleApi = {
+    getPath: async (path) => {
+      asked.push(path);
+      throw new KubeApiError("GET", path, 0, "", "cannot reach the API server at https://api:6443: timeout");
+    },
+    getText: async () => "",
+  };
+  expect((await runCaptured((io) => run(io, deps(silent, writes)), ["-o", "c.tgz"])).code).toBe(1);
+  expect(asked).toEqual(["/version"]);
+  expect(JSON.parse(untar(writes.get("c.tgz")!).get("manifest.json")!).notCollected).toEqual([
+    { what: "everything else", why: expect.stringContaining("no answer to the first request") },
+  ]);
+
   const unwritable: SupportBundleDeps = {
     ...deps(pathsFake(ROUTES, LOGS), writes),
     writeFile: async () => {

@@ -105,7 +105,7 @@ export async function run(io: CliIO, deps: SupportBundleDeps = {}): Promise<numb
     namespace: v.namespace ?? "(all namespaces)",
     logs: { tailLines, limitBytes },
     redacted:
-      "Secrets and ConfigMaps are never read; credential fields, env var values, last-applied-configuration, private keys, JWTs, bearer values and the kubeconfig's credentials are replaced by <redacted>",
+      "Secrets and ConfigMaps are never read; credential fields, env var values, last-applied-configuration, private keys, JWTs, bearer-token values and the kubeconfig's credentials are replaced by <redacted>",
     collected: c.collected,
     absent: c.absent,
     failed: c.failed,
