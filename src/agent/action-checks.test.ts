@@ -8,6 +8,7 @@ function state(
     lvs?: Record<string, string>;
     thinMetadata?: Record<string, number>;
     aliases?: Record<string, string>;
+    missingPvs?: Record<string, string[]>;
   } = {},
 ): LvmState {
   return {
@@ -21,6 +22,7 @@ function state(
     lvs: new Map(Object.entries(partial.lvs ?? {})),
     thinMetadata: new Map(Object.entries(partial.thinMetadata ?? {})),
     aliases: new Map(Object.entries(partial.aliases ?? {})),
+    missingPvs: new Map(Object.entries(partial.missingPvs ?? {})),
   };
 }
 const a = (op: PlanAction["op"], argv: string[], extra: Partial<PlanAction> = {}): PlanAction => ({
@@ -347,6 +349,7 @@ const rows: Row[] = [
     state({ pvs: { "/dev/sdb": ["vg0"] } }),
     /already a physical volume of vg0/,
   ],
+  ...removeMissingRows(),
   [
     "an unknown step is refused",
     a("mkfs" as PlanAction["op"], ["mkfs", "/dev/sdb"]),
@@ -354,6 +357,66 @@ const rows: Row[] = [
     /REFUSED.*unknown step/,
   ],
 ];
+
+/** vgreduce --removemissing: only the missing PVs and lost volumes the plan named, only in a group of ours. */
+function removeMissingRows(): Row[] {
+  const repair = (force: boolean, lost?: string[]) =>
+    a("vgreduce-removemissing", ["vgreduce", "--removemissing", ...(force ? ["--force"] : []), "vg0"], {
+      volumeGroup: "vg0",
+      missingPvs: ["pv:A"],
+      ...(lost ? { lostVolumes: lost, destructive: true } : {}),
+    });
+  const degraded = (lvs: Record<string, string> = {}, missing = ["pv:A"]) =>
+    state({ vgs: { vg0: ours }, lvs, missingPvs: { vg0: missing } });
+  return [
+    ["vgreduce --removemissing of the named missing PV runs", repair(false), degraded(), "run"],
+    [
+      "vgreduce --removemissing once the group misses nothing is skipped",
+      repair(false),
+      state({ vgs: { vg0: ours } }),
+      /vg0 misses no physical volume/,
+    ],
+    [
+      "vgreduce --removemissing when another PV went missing since the plan is refused",
+      repair(false),
+      degraded({}, ["pv:A", "pv:B"]),
+      /REFUSED.*pv:B of vg0 went missing after the plan was made/,
+    ],
+    [
+      "vgreduce --removemissing in a group not ours is refused",
+      repair(false),
+      state({ vgs: { vg0: [] }, missingPvs: { vg0: ["pv:A"] } }),
+      /REFUSED.*not created by pulumi-lvm/,
+    ],
+    [
+      "vgreduce --removemissing without --force while a volume has data on the missing PV is refused",
+      repair(false),
+      degraded({ "vg0/lv1": "-wi-----p-" }),
+      /REFUSED.*vg0\/lv1 has data on the missing physical volumes/,
+    ],
+    [
+      "vgreduce --removemissing --force removing the named volumes (a pool with its hidden data) runs",
+      repair(true, ["vg0/lv1", "vg0/pool0"]),
+      degraded({ "vg0/lv1": "-wi-----p-", "vg0/pool0": "twi---tzp-", "vg0/pool0_tdata": "Twi-----p-" }),
+      "run",
+    ],
+    [
+      "vgreduce --removemissing --force when a volume the plan did not name lost data is refused",
+      repair(true, ["vg0/lv1"]),
+      degraded({ "vg0/lv1": "-wi-----p-", "vg0/lv2": "-wi-----p-" }),
+      /REFUSED.*vg0\/lv2 lost data since the plan was made/,
+    ],
+    [
+      "vgreduce --removemissing --force naming no volume is refused",
+      a("vgreduce-removemissing", ["vgreduce", "--removemissing", "--force", "vg0"], {
+        volumeGroup: "vg0",
+        missingPvs: ["pv:A"],
+      }),
+      degraded({ "vg0/lv1": "-wi-----p-" }),
+      /REFUSED.*--force without the logical volumes/,
+    ],
+  ];
+}
 
 describe("decide", () => {
   it.each(rows)("%s", (_what, action, s, expected) => {
@@ -399,6 +462,21 @@ describe("applyEffect then decide: every completed step's postcondition holds", 
     a("vgremove", ["vgremove", "vg0"], { volumeGroup: "vg0" }),
     a("pvremove", ["pvremove", "/dev/sdb"], { device: "/dev/sdb" }),
   ];
+  it("a repair runs once, then is skipped: the group misses nothing, its lost volumes are gone", () => {
+    const s = state({ vgs: { vg0: ours }, lvs: { "vg0/lv1": "-wi-----p-" }, missingPvs: { vg0: ["pv:A"] } });
+    const repair = a("vgreduce-removemissing", ["vgreduce", "--removemissing", "--force", "vg0"], {
+      volumeGroup: "vg0",
+      missingPvs: ["pv:A"],
+      lostVolumes: ["vg0/lv1"],
+    });
+    expect(decide(repair, s, noWipes)).toEqual({ run: true });
+    applyEffect(repair, s);
+    expect(decide(repair, s, noWipes)).toEqual({
+      run: false,
+      skipped: "volume group vg0 misses no physical volume",
+    });
+    expect(s.lvs.has("vg0/lv1")).toBe(false);
+  });
   it("runs each step once, then skips it when repeated", () => {
     const s = state();
     for (const step of steps) {

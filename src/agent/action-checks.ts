@@ -21,6 +21,8 @@ export interface LvmState {
   readonly thinMetadata: Map<string, number>;
   /** Any device path or udev symlink the inventory knows → the kname path. */
   readonly aliases: Map<string, string>;
+  /** VG name → its missing physical volumes ("pv:<uuid>"), for groups that miss any. */
+  readonly missingPvs: Map<string, readonly string[]>;
 }
 
 export type Decision = { readonly run: true } | { readonly run: false; readonly skipped: string };
@@ -59,7 +61,19 @@ export function stateFromInventory(inventory: NodeInventory): LvmState {
         .map((lv) => [`${lv.vgName}/${lv.name}`, lv.metadataSize!]),
     ),
     aliases,
+    missingPvs: missingPvsByGroup(inventory, aliases),
   };
+}
+
+/** A PV lvm reports missing, or whose device is not on the node (as the planner's node index sees it). */
+function missingPvsByGroup(
+  inventory: NodeInventory,
+  aliases: ReadonlyMap<string, string>,
+): Map<string, readonly string[]> {
+  const out = new Map<string, string[]>();
+  for (const pv of inventory.pvs.filter((p) => p.vgName && (p.missing || !aliases.has(p.device))))
+    out.set(pv.vgName, [...(out.get(pv.vgName) ?? []), `pv:${pv.uuid}`]);
+  return out;
 }
 
 /**
@@ -149,6 +163,8 @@ export function decide(action: PlanAction, state: LvmState, wiped: ReadonlyMap<s
       if (busy.length) return refuse(`${busy.join(", ")} still holds allocated extents`);
       return { run: true };
     }
+    case "vgreduce-removemissing":
+      return decideRemoveMissing(action, vg ?? refuse("names no volume group"), state, refuse);
     case "lvmdevices-adddev": {
       // lvm answers 0 for a device it lists already: repeating the step after a crash is safe.
       const device = devices[0] ?? refuse("names no device");
@@ -255,6 +271,10 @@ export function applyEffect(action: PlanAction, state: LvmState): void {
     case "vgreduce":
       for (const d of devices) state.pvs.set(d, { tags: [], ...state.pvs.get(d), vg: "", used: 0 });
       break;
+    case "vgreduce-removemissing":
+      if (vg) state.missingPvs.delete(vg);
+      for (const lv of action.lostVolumes ?? []) state.lvs.delete(lv);
+      break;
     case "pvremove":
       for (const d of devices) state.pvs.delete(d);
       break;
@@ -310,6 +330,49 @@ export function devicesOf(action: PlanAction): string[] {
   for (const d of action.devices ?? []) out.add(d);
   for (const word of action.argv.slice(1)) if (word.startsWith("/dev/")) out.add(word);
   return [...out];
+}
+
+/**
+ * `vgreduce --removemissing [--force] VG` runs only on a group of ours, removing exactly the missing
+ * physical volumes the plan named and, with --force, no logical volume it did not name: a disk that
+ * went missing since the plan was made, or a volume that lost data since, is never removed unseen.
+ * Done (skipped) once the group misses nothing: repeating it after a crash is safe.
+ */
+function decideRemoveMissing(
+  action: PlanAction,
+  vg: string,
+  state: LvmState,
+  refuse: (reason: string) => never,
+): Decision {
+  const group = state.vgs.get(vg) ?? refuse(`volume group ${vg} does not exist`);
+  if (!group.tags.includes(OWNER_TAG))
+    return refuse(`volume group ${vg} was not created by pulumi-lvm (no tag ${OWNER_TAG})`);
+  const missing = state.missingPvs.get(vg) ?? [];
+  if (missing.length === 0) return { run: false, skipped: `volume group ${vg} misses no physical volume` };
+  const named = new Set(action.missingPvs ?? []);
+  const unseen = missing.filter((pv) => !named.has(pv));
+  if (unseen.length)
+    return refuse(`${unseen.join(", ")} of ${vg} went missing after the plan was made; review a fresh plan`);
+  const force = action.argv.includes("--force");
+  const lost = new Set(action.lostVolumes ?? []);
+  const partial = [...state.lvs]
+    .filter(([key, attr]) => key.startsWith(`${vg}/`) && attr[8] === "p")
+    .map(([key]) => key);
+  if (!force && partial.length)
+    return refuse(
+      `${partial.join(", ")} ${partial.length === 1 ? "has" : "have"} data on the missing physical volumes`,
+    );
+  if (force && lost.size === 0) return refuse("--force without the logical volumes it removes (lostVolumes)");
+  if (force) {
+    // Hidden sub-volumes (a pool's _tdata) are lost with the pool the plan names.
+    const owner = (key: string) => key.replace(/_t(?:data|meta)$/, "");
+    const unnamed = partial.filter(
+      (key) => !lost.has(key) && !lost.has(owner(key)) && !lost.has(`${vg}/[${key.slice(vg.length + 1)}]`),
+    );
+    if (unnamed.length)
+      return refuse(`${unnamed.join(", ")} lost data since the plan was made; review a fresh plan`);
+  }
+  return { run: true };
 }
 
 /* ------------------------------------------------------------------------------ helpers ---- */

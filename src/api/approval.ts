@@ -39,6 +39,10 @@ export const pendingStepSchema = z.strictObject({
     .optional()
     .meta({ description: "Every signature the step erases: type, UUID, label, offset." }),
   why: z.string().optional().meta({ description: "Why this step needs an approval." }),
+  loses: z.array(z.string()).max(1024).optional().meta({
+    description:
+      "The logical volumes the step removes with their data (a repair of a group that lost a disk), as volumeGroup/name, with the PersistentVolumeClaim that uses each when TopoLVM knows it: vg-data/lv1 (PVC shop/db-0).",
+  }),
 });
 
 export const pendingApprovalSchema = z

@@ -16,6 +16,8 @@ export const EVEN_WITH_FIELD_ERRORS = { when: (p: z.core.ParsePayload) => isObje
 
 /* ------------------------------------------------------------------------- volume groups ---- */
 
+export const MISSING_DEVICE_POLICIES = ["Wait", "RemoveFromGroup", "RemoveWithLostVolumes"] as const;
+
 export const volumeGroupSchema = z
   .strictObject({
     name: resourceName("The LVM volume group name on every node; also its identity in this API."),
@@ -28,8 +30,14 @@ export const volumeGroupSchema = z
       description:
         "Opt-in to erase existing signatures (filesystems, partition tables, foreign LVM metadata) on the selected devices before pvcreate. Without it such devices are excluded and reported, never touched. A device is wiped at most once, and only if it is in the plan the caller saw. @default false",
     }),
+    missingDevicePolicy: z.enum(MISSING_DEVICE_POLICIES).optional().meta({
+      description:
+        "What a plan does when a physical volume of the group is missing (its disk died or was pulled): Wait: nothing changes in the group until the disk is back (the group is Degraded, the plan blocked and naming every logical volume on the missing disks). RemoveFromGroup: the plan takes the missing physical volumes out of the group (vgreduce --removemissing), only when no logical volume has data on them. RemoveWithLostVolumes: the plan also removes the logical volumes that had data on them (vgreduce --removemissing --force), naming each; such a plan always waits for an approval of its hash, whatever the approvalPolicy. A disk that comes back after it was removed is no longer a member (docs/operator.md, When a disk fails). @default Wait",
+    }),
   })
   .meta({ description: "A volume group built from the devices its selector picks on each node." });
+
+export type MissingDevicePolicy = (typeof MISSING_DEVICE_POLICIES)[number];
 
 /* ------------------------------------------------------------------------- device classes ---- */
 

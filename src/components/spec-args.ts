@@ -77,6 +77,15 @@ export interface VolumeGroupSpec {
    * @default false
    */
   readonly forceWipeDevicesAndDestroyAllData?: boolean;
+  /**
+   * What a plan does when a physical volume of the group is missing (its disk died or was pulled).
+   * Wait: nothing changes until the disk is back. RemoveFromGroup: the missing physical volumes leave
+   * the group, only when no logical volume has data on them. RemoveWithLostVolumes: the logical
+   * volumes that had data on them are removed too, each named in the plan, which always waits for an
+   * approval of its hash.
+   * @default "Wait"
+   */
+  readonly missingDevicePolicy?: string;
 }
 
 /** Thin pool settings of a device class with strategy Thin. */

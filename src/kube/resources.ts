@@ -35,6 +35,21 @@ export const SERVICE_ACCOUNTS: Resource = {
   namespaced: true,
 };
 export const NODES: Resource = { group: "", version: "v1", plural: "nodes", kind: "Node", namespaced: false };
+export const PERSISTENT_VOLUMES: Resource = {
+  group: "",
+  version: "v1",
+  plural: "persistentvolumes",
+  kind: "PersistentVolume",
+  namespaced: false,
+};
+/** TopoLVM's record of each volume it made (cluster-scoped; its CRD may be absent). */
+export const TOPOLVM_LOGICAL_VOLUMES: Resource = {
+  group: "topolvm.io",
+  version: "v1",
+  plural: "logicalvolumes",
+  kind: "LogicalVolume",
+  namespaced: false,
+};
 
 /**
  * The API path of a collection (no name) or an object, in one namespace or (namespace undefined)

@@ -17,6 +17,7 @@ function planOf(op: ActionOp, volumeGroup: string): Pick<NodePlan, "actions" | "
 
 /** Every step kind, in a new and in an existing group: held back under Destructive? (the docs' table) */
 const TABLE: Array<[ActionOp, string, boolean]> = [
+  ["vgreduce-removemissing", "vg-old", true], // with lostVolumes it waits under Automatic too (below)
   ["wipefs", "vg-new", true],
   ["wipefs", "vg-old", true],
   ["pvcreate", "vg-new", false],
@@ -53,6 +54,25 @@ test.each(TABLE)("%s in %s: Automatic never, Destructive %s, Always always", (op
   if (destructive)
     expect(held[0]).toMatchObject({ index: 0, op, device: "/dev/sdx", why: expect.any(String) });
   expect(stepsNeedingApproval(plan, "Always")).toHaveLength(1);
+});
+
+test("a repair that removes volumes (lostVolumes) waits under every policy, Automatic too", () => {
+  const repair = {
+    volumeGroups: [OLD_GROUP] as unknown as NodePlan["volumeGroups"],
+    actions: [
+      {
+        op: "vgreduce-removemissing" as const,
+        argv: ["vgreduce", "--removemissing", "--force", "vg-old"],
+        volumeGroup: "vg-old",
+        lostVolumes: ["vg-old/lv1"],
+        reason: "",
+      },
+    ],
+  };
+  for (const policy of APPROVAL_POLICIES)
+    expect(stepsNeedingApproval(repair, policy)).toEqual([
+      { index: 0, op: "vgreduce-removemissing", why: expect.stringMatching(/under every approvalPolicy/) },
+    ]);
 });
 
 test("a device the group held before rejoining it (an out-of-band vgreduce repaired) does not wait; a new one does", () => {

@@ -11,6 +11,8 @@ import type { ActionOp, NodePlan, PlanAction } from "./types";
 
 /** Why each kind of step is held back under Destructive; undefined: it is not. */
 export const DESTRUCTIVE_REASONS: Readonly<Record<ActionOp, string | undefined>> = {
+  "vgreduce-removemissing":
+    "takes missing devices out of the volume group (missingDevicePolicy): should one come back, it is no longer a member",
   wipefs: "erases the signatures on the device (a filesystem, partition table or foreign LVM metadata)",
   pvcreate: undefined, // held back only for a device joining a group that exists (joinsExistingGroup)
   // keeps lvm's devices file true for a device this plan claims (held with its pvcreate) or a member
@@ -57,7 +59,11 @@ export function stepsNeedingApproval(
   policy: ApprovalPolicy,
   claimedBefore: ReadonlySet<string> = new Set(),
 ): HeldStep[] {
-  if (policy === "Automatic") return [];
+  if (policy === "Automatic")
+    return plan.actions.flatMap((a, index) => {
+      const why = whyAlwaysHeld(a);
+      return why ? [{ index, op: a.op, ...(a.device ? { device: a.device } : {}), why }] : [];
+    });
   const existing = new Set(plan.volumeGroups.filter((vg) => vg.exists).map((vg) => vg.name));
   const known = (a: PlanAction) =>
     (a.device !== undefined && claimedBefore.has(a.device)) ||
@@ -71,12 +77,20 @@ export function stepsNeedingApproval(
   });
 }
 
+const LOSES_VOLUMES =
+  "removes logical volumes with the missing devices, and their data (missingDevicePolicy RemoveWithLostVolumes): waits for an approval under every approvalPolicy";
+
+/** Why `action` waits for a person under every policy, Automatic too: it removes volumes people use. */
+export function whyAlwaysHeld(action: Pick<PlanAction, "op" | "lostVolumes">): string | undefined {
+  return action.op === "vgreduce-removemissing" && action.lostVolumes?.length ? LOSES_VOLUMES : undefined;
+}
+
 /** Why `action` is held back under Destructive, or undefined. */
 export function whyDestructive(
-  action: Pick<PlanAction, "op" | "volumeGroup">,
+  action: Pick<PlanAction, "op" | "volumeGroup" | "lostVolumes">,
   existingGroups: ReadonlySet<string>,
 ): string | undefined {
-  const reason = DESTRUCTIVE_REASONS[action.op];
+  const reason = whyAlwaysHeld(action) ?? DESTRUCTIVE_REASONS[action.op];
   if (reason) return reason;
   const joins = action.op === "pvcreate" || action.op === "vgextend";
   return joins && action.volumeGroup !== undefined && existingGroups.has(action.volumeGroup)

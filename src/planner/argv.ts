@@ -43,6 +43,14 @@ export function vgreduceArgv(vg: string, device: string): string[] {
   return ["vgreduce", vg, device];
 }
 
+/**
+ * Takes a group's missing physical volumes out of it. Without `force` lvm refuses while a logical
+ * volume has data on one of them; with it, lvm removes those logical volumes too (their data is lost).
+ */
+export function vgreduceRemoveMissingArgv(vg: string, force: boolean): string[] {
+  return ["vgreduce", "--removemissing", ...(force ? ["--force"] : []), vg];
+}
+
 export function pvremoveArgv(device: string): string[] {
   return ["pvremove", device];
 }

@@ -364,7 +364,7 @@ describe("what the planner refuses", () => {
       {
         volumeGroup: "vg1",
         reason:
-          "volume group vg1 is missing physical volume gone-1; nothing is changed until it is back or removed by hand (vgreduce --removemissing vg1)",
+          "volume group vg1 is missing physical volume pv:gone-1; nothing changes in it until it is back, or until its missingDevicePolicy removes it (RemoveFromGroup)",
       },
     ]);
     expect(plan.volumeGroups[0]!.excluded[0]!.reasons).toEqual([

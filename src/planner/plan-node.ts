@@ -41,6 +41,7 @@ export interface PlanOptions {
 
 /** The order actions run in: every step of one kind, for all volume groups, before the next kind. */
 export const ACTION_ORDER: readonly ActionOp[] = [
+  "vgreduce-removemissing", // lvm changes nothing else in a group while it misses a PV
   "wipefs",
   "pvcreate",
   "lvmdevices-adddev",
@@ -76,7 +77,7 @@ export function planNode(inventory: NodeInventory, spec: LVMNodeSpec, options: P
   const blocked: Blocked[] = [];
   const readyClasses = new Set<string>();
   for (const c of claims) {
-    const vg = planVolumeGroup(c, ids);
+    const vg = planVolumeGroup(c, ids, inventory.lvs);
     actions.push(...vg.actions);
     if (vg.changeable) actions.push(...devicesFileSteps(inventory, index, c.vg.name, vg));
     blocked.push(...vg.blocked);

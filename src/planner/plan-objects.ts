@@ -24,6 +24,8 @@ export interface StepTarget {
   readonly destructive?: boolean;
   readonly signatures?: readonly WipeSignature[];
   readonly file?: { readonly path: string; readonly content: string };
+  readonly lostVolumes?: readonly string[];
+  readonly missingPvs?: readonly string[];
 }
 
 export function step(op: ActionOp, argv: readonly string[], reason: string, t: StepTarget = {}): PlanAction {
@@ -34,6 +36,8 @@ export function step(op: ActionOp, argv: readonly string[], reason: string, t: S
   if (t.deviceIds !== undefined) a.deviceIds = t.deviceIds;
   if (t.devices !== undefined) a.devices = t.devices;
   if (t.file !== undefined) a.file = { content: t.file.content, path: t.file.path };
+  if (t.lostVolumes !== undefined) a.lostVolumes = t.lostVolumes;
+  if (t.missingPvs !== undefined) a.missingPvs = t.missingPvs;
   a.op = op;
   a.reason = reason;
   if (t.signatures !== undefined) a.signatures = t.signatures.map(wipeSignature);

@@ -148,6 +148,8 @@ class State {
         Object.assign(pv, { vgName: "", tags: [] });
         return;
       }
+      case "vgreduce-removemissing":
+        return this.removeMissing(this.vg(a.volumeGroup ?? fail("names no volume group"), fail), a, fail);
       case "pvremove": {
         const d = this.device(first!, fail);
         const pv = this.pvOn(d) ?? fail("not a physical volume");
@@ -386,6 +388,25 @@ class State {
       left -= give;
     }
     this.resize(vg, 0, extents);
+  }
+
+  /** vgreduce --removemissing [--force]: without --force lvm refuses while a volume is partial. */
+  private removeMissing(vg: Mutable<VolumeGroupInfo>, a: PlanAction, fail: (m: string) => never): void {
+    const known = (pv: PhysicalVolume) => this.devices.some((d) => this.pvOn(d) === pv);
+    const missing = this.pvs.filter((pv) => pv.vgName === vg.name && (pv.missing || !known(pv)));
+    const partial = this.lvs.filter((lv) => lv.vgName === vg.name && lv.attr[8] === "p");
+    const force = a.argv.includes("--force");
+    if (partial.length && !force) fail(`There are still partial LVs in VG ${vg.name}.`);
+    const lost = new Set(partial.map((lv) => lv.name));
+    for (const lv of partial) if (lv.hidden) lost.add(lv.name.replace(/_t(?:data|meta)$/, ""));
+    this.lvs = this.lvs.filter(
+      (lv) => lv.vgName !== vg.name || (!lost.has(lv.name) && !lost.has(lv.poolLv ?? "\u0000")),
+    );
+    for (const pv of missing) {
+      const extents = Math.round(pv.size / vg.extentSize);
+      this.resize(vg, -extents, -Math.round(pv.free / vg.extentSize));
+    }
+    this.pvs = this.pvs.filter((pv) => !missing.includes(pv));
   }
 
   private resize(vg: Mutable<VolumeGroupInfo>, total: number, free: number): void {

@@ -12,6 +12,7 @@ export const PLAN_API_VERSION = "pulumi-lvm.dev/plan/v1";
  * vgremove, lvmdevices-deldev, pvremove.
  */
 export type ActionOp =
+  | "vgreduce-removemissing" // take missing PVs out of a group (only with its missingDevicePolicy)
   | "wipefs" // erase signatures (only with forceWipeDevicesAndDestroyAllData)
   | "pvcreate"
   | "lvmdevices-adddev" // list a PV of ours in lvm's devices file (only when the host uses one)
@@ -50,6 +51,10 @@ export interface PlanAction {
   readonly destructive?: boolean;
   /** For wipefs: the signatures it erases (type, UUID, label, offset), as the plan's reviewer saw them. */
   readonly signatures?: readonly WipeSignature[];
+  /** For vgreduce-removemissing: the missing physical volumes it removes, as "pv:<uuid>". */
+  readonly missingPvs?: readonly string[];
+  /** For vgreduce-removemissing --force: the logical volumes it removes with them ("vg/lv"): their data is lost. */
+  readonly lostVolumes?: readonly string[];
   /** For write-lvmd-config: the file to write, byte for byte. */
   readonly file?: { readonly path: string; readonly content: string };
 }

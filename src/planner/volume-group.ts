@@ -9,7 +9,9 @@ import {
   vgreduceArgv,
   wipefsArgv,
 } from "./argv";
+import type { LogicalVolume } from "../inventory/types";
 import type { VolumeGroupClaims } from "./claims";
+import { planMissingDevices } from "./missing-devices";
 import { displayName, joinNames } from "./node-index";
 import { knameTag, type Member } from "./ownership";
 import type { VolumeGroupGeometry } from "./thin";
@@ -57,7 +59,12 @@ export function memberClaim(m: Member, ids: ReadonlyMap<string, string>): Device
   });
 }
 
-export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, string>): VolumeGroupResult {
+/** `lvs`: the node's logical volumes (a group missing a disk names those it loses). */
+export function planVolumeGroup(
+  c: VolumeGroupClaims,
+  ids: ReadonlyMap<string, string>,
+  lvs: readonly LogicalVolume[] = [],
+): VolumeGroupResult {
   const vg = c.vg.name;
   const claim = (m: Member): DeviceClaim => memberClaim(m, ids);
   const staying = c.staying.map(claim);
@@ -93,20 +100,12 @@ export function planVolumeGroup(c: VolumeGroupClaims, ids: ReadonlyMap<string, s
       available: false,
       changeable: false,
     });
-  if (c.state.kind === "owned" && c.state.missing.length) {
-    const uuids = c.state.missing.map((pv) => pv.uuid);
+  if (c.state.kind === "owned" && c.state.missing.length)
     return result({
-      actions: [],
-      blocked: [
-        {
-          volumeGroup: vg,
-          reason: `volume group ${vg} is missing ${uuids.length === 1 ? "physical volume" : "physical volumes"} ${joinNames(uuids)}; nothing is changed until ${uuids.length === 1 ? "it is" : "they are"} back or removed by hand (vgreduce --removemissing ${vg})`,
-        },
-      ],
+      ...planMissingDevices(vg, c.vg.missingDevicePolicy, c.state.missing, lvs),
       available: true,
       changeable: false,
     });
-  }
   if (c.state.kind === "absent" && joining.length === 0)
     return result({
       actions: [],

@@ -38,6 +38,7 @@ export function waitingPlan(
   const why = new Map(held.map((h) => [h.index, h.why]));
   const steps = plan.actions.map((a, i): PendingStep => {
     const signatures = (a as { signatures?: WipeSignature[] }).signatures;
+    const lost = (a as { lostVolumes?: string[] }).lostVolumes;
     const command = a.op === "write-lvmd-config" ? `write ${filePath(a)}` : a.argv.join(" ");
     return {
       op: a.op as ActionOp,
@@ -47,6 +48,7 @@ export function waitingPlan(
       ...(a.deviceId ? { deviceId: a.deviceId } : {}),
       ...(signatures?.length ? { erases: signatures.map(signature) } : {}),
       ...(why.has(i) ? { why: why.get(i)! } : {}),
+      ...(lost?.length ? { loses: [...lost] } : {}),
     };
   });
   const claims = groups.flatMap((g) =>
@@ -65,7 +67,8 @@ export function describeWaiting(w: WaitingPlan): string {
       const erases = s.erases?.map((e) =>
         [e.type, e.uuid && `UUID ${e.uuid}`, e.label && `label ${e.label}`].filter(Boolean).join(" "),
       );
-      return `${s.command}${erases?.length ? ` (erases ${erases.join(", ")})` : ""}: ${s.why}`;
+      const loses = s.loses?.length ? ` (loses ${s.loses.join(", ")})` : "";
+      return `${s.command}${erases?.length ? ` (erases ${erases.join(", ")})` : ""}${loses}: ${s.why}`;
     });
   return `plan ${w.hash} waits for an approval (approvalPolicy ${w.policy}): ${steps.join("; ")}`;
 }

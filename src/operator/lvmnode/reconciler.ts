@@ -9,6 +9,7 @@ import type { EventInput } from "../events/recorder";
 import { statusEvents } from "./events";
 import { lvmNodeStatus } from "./status";
 import type { NodeFinding } from "./finding";
+import { withLostClaims } from "./lost-claims";
 import { mandateOf, teardownOf, type MandateView } from "../mandate";
 import { splitKey, type ReconcileResult } from "../nodeset/reconciler";
 import type { LVMNodeObject, LVMNodeSetObject, NodeObject } from "../types";
@@ -114,7 +115,7 @@ export class LVMNodeReconciler {
     }
     const spec = checkSpec(node);
     const sent: { call?: string } = {};
-    const outcome = spec.ok
+    const synced = spec.ok
       ? await this.o.agents.sync(
           { node: name, namespace },
           spec.value,
@@ -123,6 +124,11 @@ export class LVMNodeReconciler {
           { ...(approvalOf(node) ? { approved: approvalOf(node) } : {}), claimedBefore: claimedBefore(node) },
         )
       : spec.finding;
+    // A waiting repair that loses volumes names the claims that use them (lost-claims.ts).
+    const outcome =
+      synced.kind === "awaiting"
+        ? { ...synced, waiting: await withLostClaims(synced.waiting, this.o.kube) }
+        : synced;
     const applyFailed = sent.call === "apply" && outcome.kind === "failed";
     if (applyFailed) this.event(node, "Warning", "ApplyFailed", "Apply", outcome.message);
     if (outcome.kind === "stopped") throw new ReconcileStoppedError(`${key}: ${outcome.message}`);
