@@ -32,7 +32,7 @@ export const volumeGroupSchema = z
     }),
     missingDevicePolicy: z.enum(MISSING_DEVICE_POLICIES).optional().meta({
       description:
-        "What a plan does when a physical volume of the group is missing (its disk died or was pulled): Wait: nothing changes in the group until the disk is back (the group is Degraded, the plan blocked and naming every logical volume on the missing disks). RemoveFromGroup: the plan takes the missing physical volumes out of the group (vgreduce --removemissing), only when no logical volume has data on them. RemoveWithLostVolumes: the plan also removes the logical volumes that had data on them (vgreduce --removemissing --force), naming each; such a plan always waits for an approval of its hash, whatever the approvalPolicy. A disk that comes back after it was removed is no longer a member (docs/operator.md, When a disk fails). @default Wait",
+        "What a plan does when a physical volume of the group is missing (its disk died or was pulled): Wait: nothing changes in the group until the disk is back (the group is Degraded, the plan blocked and naming every logical volume on the missing disks). RemoveFromGroup: the plan takes the missing physical volumes out of the group (vgreduce --removemissing), only when no logical volume has data on them. RemoveWithLostVolumes: the plan also removes the logical volumes that had data on them (vgreduce --removemissing --force), naming each; such a plan always waits for an approval of its hash, whatever the approvalPolicy. A disk that comes back after it was removed is no longer a member (docs/disk-failure.md). @default Wait",
     }),
   })
   .meta({ description: "A volume group built from the devices its selector picks on each node." });

@@ -8,7 +8,7 @@ import type { Blocked, PlanAction } from "./types";
 
 /**
  * A volume group of ours whose physical volumes are missing (a disk died or was pulled), planned by
- * its missingDevicePolicy (docs/operator.md, When a disk fails). Pure. lvm changes nothing else in
+ * its missingDevicePolicy (docs/disk-failure.md). Pure. lvm changes nothing else in
  * such a group, so this is all the plan does in it: the group's other changes come in the next plan.
  *
  * - Wait (the default): nothing; blocked, naming the missing volumes and what they held.
