@@ -3,7 +3,8 @@
  * two real loop devices, then the test detaches one (`losetup -d`): inventory, plan, status and
  * metrics keep answering for what exists, name the missing physical volume (lvm's `[unknown]` with
  * its PV UUID) and the device that is gone, and the plan changes nothing in the group (no
- * `vgreduce --removemissing`).
+ * `vgreduce --removemissing`) until the group's missingDevicePolicy asks for the repair; the repaired
+ * group is whole, and the disk that comes back afterwards is left alone (docs/disk-failure.md).
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -15,7 +16,7 @@ jest.setTimeout(120_000);
 const bed = agentTestbed("missing-device", {
   // Back again (under whatever loop number is free), so cleanup removes the group whole.
   beforeCleanup: () => {
-    if (!L2File) return;
+    if (!L2File || L2Back) return;
     const again = execFileSync("losetup", ["--find", "--show", L2File], { encoding: "utf8" }).trim();
     bed.scratch.loops.push(again);
   },
@@ -25,6 +26,8 @@ let token: string;
 let L1: string, L2: string;
 let L2File: string;
 let L2Uuid: string;
+/** L2 attached again by the last test (under this loop device). */
+let L2Back: string | undefined;
 const VG = `agt-miss-${randomBytes(3).toString("hex")}`;
 const spec = () => thickSpec(VG, [L1, L2]);
 
@@ -98,4 +101,43 @@ it("metrics keep the volume group and count its missing physical volume", async 
   expect(metrics.text).toMatch(new RegExp(`pulumi_lvm_agent_volume_group_size_bytes\\{vg="${VG}"\\} \\d+`));
   expect(metrics.text).toContain(`pulumi_lvm_agent_volume_group_missing_physical_volumes{vg="${VG}"} 1`);
   expect(metrics.text).toContain(`pulumi_lvm_agent_missing_devices 1`);
+});
+
+it("with missingDevicePolicy RemoveFromGroup the plan repairs the group; applied by its hash, the group is whole", async () => {
+  const repairSpec = () => {
+    const s = spec();
+    return { ...s, volumeGroups: [{ ...s.volumeGroups[0]!, missingDevicePolicy: "RemoveFromGroup" }] };
+  };
+  const plan = await request(agent!.url, "POST", "/v1/plan", { token, body: { spec: repairSpec() } });
+  expect(plan.status).toBe(200);
+  expect(plan.json.blocked).toEqual([]);
+  expect(plan.json.actions[0]).toMatchObject({
+    op: "vgreduce-removemissing",
+    argv: ["vgreduce", "--removemissing", VG],
+    missingPvs: [`pv:${L2Uuid}`],
+  });
+  const applied = await request(agent!.url, "POST", "/v1/apply", {
+    token,
+    body: { spec: repairSpec(), planHash: plan.json.hash },
+  });
+  expect({ status: applied.status, text: applied.status === 200 ? "" : applied.text }).toEqual({
+    status: 200,
+    text: "",
+  });
+  expect(lvm([L1], ["vgs", "--noheadings", "-o", "pv_count,vg_missing_pv_count", VG], true).trim()).toMatch(
+    /^1\s+0$/,
+  );
+  const status = await request(agent!.url, "GET", "/v1/status", { token });
+  expect(status.json.status.volumeGroups[0]).toMatchObject({ name: VG, state: "Healthy" });
+
+  // The disk comes back: it still carries the group's old metadata. No plan writes it; lvm's own
+  // remedy (vgck --updatemetadata) leaves it a physical volume of no group.
+  L2Back = execFileSync("losetup", ["--find", "--show", L2File], { encoding: "utf8" }).trim();
+  bed.scratch.loops.push(L2Back);
+  const again = await request(agent!.url, "POST", "/v1/plan", { token, body: { spec: repairSpec() } });
+  expect(again.status).toBe(200);
+  expect(JSON.stringify(again.json.actions)).not.toContain(L2Back);
+  expect(JSON.stringify(again.json.actions)).not.toContain("removemissing");
+  lvm([L1, L2Back], ["vgck", "--updatemetadata", VG]);
+  expect(lvm([L1, L2Back], ["pvs", "--noheadings", "-o", "pv_name,vg_name", L2Back]).trim()).toBe(L2Back);
 });
