@@ -72,6 +72,13 @@ export interface VolumeGroupSpec {
   /** Devices smaller than this are excluded. @default "1Gi" @example "100Gi" */
   readonly minDeviceSize?: string;
   /**
+   * Static: after the group's first apply, devices that appear later are excluded ("appeared after
+   * the group was built; discovery is Static"). Dynamic: a device the selector picks joins whenever it
+   * appears (under the approvalPolicy, a device joining a group that exists waits for an approval).
+   * @default "Dynamic"
+   */
+  readonly deviceDiscoveryPolicy?: string;
+  /**
    * Erase existing signatures (filesystems, partition tables, foreign LVM metadata) on the selected
    * devices before pvcreate. Without it such devices are excluded and reported, never touched.
    * @default false
