@@ -33,7 +33,7 @@ export function waitingPlan(
     actions: plan.actions as unknown as NodePlan["actions"],
     volumeGroups: groups.map((g) => ({ name: g.name ?? "", exists: g.exists })),
   };
-  const held = stepsNeedingApproval(view, policy, claimedBefore);
+  const held = stepsNeedingApproval(view, policy, withOwnPvs(groups, claimedBefore));
   if (held.length === 0) return undefined;
   const why = new Map(held.map((h) => [h.index, h.why]));
   const steps = plan.actions.map((a, i): PendingStep => {
@@ -57,6 +57,21 @@ export function waitingPlan(
       .map((c) => `${g.name}: ${c.path ?? c.kname}${c.id ? ` (${c.id})` : ""}`),
   );
   return { node: plan.node, hash: plan.hash, policy, steps, claims, held: held.length };
+}
+
+/**
+ * The devices the node's groups held before, and every orphan physical volume the node's agent
+ * created itself (a claim the plan marks `adopted`, from the agent's journal): one of those joining
+ * back (after an out-of-band vgreduce, or an apply cut off between pvcreate and vgextend) completes a
+ * change that was applied before; it is not a device nobody reviewed. Without it, an out-of-band
+ * vgreduce that landed between a reconcile's plan and its status read dropped the device from the
+ * status, and the repair then waited for an approval.
+ */
+function withOwnPvs(groups: readonly Group[], claimedBefore: ReadonlySet<string> = new Set()): Set<string> {
+  const known = new Set(claimedBefore);
+  for (const c of groups.flatMap((g) => g.claimed ?? []))
+    if (c.adopted) for (const name of [c.path, c.kname, c.id]) if (name) known.add(name);
+  return known;
 }
 
 /** "wipefs /dev/loop9 (xfs 5e1c…); pvcreate /dev/loop9", the held steps for a message. */
