@@ -60,6 +60,7 @@ test.each([
   ["inventory", [0, 1, 2]],
   ["plan", [0, 1, 2, 3, 4]],
   ["support-bundle", [0, 1, 2]],
+  ["manifests", [0, 1, 2]],
 ])("%s --help ends with its exit codes", async (name, codes) => {
   const r = await cli([name, "--help"]);
   const table = r.stdout.slice(r.stdout.indexOf("\nexit codes:\n"));

@@ -52,6 +52,10 @@ export const COMMANDS: Readonly<Record<string, Command>> = {
     summary: "write a redacted bundle for a bug report: objects, events, logs (through your kubeconfig)",
     load: () => import("./support-bundle"),
   },
+  manifests: {
+    summary: "print the objects LvmSystem deploys as plain YAML, for kubectl, Argo CD or Flux (no TopoLVM)",
+    load: () => import("./manifests"),
+  },
   agent: {
     summary: "run the node agent (HTTP API over lvm2 on this node)",
     load: () => import("../agent/main"),
@@ -76,7 +80,7 @@ export function usage(commands: Readonly<Record<string, Command>> = COMMANDS): s
     "",
     'Run "pulumi-lvm <command> --help" for its arguments.',
     "",
-    "exit codes of validate, convert, inventory, plan and status: 0 all fine, 1 invalid input, 2 usage error,",
+    "exit codes of validate, convert, inventory, plan, status and manifests: 0 all fine, 1 invalid input, 2 usage error,",
     "3 something is blocked or a node set selects no node, 4 the plan has changes (plan --detailed-exitcode)",
     "",
   ].join("\n");

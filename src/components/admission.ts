@@ -78,96 +78,103 @@ export interface AdmissionPlacement {
   readonly operator: string;
   /** The labels of the operator's pods: the webhook Service selects them all (every replica answers). */
   readonly podLabels: Readonly<Record<string, string>>;
-  /** The operator's Deployment: the webhook is registered once it is available. */
-  readonly deployment: pulumi.Resource;
   /** LvmSystem's `certificates`: with `issuerRef`, cert-manager issues the webhook's certificate. */
   readonly certificates?: CertificateSettings;
 }
 
 /**
- * The webhook's Service, its serving certificate (generated, or a cert-manager Certificate), the
- * ValidatingWebhookConfiguration and the ValidatingAdmissionPolicy with its binding, both for the
- * LvmSystem's namespace only (its operator watches only that one; two systems in one cluster never
- * refuse each other's operator). The manifests are src/agent-api/admission.ts, as the tests apply them.
+ * The webhook's Service, its serving certificate when cert-manager issues it (else the operator
+ * issues it, nothing here), the ValidatingWebhookConfiguration and the ValidatingAdmissionPolicy
+ * with its binding, both for the LvmSystem's namespace only (its operator watches only that one;
+ * two systems in one cluster never refuse each other's operator). The webhook and the policy are
+ * src/agent-api/admission.ts, as the tests apply them.
+ *
+ * No caBundle: the operator sets it (server-side apply, its own field manager), or cert-manager's
+ * CA injector; these manifests never name the field, so whoever applies them never fights either.
  */
-export function operatorAdmission(
-  at: AdmissionPlacement,
-  settings: AdmissionSettings,
-  ctx: AdmissionContext,
-) {
-  const { parent, namespace: ns } = ctx;
+export function admissionManifests(at: AdmissionPlacement, settings: AdmissionSettings) {
   const serviceName = `${at.operator}-webhook`;
   const secretName = webhookTlsSecretName(at.operator, settings)!;
   const dnsName = webhookDnsName(at.namespace, at.operator);
-  const service = new k8s.core.v1.Service(
-    serviceName,
-    {
+  // cert-manager (certificates.issuerRef, or the older admission.certManagerIssuer), else the operator.
+  const issuerRef = at.certificates?.issuerRef ?? settings.certManagerIssuer;
+  const operatorUsername = serviceAccountUsername(at.namespace, at.operator);
+  return {
+    service: {
+      apiVersion: "v1" as const,
+      kind: "Service" as const,
       metadata: { name: serviceName, namespace: at.namespace, labels: { ...at.podLabels } },
       spec: {
         selector: { ...at.podLabels },
         ports: [{ name: "webhook", port: 443, targetPort: "webhook", protocol: "TCP" }],
       },
     },
-    { parent, dependsOn: [ns] },
-  );
-  // cert-manager (certificates.issuerRef, or the older admission.certManagerIssuer), else the operator.
-  const issuerRef = at.certificates?.issuerRef ?? settings.certManagerIssuer;
-  const certificate = issuerRef
-    ? new k8s.apiextensions.CustomResource(
-        serviceName,
-        certManagerCertificate(
-          serviceName,
-          at.namespace,
-          secretName,
-          [dnsName, `${dnsName}.cluster.local`],
-          { ...at.certificates, issuerRef },
-          { "app.kubernetes.io/name": "pulumi-lvm-operator" },
-        ),
-        { parent, dependsOn: [ns] },
-      )
-    : undefined;
-  const operatorUsername = serviceAccountUsername(at.namespace, at.operator);
-  // No caBundle here: the operator sets it (server-side apply, its own field manager), or
-  // cert-manager's CA injector; Pulumi never names the field, so neither manager fights the other.
-  const config = webhookConfiguration({
-    name: webhookConfigurationName(at.namespace, at.operator),
-    clientConfig: { service: { namespace: at.namespace, name: serviceName, port: 443 } },
-    operatorUsername,
-    namespace: at.namespace,
-    timeoutSeconds: settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
     ...(issuerRef
-      ? { annotations: { "cert-manager.io/inject-ca-from": `${at.namespace}/${serviceName}` } }
+      ? {
+          certificate: certManagerCertificate(
+            serviceName,
+            at.namespace,
+            secretName,
+            [dnsName, `${dnsName}.cluster.local`],
+            { ...at.certificates, issuerRef },
+            { "app.kubernetes.io/name": "pulumi-lvm-operator" },
+          ),
+        }
       : {}),
-  });
-  const webhook = new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
-    `${at.operator}-webhook`,
+    webhook: webhookConfiguration({
+      name: webhookConfigurationName(at.namespace, at.operator),
+      clientConfig: { service: { namespace: at.namespace, name: serviceName, port: 443 } },
+      operatorUsername,
+      namespace: at.namespace,
+      timeoutSeconds: settings.timeoutSeconds ?? DEFAULT_WEBHOOK_TIMEOUT_SECONDS,
+      ...(issuerRef
+        ? { annotations: { "cert-manager.io/inject-ca-from": `${at.namespace}/${serviceName}` } }
+        : {}),
+    }),
+    ...lvmNodeOwnerPolicy({
+      name: `${at.namespace}-${at.operator}-lvmnode-owner`,
+      operatorUsername,
+      namespace: at.namespace,
+    }),
+  };
+}
+
+/** admissionManifests' objects as resources, the webhook once the operator's Deployment is ready. */
+export function operatorAdmission(
+  operator: string,
+  m: ReturnType<typeof admissionManifests>,
+  deployment: pulumi.Resource,
+  ctx: AdmissionContext,
+): void {
+  const { parent, namespace: ns } = ctx;
+  const serviceName = m.service.metadata.name;
+  const service = new k8s.core.v1.Service(serviceName, m.service, { parent, dependsOn: [ns] });
+  const certificate = m.certificate
+    ? new k8s.apiextensions.CustomResource(serviceName, m.certificate, { parent, dependsOn: [ns] })
+    : undefined;
+  new k8s.admissionregistration.v1.ValidatingWebhookConfiguration(
+    `${operator}-webhook`,
     {
       metadata: {
-        ...config.metadata,
+        ...m.webhook.metadata,
         // Ready for Pulumi once its caBundle is set (by the operator or cert-manager), not when it
         // is created: a node set created in between was refused ("certificate signed by unknown
         // authority"; failurePolicy Fail), measured in a first up whose agents came up first.
-        annotations: { ...config.metadata.annotations, [WAIT_FOR]: WEBHOOK_CA_BUNDLE_SET },
+        annotations: { ...m.webhook.metadata.annotations, [WAIT_FOR]: WEBHOOK_CA_BUNDLE_SET },
       },
-      webhooks: config.webhooks as unknown as k8s.types.input.admissionregistration.v1.ValidatingWebhook[],
+      webhooks: m.webhook.webhooks as unknown as k8s.types.input.admissionregistration.v1.ValidatingWebhook[],
     },
     // Only once the operator answers (and, issuing, has the webhook's certificate).
-    { parent, dependsOn: [service, at.deployment, ...(certificate ? [certificate] : [])] },
+    { parent, dependsOn: [service, deployment, ...(certificate ? [certificate] : [])] },
   );
-  const { policy, binding } = lvmNodeOwnerPolicy({
-    name: `${at.namespace}-${at.operator}-lvmnode-owner`,
-    operatorUsername,
-    namespace: at.namespace,
-  });
   const vap = new k8s.admissionregistration.v1.ValidatingAdmissionPolicy(
-    `${at.operator}-lvmnode-owner`,
-    policy as unknown as k8s.admissionregistration.v1.ValidatingAdmissionPolicyArgs,
+    `${operator}-lvmnode-owner`,
+    m.policy as unknown as k8s.admissionregistration.v1.ValidatingAdmissionPolicyArgs,
     { parent, dependsOn: [...ctx.crds] },
   );
   new k8s.admissionregistration.v1.ValidatingAdmissionPolicyBinding(
-    `${at.operator}-lvmnode-owner`,
-    binding as unknown as k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingArgs,
+    `${operator}-lvmnode-owner`,
+    m.binding as unknown as k8s.admissionregistration.v1.ValidatingAdmissionPolicyBindingArgs,
     { parent, dependsOn: [vap] },
   );
-  return { service, webhook, secretName };
 }

@@ -1,5 +1,3 @@
-import * as k8s from "@pulumi/kubernetes";
-import type * as pulumi from "@pulumi/pulumi";
 import { AGENT_SERVER_NAME } from "../agent-api/auth";
 import { certManagerCertificate, type CertificateSettings } from "./certificate-settings";
 
@@ -56,29 +54,19 @@ export function agentTlsProblems(args: AgentTlsArgs): Array<{ path: string; mess
 
 /**
  * With `certificates.issuerRef` and no Secret of yours: a cert-manager Certificate for the agents'
- * Secret (a leaf for AGENT_SERVER_NAME, a new key at each renewal). Pulumi manages the Certificate,
- * cert-manager the Secret.
+ * Secret (a leaf for AGENT_SERVER_NAME, a new key at each renewal). Whoever applies it manages the
+ * Certificate, cert-manager the Secret.
  */
-export function agentCertificate(
-  agent: string,
-  namespace: string,
-  args: AgentTlsArgs,
-  opts: pulumi.CustomResourceOptions,
-): k8s.apiextensions.CustomResource | undefined {
+export function agentCertificateManifest(agent: string, namespace: string, args: AgentTlsArgs) {
   const issuerRef = args.certificates?.issuerRef;
   const secretName = agentTlsSecretName(agent, args);
   if (!issuerRef || !secretName || args.agentTlsSecretName) return undefined;
-  const name = `${agent}-serving`;
-  return new k8s.apiextensions.CustomResource(
-    name,
-    certManagerCertificate(
-      name,
-      namespace,
-      secretName,
-      [AGENT_SERVER_NAME],
-      { ...args.certificates, issuerRef },
-      { "app.kubernetes.io/name": "pulumi-lvm-agent" },
-    ),
-    opts,
+  return certManagerCertificate(
+    `${agent}-serving`,
+    namespace,
+    secretName,
+    [AGENT_SERVER_NAME],
+    { ...args.certificates, issuerRef },
+    { "app.kubernetes.io/name": "pulumi-lvm-agent" },
   );
 }

@@ -1,8 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import { agentImageRef } from "./image-ref";
-import { agentCertificate, agentTlsSecretName, operatorIssuedAgentSecret } from "./agent-tls";
+import { agentCertificateManifest, agentTlsSecretName, operatorIssuedAgentSecret } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
-import { roleBindingBody } from "./system-rbac";
+import { clusterRoleBinding, serviceAccountManifest } from "./system-rbac";
 import type { SystemPlan } from "./system-plan";
 import type { WorkloadContext } from "./workload-context";
 
@@ -19,41 +19,53 @@ const TLS_DIR = "/etc/pulumi-lvm/tls";
 export const HOST_COMMAND_PREFIX = "nsenter --target 1 --mount --uts --ipc --net --pid --";
 
 /**
- * The agent's ServiceAccount, its system:auth-delegator binding and its DaemonSet: after
- * cert-manager's Certificate when it issues the agents' Secret, beside the operator when the operator
- * does (the agents wait for it, --tls-await: a minute less of every first install than waiting for
- * the operator's rollout, which itself waits for the kubelet to bring its own Secret).
+ * The agent's ServiceAccount, its system:auth-delegator binding (TokenReview and SubjectAccessReview
+ * create, for delegated authentication and authorization of callers, as the kubelet does), the
+ * cert-manager Certificate of its Secret when cert-manager issues it, and its DaemonSet.
  */
-export function agentWorkload(plan: SystemPlan, args: LvmSystemArgs, at: WorkloadContext) {
+export function agentManifests(plan: SystemPlan, args: LvmSystemArgs) {
+  const certificate = agentCertificateManifest(plan.agent, plan.namespace, args);
+  return {
+    serviceAccount: serviceAccountManifest(plan.agent, plan.namespace),
+    authDelegator: clusterRoleBinding(
+      `${plan.agent}-auth-delegator`,
+      plan.agent,
+      plan.namespace,
+      "system:auth-delegator",
+    ),
+    ...(certificate ? { certificate } : {}),
+    daemonSet: agentDaemonSet(plan, args),
+  };
+}
+
+/**
+ * agentManifests' objects as resources: the DaemonSet after cert-manager's Certificate when it
+ * issues the agents' Secret, beside the operator when the operator does (the agents wait for it,
+ * --tls-await: a minute less of every first install than waiting for the operator's rollout, which
+ * itself waits for the kubelet to bring its own Secret).
+ */
+export function agentWorkload(m: ReturnType<typeof agentManifests>, at: WorkloadContext) {
   const { parent, namespace: ns } = at;
-  const serviceAccount = new k8s.core.v1.ServiceAccount(
-    plan.agent,
-    { metadata: { name: plan.agent, namespace: plan.namespace } },
-    { parent, dependsOn: [ns] },
-  );
-  // TokenReview and SubjectAccessReview create, for delegated authentication and authorization of
-  // callers (as the kubelet does): exactly the built-in system:auth-delegator ClusterRole.
-  const authDelegator = new k8s.rbac.v1.ClusterRoleBinding(
-    `${plan.agent}-auth-delegator`,
-    {
-      metadata: { name: `${plan.agent}-auth-delegator` },
-      ...roleBindingBody(plan.agent, plan.namespace, "ClusterRole", "system:auth-delegator"),
-    },
-    { parent, dependsOn: [serviceAccount] },
-  );
-  // HTTPS by default: the Secret the agents serve with, the user's, cert-manager's or the operator's.
-  const tlsSecret = agentTlsSecretName(plan.agent, args);
-  const certificate = agentCertificate(plan.agent, plan.namespace, args, {
+  const name = m.daemonSet.metadata.name;
+  const serviceAccount = new k8s.core.v1.ServiceAccount(name, m.serviceAccount, { parent, dependsOn: [ns] });
+  const authDelegator = new k8s.rbac.v1.ClusterRoleBinding(m.authDelegator.metadata.name, m.authDelegator, {
     parent,
-    dependsOn: [ns, ...at.crds],
+    dependsOn: [serviceAccount],
   });
+  // HTTPS by default: the Secret the agents serve with, the user's, cert-manager's or the operator's.
+  const certificate = m.certificate
+    ? new k8s.apiextensions.CustomResource(m.certificate.metadata.name, m.certificate, {
+        parent,
+        dependsOn: [ns, ...at.crds],
+      })
+    : undefined;
   // After the auth-delegator binding: without it an agent refuses every caller (its TokenReviews are
   // forbidden) until the binding exists, and a destroy removes the agents before it.
-  const daemonSet = new k8s.apps.v1.DaemonSet(plan.agent, agentDaemonSet(plan, args), {
+  const daemonSet = new k8s.apps.v1.DaemonSet(name, m.daemonSet, {
     parent,
     dependsOn: [ns, serviceAccount, authDelegator, ...(certificate ? [certificate] : []), ...at.crds],
   });
-  return { serviceAccount, daemonSet, tlsSecret };
+  return { serviceAccount, daemonSet };
 }
 
 /** The agent DaemonSet. */
@@ -62,6 +74,8 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
   const hostPath = (name: string, path: string, type: string) => ({ name, hostPath: { path, type } });
   const tls = agentTlsSecretName(plan.agent, args);
   return {
+    apiVersion: "apps/v1" as const,
+    kind: "DaemonSet" as const,
     metadata: { name: plan.agent, namespace: plan.namespace, labels: plan.selectorLabels },
     spec: {
       selector: { matchLabels: plan.selectorLabels },

@@ -9,7 +9,7 @@ import { AGENT_CONTAINER, AGENT_POD_LABELS, AGENT_PORT_NAME } from "../agent-api
 import { ValidationError } from "../api";
 import { LvmSystem, LVM_SYSTEM_TYPE, type LvmSystemArgs } from "./lvm-system";
 import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
-import { operatorRules, operatorTokenRules } from "./operator-workload";
+import { operatorRules, operatorTokenRules } from "./operator-rbac";
 import { crdDirectory, tempDir } from "../../test/support/components/crd-fixtures";
 import {
   find,

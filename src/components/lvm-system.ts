@@ -1,18 +1,15 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { agentImageRef } from "./image-ref";
-import { agentWorkload, DEFAULT_AGENT_PORT } from "./agent-workload";
-import { agentTlsSecretName } from "./agent-tls";
-import { operatorIssuance } from "./operator-issuance";
+import { agentWorkload } from "./agent-workload";
 import type { WorkloadContext } from "./workload-context";
 import { validateSystem, type LvmSystemArgs, type TopolvmSettings } from "./lvm-system-args";
 import { monitoringResources } from "./monitoring";
 import { networkFences } from "./network-policies";
-import { OPERATOR_PORT, operatorLabels, operatorWorkload } from "./operator-workload";
-import { WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
+import { operatorWorkload } from "./operator-workload";
 import { recordSystem } from "./peer-facts";
 import { crdResource } from "./retained-crd";
 import { rememberServedNodeSets } from "./served-node-sets";
+import { systemParts } from "./system-manifests";
 import { approverAccess, clusterModeAccess, provisionerAccess } from "./system-rbac";
 import { planSystem } from "./system-plan";
 import { topolvmChartSource } from "./topolvm-chart";
@@ -71,12 +68,9 @@ export class LvmSystem extends pulumi.ComponentResource {
     // A NodeSet given `{ system: this }` is checked against the node sets lvmd is configured for.
     if (args.topolvm) rememberServedNodeSets(this, name, args.topolvm);
     const plan = planSystem(name, args);
+    const parts = systemParts(name, args);
 
-    const namespace = new k8s.core.v1.Namespace(
-      `${name}-namespace`,
-      { metadata: { name: plan.namespace, labels: plan.namespaceLabels } },
-      { parent: this },
-    );
+    const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, parts.namespace, { parent: this });
     // Kept (applied as Patches: created, adopted from an earlier install, upgraded) or deleted with the stack.
     const crdResources = crds.map((crd) =>
       crdResource(`${name}-${crd.metadata.name}`, crd, args.retainCrdsOnDelete ?? true, { parent: this }),
@@ -90,64 +84,13 @@ export class LvmSystem extends pulumi.ComponentResource {
       installsTopolvm: args.topolvm !== undefined,
     });
     const at = { parent: this, namespace, crds: crdResources };
-    const agentTlsSecret = agentTlsSecretName(plan.agent, args);
-    const provisioner = provisionerAccess(plan, at);
-    const clusterMode = clusterModeAccess(plan, args.clusterModeSubjects ?? [], at);
-    const issuance = plan.operator ? operatorIssuance(plan, args) : undefined;
-    approverAccess(name, at);
-    const operator = plan.operator
-      ? operatorWorkload(
-          {
-            namespace: plan.namespace,
-            name: plan.operator,
-            agentImage: agentImageRef(args),
-            imagePullPolicy: args.agentImagePullPolicy ?? "IfNotPresent",
-            ...(agentTlsSecret ? { agentTlsSecret } : {}),
-            ...(args.nodeSelector ? { agentNodeSelector: args.nodeSelector } : {}),
-            ...(issuance ? { issuance } : {}),
-            ...(args.certificates ? { certificates: args.certificates } : {}),
-          },
-          args.operator,
-          at,
-        )
-      : undefined;
-    const agent = agentWorkload(plan, args, at);
-    networkFences(
-      {
-        namespace: plan.namespace,
-        agent: { name: plan.agent, labels: plan.selectorLabels, port: args.agentPort ?? DEFAULT_AGENT_PORT },
-        ...(plan.operator
-          ? {
-              operator: {
-                name: plan.operator,
-                labels: operatorLabels(plan.operator),
-                metricsPort: OPERATOR_PORT,
-                ...(webhookTlsSecretName(plan.operator, args.operator?.admission)
-                  ? { webhookPort: WEBHOOK_PORT }
-                  : {}),
-              },
-            }
-          : {}),
-      },
-      args.networkPolicies,
-      at,
-    );
-    monitoringResources(
-      {
-        namespace: plan.namespace,
-        agent: {
-          name: plan.agent,
-          labels: plan.selectorLabels,
-          port: args.agentPort ?? DEFAULT_AGENT_PORT,
-          https: agent.tlsSecret !== undefined,
-        },
-        ...(plan.operator
-          ? { operator: { name: plan.operator, labels: operatorLabels(plan.operator), port: OPERATOR_PORT } }
-          : {}),
-      },
-      args.monitoring,
-      at,
-    );
+    const provisioner = provisionerAccess(parts.provisioner, at);
+    const clusterMode = clusterModeAccess(parts.clusterMode, at);
+    approverAccess(name, parts.approver, at);
+    const operator = parts.operator ? operatorWorkload(parts.operator, at) : undefined;
+    const agent = agentWorkload(parts.agent, at);
+    networkFences(parts.networkPolicies, at);
+    monitoringResources(parts.monitoring, at);
     if (args.topolvm && topolvm) topolvmRelease(name, args.topolvm, topolvm, plan.namespace, at);
 
     this.namespace = namespace.metadata.name;

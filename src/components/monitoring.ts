@@ -91,18 +91,24 @@ export function thresholdsOf(s: MonitoringThresholdSettings | undefined): Monito
   return { ...DEFAULT_THRESHOLDS, ...Object.fromEntries(given) };
 }
 
-interface Manifest {
+export interface MonitoringManifest {
   readonly apiVersion: string;
   readonly kind: string;
   readonly metadata: { name: string; namespace: string; labels?: Record<string, string> };
   readonly spec: Record<string, unknown>;
 }
 
-/** The monitoring objects (pure): per target a headless Service and a ServiceMonitor; the PrometheusRule. */
-export function monitoringManifests(system: MonitoredSystem, settings: MonitoringSettings): Manifest[] {
+/**
+ * The monitoring objects (pure): per target a headless Service and a ServiceMonitor; the
+ * PrometheusRule. None without settings.
+ */
+export function monitoringManifests(
+  system: MonitoredSystem,
+  settings: MonitoringSettings = {},
+): MonitoringManifest[] {
   const { namespace } = system;
   const labels = settings.labels ?? {};
-  const out: Manifest[] = [];
+  const out: MonitoringManifest[] = [];
   if (settings.serviceMonitor) {
     const targets = [
       {
@@ -173,13 +179,8 @@ export function monitoringManifests(system: MonitoredSystem, settings: Monitorin
 }
 
 /** Creates monitoringManifests' objects as children of the system. */
-export function monitoringResources(
-  system: MonitoredSystem,
-  settings: MonitoringSettings | undefined,
-  at: WorkloadContext,
-): void {
-  if (!settings) return;
-  for (const m of monitoringManifests(system, settings)) {
+export function monitoringResources(manifests: readonly MonitoringManifest[], at: WorkloadContext): void {
+  for (const m of manifests) {
     const opts = { parent: at.parent, dependsOn: [at.namespace] };
     const name = `${m.metadata.name}-${m.kind.toLowerCase()}`;
     if (m.kind === "Service") new k8s.core.v1.Service(name, m as k8s.core.v1.ServiceArgs, opts);

@@ -137,9 +137,11 @@ function rule(from: Peer[], port: number): Rule[] {
  *   from the monitoring namespaces (/metrics is served on the same port);
  * - the operator's webhook port from the control plane, its metrics port from the monitoring namespaces.
  * Each policy selects its pods and lists every allowed source: anything else is refused (but the
- * node's own traffic, e.g. the kubelet's probes, which NetworkPolicy does not block).
+ * node's own traffic, e.g. the kubelet's probes, which NetworkPolicy does not block). None when
+ * `enabled: false`.
  */
 export function networkPolicyManifests(system: FencedSystem, settings: NetworkPolicySettings = {}) {
+  if (settings.enabled === false) return [];
   const controlPlane = controlPlanePeers(settings.controlPlane);
   const monitoring = namespacesPeer(settings.monitoringNamespaces ?? DEFAULT_MONITORING_NAMESPACES);
   const policy = (name: string, podLabels: Record<string, string>, ingress: Rule[]) => ({
@@ -166,14 +168,12 @@ export function networkPolicyManifests(system: FencedSystem, settings: NetworkPo
   ];
 }
 
-/** The NetworkPolicies as resources; none when `enabled: false`. */
+/** networkPolicyManifests' objects as resources. */
 export function networkFences(
-  system: FencedSystem,
-  settings: NetworkPolicySettings | undefined,
+  manifests: ReturnType<typeof networkPolicyManifests>,
   at: WorkloadContext,
 ): k8s.networking.v1.NetworkPolicy[] {
-  if (settings?.enabled === false) return [];
-  return networkPolicyManifests(system, settings).map(
+  return manifests.map(
     (manifest) =>
       new k8s.networking.v1.NetworkPolicy(`${manifest.metadata.name}-ingress`, manifest, {
         parent: at.parent,

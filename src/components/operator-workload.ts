@@ -1,26 +1,20 @@
 import { posix } from "node:path";
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import { API_GROUP } from "../api";
 import { DEFAULT_AGENT_CA_FILE } from "../agent-api/auth";
 import { OPERATOR_POD_LABELS } from "../agent-api/pods";
 import type { WorkloadContext } from "./workload-context";
 import type { OperatorSettings } from "./lvm-system-args";
 import { DEFAULT_WEBHOOK_CERT_DIR } from "../agent-api/admission";
-import { operatorAdmission, WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
-import {
-  issuanceFlags,
-  issuanceRules,
-  type CertificateSettings,
-  type OperatorIssuance,
-} from "./certificate-settings";
-import { roleBinding, roleBindingBody } from "./system-rbac";
+import { admissionManifests, operatorAdmission, WEBHOOK_PORT, webhookTlsSecretName } from "./admission";
+import { issuanceFlags, type CertificateSettings } from "./certificate-settings";
+import { operatorAccessManifests, type OperatorIdentity } from "./operator-rbac";
 import { DEFAULT_OPERATOR_NODE_SELECTOR, operatorAffinity } from "./operator-placement";
 
 export type { OperatorSettings } from "./lvm-system-args";
 
 /** What operatorDeployment needs to know about the system it runs in. */
-export interface OperatorPlacement {
+export interface OperatorPlacement extends OperatorIdentity {
   /** The LvmSystem's namespace: the LVMNodeSets, LVMNodes and agent pods all live there. */
   readonly namespace: string;
   /** Name of its ServiceAccount, Role, ClusterRole, bindings and Deployment. */
@@ -37,82 +31,61 @@ export interface OperatorPlacement {
   readonly webhookTlsSecret?: string;
   /** The agents' node selector: the operator prefers other nodes (operator-placement.ts). */
   readonly agentNodeSelector?: Record<string, string>;
-  /** The serving certificates the operator issues (operator-issuance.ts); undefined: none. */
-  readonly issuance?: OperatorIssuance;
   /** LvmSystem's `certificates` (cert-manager's Certificate for the webhook). */
   readonly certificates?: CertificateSettings;
 }
 
 /**
- * The operator's ServiceAccount, its Role and RoleBinding in the namespace (operatorRules nodeSets
- * and agentPods), its ClusterRole and binding (clusterWide), and its Deployment.
+ * The operator's objects: its access (operator-rbac.ts), its Deployment and PodDisruptionBudget,
+ * and its admission objects unless admission is off (admission.ts).
  */
-export function operatorWorkload(
-  at: OperatorPlacement,
-  args: OperatorSettings | undefined,
-  ctx: WorkloadContext,
-) {
+export function operatorManifests(at: OperatorPlacement, args: OperatorSettings = {}) {
+  const webhookTlsSecret = webhookTlsSecretName(at.name, args.admission);
+  const placed = { ...at, ...(webhookTlsSecret ? { webhookTlsSecret } : {}) };
+  return {
+    ...operatorAccessManifests(at),
+    deployment: operatorDeployment(placed, args),
+    disruptionBudget: operatorDisruptionBudget(at),
+    ...(webhookTlsSecret
+      ? {
+          admission: admissionManifests(
+            {
+              namespace: at.namespace,
+              operator: at.name,
+              podLabels: operatorLabels(at.name),
+              ...(at.certificates ? { certificates: at.certificates } : {}),
+            },
+            args.admission ?? {},
+          ),
+        }
+      : {}),
+  };
+}
+
+/** operatorManifests' objects as resources, the Deployment after the access it needs. */
+export function operatorWorkload(m: ReturnType<typeof operatorManifests>, ctx: WorkloadContext) {
   const { parent, namespace: ns } = ctx;
   const inNamespace = { parent, dependsOn: [ns] };
-  const rules = operatorRules();
-  const serviceAccount = new k8s.core.v1.ServiceAccount(
-    at.name,
-    { metadata: { name: at.name, namespace: at.namespace } },
-    inNamespace,
-  );
-  const role = new k8s.rbac.v1.Role(
-    at.name,
-    {
-      metadata: { name: at.name, namespace: at.namespace },
-      rules: [
-        ...rules.nodeSets,
-        ...rules.agentPods,
-        ...rules.leaderElection,
-        ...rules.events,
-        ...operatorTokenRules(at.name),
-        ...(at.issuance ? issuanceRules(at.issuance).namespaced : []),
-      ],
-    },
-    inNamespace,
-  );
-  const binding = new k8s.rbac.v1.RoleBinding(at.name, roleBinding(at.name, at.namespace, "Role", at.name), {
+  const name = m.deployment.metadata.name;
+  const serviceAccount = new k8s.core.v1.ServiceAccount(name, m.serviceAccount, inNamespace);
+  const role = new k8s.rbac.v1.Role(name, m.role, inNamespace);
+  const binding = new k8s.rbac.v1.RoleBinding(name, m.binding, {
     parent,
     dependsOn: [ns, role, serviceAccount],
   });
-  const clusterRole = new k8s.rbac.v1.ClusterRole(
-    at.name,
-    {
-      metadata: { name: at.name },
-      rules: [...rules.clusterWide, ...(at.issuance ? issuanceRules(at.issuance).clusterWide : [])],
-    },
-    { parent },
-  );
-  const clusterBinding = new k8s.rbac.v1.ClusterRoleBinding(
-    at.name,
-    { metadata: { name: at.name }, ...roleBindingBody(at.name, at.namespace, "ClusterRole", at.name) },
-    { parent, dependsOn: [clusterRole, serviceAccount] },
-  );
-  const webhookTlsSecret = webhookTlsSecretName(at.name, args?.admission);
-  const placed = { ...at, ...(webhookTlsSecret ? { webhookTlsSecret } : {}) };
+  const clusterRole = new k8s.rbac.v1.ClusterRole(name, m.clusterRole, { parent });
+  const clusterBinding = new k8s.rbac.v1.ClusterRoleBinding(name, m.clusterBinding, {
+    parent,
+    dependsOn: [clusterRole, serviceAccount],
+  });
   // After its bindings: an operator started before them is refused its first lists and watches and
   // backs off, which on a slow node costs minutes of `pulumi up` (and a destroy removes it first).
-  const deployment = new k8s.apps.v1.Deployment(at.name, operatorDeployment(placed, args), {
+  const deployment = new k8s.apps.v1.Deployment(name, m.deployment, {
     parent,
     dependsOn: [ns, serviceAccount, binding, clusterBinding, ...ctx.crds],
   });
-  new k8s.policy.v1.PodDisruptionBudget(at.name, operatorDisruptionBudget(at), inNamespace);
-  if (webhookTlsSecret)
-    operatorAdmission(
-      {
-        namespace: at.namespace,
-        operator: at.name,
-        podLabels: operatorLabels(at.name),
-        deployment,
-        ...(at.certificates ? { certificates: at.certificates } : {}),
-      },
-      args?.admission ?? {},
-      ctx,
-    );
+  new k8s.policy.v1.PodDisruptionBudget(name, m.disruptionBudget, inNamespace);
+  if (m.admission) operatorAdmission(name, m.admission, deployment, ctx);
   return { deployment };
 }
 
@@ -125,81 +98,6 @@ export const operatorLabels = (instance: string) => ({
   ...OPERATOR_POD_LABELS,
   "app.kubernetes.io/instance": instance,
 });
-
-/**
- * The operator's least privilege (docs/operator.md, "RBAC"), in three parts so that a single-namespace
- * deployment (LvmSystem: a Role) and an all-namespaces one (a ClusterRole) use the same rules:
- * - `nodeSets`: reconcile LVMNodeSets into LVMNodes and write both statuses. `update` on lvmnodes
- *   is never used against the API server: it is what the agents' SubjectAccessReview asks of a caller
- *   (src/agent/auth/authorizer.ts REQUIRED_ACCESS).
- * - `agentPods`: find each node's agent pod, in the agents' namespace.
- * - `clusterWide`: Nodes, to evaluate node selectors; the classes of sets applied without Pulumi;
- *   TopoLVM's CSIDriver and CSINodes (ProviderReady, which LvmSystem's operator reports); TopoLVM's
- *   LogicalVolumes and PersistentVolumes, read by the admission webhook on a set's deletion.
- * - `leaderElection`: the Lease the replicas elect a leader on (src/operator/leader), in the
- *   operator's own namespace (`create` cannot be limited to one name).
- * - `events`: Events (events.k8s.io/v1) about the LVMNodeSets and LVMNodes.
- * Plus `operatorTokenRules`: a token per node for its own service account. Nothing else: the agents
- * are called at their pod IPs (no pods/proxy).
- */
-export function operatorRules() {
-  return {
-    nodeSets: [
-      { apiGroups: [API_GROUP], resources: ["lvmnodesets"], verbs: ["get", "list", "watch", "patch"] },
-      { apiGroups: [API_GROUP], resources: ["lvmnodesets/status"], verbs: ["patch"] },
-      // blockOwnerDeletion on the LVMNodes' owner references, where OwnerReferencesPermissionEnforcement is on
-      { apiGroups: [API_GROUP], resources: ["lvmnodesets/finalizers"], verbs: ["update"] },
-      {
-        apiGroups: [API_GROUP],
-        resources: ["lvmnodes"],
-        verbs: ["get", "list", "watch", "create", "patch", "delete", "update"],
-      },
-      { apiGroups: [API_GROUP], resources: ["lvmnodes/status"], verbs: ["patch"] },
-    ],
-    agentPods: [{ apiGroups: [""], resources: ["pods"], verbs: ["list", "watch"] }],
-    clusterWide: [
-      { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
-      // the classes of sets applied without Pulumi: created when missing, never changed (nodeset/classes.ts)
-      { apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "create"] },
-      {
-        apiGroups: ["snapshot.storage.k8s.io"],
-        resources: ["volumesnapshotclasses"],
-        verbs: ["get", "create"],
-      },
-      // ProviderReady (--provider-ready): TopoLVM's CSIDriver and the nodes' CSINodes, read only
-      { apiGroups: ["storage.k8s.io"], resources: ["csidrivers"], verbs: ["get"] },
-      { apiGroups: ["storage.k8s.io"], resources: ["csinodes"], verbs: ["list"] },
-      // admission: deleting a set with deletionPolicy Delete is refused while TopoLVM's volumes are
-      // in its volume groups (src/operator/admission/in-use.ts), naming their PersistentVolumes
-      { apiGroups: ["topolvm.io"], resources: ["logicalvolumes"], verbs: ["list"] },
-      { apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get"] },
-      // admission: an approval is given only by a caller allowed the verb approve on lvmnodes
-      // (src/operator/admission/approvals.ts asks the API server)
-      { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
-    ],
-    leaderElection: [
-      { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "create", "patch"] },
-    ],
-    // Events about LVMNodeSets and LVMNodes, in their namespace; patch: a repeated event's series count.
-    events: [{ apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] }],
-  };
-}
-
-/**
- * The operator's tokens for the agents: `create` on its own service account's `token` subresource
- * only (a TokenRequest per node, audience pulumi-lvm-agent/<node>; src/operator/agents/token-request.ts).
- * A Role in the service account's namespace.
- */
-export function operatorTokenRules(serviceAccount: string) {
-  return [
-    {
-      apiGroups: [""],
-      resources: ["serviceaccounts/token"],
-      resourceNames: [serviceAccount],
-      verbs: ["create"],
-    },
-  ];
-}
 
 /** Replicas of the operator: one leads (the Lease), the other stands by to take over. */
 export const OPERATOR_REPLICAS = 2;
@@ -217,6 +115,8 @@ export const OPERATOR_REPLICAS = 2;
 export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings = {}) {
   const labels = operatorLabels(at.name);
   return {
+    apiVersion: "apps/v1" as const,
+    kind: "Deployment" as const,
     metadata: { name: at.name, namespace: at.namespace, labels },
     spec: {
       replicas: OPERATOR_REPLICAS,
@@ -347,9 +247,11 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
  * A voluntary disruption (a drain, a cluster upgrade) takes one operator replica at a time: the
  * other leads or takes over within a retry period (the stopping leader releases the Lease).
  */
-export function operatorDisruptionBudget(at: OperatorPlacement) {
+export function operatorDisruptionBudget(at: Pick<OperatorPlacement, "name" | "namespace">) {
   const labels = operatorLabels(at.name);
   return {
+    apiVersion: "policy/v1" as const,
+    kind: "PodDisruptionBudget" as const,
     metadata: { name: at.name, namespace: at.namespace, labels },
     spec: { maxUnavailable: 1, selector: { matchLabels: labels } },
   };

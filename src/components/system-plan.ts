@@ -31,3 +31,12 @@ export function planSystem(name: string, args: LvmSystemArgs): SystemPlan {
     selectorLabels: { "app.kubernetes.io/name": "pulumi-lvm-agent", "app.kubernetes.io/instance": name },
   };
 }
+
+/** The system's Namespace. */
+export function namespaceManifest(plan: SystemPlan) {
+  return {
+    apiVersion: "v1" as const,
+    kind: "Namespace" as const,
+    metadata: { name: plan.namespace, labels: plan.namespaceLabels },
+  };
+}

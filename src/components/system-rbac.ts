@@ -16,67 +16,81 @@ interface RbacContext {
 }
 
 /** The provisioner's ServiceAccount, its Role (provisionerRules) and RoleBinding. */
-export function provisionerAccess(plan: SystemPlan, at: RbacContext) {
+export function provisionerManifests(plan: SystemPlan) {
+  return {
+    serviceAccount: serviceAccountManifest(plan.provisioner, plan.namespace),
+    role: roleManifest(plan.provisioner, plan.namespace, provisionerRules()),
+    binding: roleBinding(plan.provisioner, plan.namespace, "Role", plan.provisioner),
+  };
+}
+
+/** provisionerManifests' objects as resources. */
+export function provisionerAccess(m: ReturnType<typeof provisionerManifests>, at: RbacContext) {
   const { parent, namespace: ns } = at;
   const inNamespace = { parent, dependsOn: [ns] };
   const serviceAccount = new k8s.core.v1.ServiceAccount(
-    plan.provisioner,
-    { metadata: { name: plan.provisioner, namespace: plan.namespace } },
+    m.serviceAccount.metadata.name,
+    m.serviceAccount,
     inNamespace,
   );
-  const role = new k8s.rbac.v1.Role(
-    plan.provisioner,
-    { metadata: { name: plan.provisioner, namespace: plan.namespace }, rules: provisionerRules() },
-    inNamespace,
-  );
-  new k8s.rbac.v1.RoleBinding(
-    plan.provisioner,
-    roleBinding(plan.provisioner, plan.namespace, "Role", plan.provisioner),
-    { parent, dependsOn: [ns, role, serviceAccount] },
-  );
+  const role = new k8s.rbac.v1.Role(m.role.metadata.name, m.role, inNamespace);
+  new k8s.rbac.v1.RoleBinding(m.binding.metadata.name, m.binding, {
+    parent,
+    dependsOn: [ns, role, serviceAccount],
+  });
   return { serviceAccount };
 }
 
 /** The cluster-mode Role and ClusterRole (clusterModeRules), bound to `subjects` when there are any. */
-export function clusterModeAccess(plan: SystemPlan, subjects: readonly Subject[], at: RbacContext) {
-  const { parent, namespace: ns } = at;
+export function clusterModeManifests(plan: SystemPlan, subjects: readonly Subject[]) {
   const rules = clusterModeRules(plan.provisioner);
-  const role = new k8s.rbac.v1.Role(
-    plan.clusterMode,
-    { metadata: { name: plan.clusterMode, namespace: plan.namespace }, rules: rules.namespaced },
-    { parent, dependsOn: [ns] },
-  );
-  const clusterRole = new k8s.rbac.v1.ClusterRole(
-    plan.clusterMode,
-    { metadata: { name: plan.clusterMode }, rules: rules.clusterWide },
-    { parent },
-  );
   const bound = subjects.map((s) => ({
     kind: s.kind,
     name: s.name,
     ...(s.kind === "ServiceAccount" ? { namespace: s.namespace ?? plan.namespace } : {}),
     ...(s.kind === "ServiceAccount" ? {} : { apiGroup: "rbac.authorization.k8s.io" }),
   }));
-  if (bound.length) {
-    new k8s.rbac.v1.RoleBinding(
-      plan.clusterMode,
-      {
-        metadata: { name: plan.clusterMode, namespace: plan.namespace },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: plan.clusterMode },
-        subjects: bound,
-      },
-      { parent, dependsOn: [ns, role] },
-    );
-    new k8s.rbac.v1.ClusterRoleBinding(
-      plan.clusterMode,
-      {
-        metadata: { name: plan.clusterMode },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: plan.clusterMode },
-        subjects: bound,
-      },
-      { parent, dependsOn: [clusterRole] },
-    );
-  }
+  const roleRef = (kind: "Role" | "ClusterRole") => ({
+    apiGroup: "rbac.authorization.k8s.io",
+    kind,
+    name: plan.clusterMode,
+  });
+  return {
+    role: roleManifest(plan.clusterMode, plan.namespace, rules.namespaced),
+    clusterRole: clusterRoleManifest(plan.clusterMode, rules.clusterWide),
+    ...(bound.length
+      ? {
+          binding: {
+            apiVersion: RBAC_API,
+            kind: "RoleBinding" as const,
+            metadata: { name: plan.clusterMode, namespace: plan.namespace },
+            roleRef: roleRef("Role"),
+            subjects: bound,
+          },
+          clusterBinding: {
+            apiVersion: RBAC_API,
+            kind: "ClusterRoleBinding" as const,
+            metadata: { name: plan.clusterMode },
+            roleRef: roleRef("ClusterRole"),
+            subjects: bound,
+          },
+        }
+      : {}),
+  };
+}
+
+/** clusterModeManifests' objects as resources. */
+export function clusterModeAccess(m: ReturnType<typeof clusterModeManifests>, at: RbacContext) {
+  const { parent, namespace: ns } = at;
+  const role = new k8s.rbac.v1.Role(m.role.metadata.name, m.role, { parent, dependsOn: [ns] });
+  const clusterRole = new k8s.rbac.v1.ClusterRole(m.clusterRole.metadata.name, m.clusterRole, { parent });
+  if (m.binding)
+    new k8s.rbac.v1.RoleBinding(m.binding.metadata.name, m.binding, { parent, dependsOn: [ns, role] });
+  if (m.clusterBinding)
+    new k8s.rbac.v1.ClusterRoleBinding(m.clusterBinding.metadata.name, m.clusterBinding, {
+      parent,
+      dependsOn: [clusterRole],
+    });
   return { role, clusterRole };
 }
 
@@ -111,7 +125,29 @@ export function clusterModeRules(provisioner: string) {
   };
 }
 
-export function roleBindingBody(
+const RBAC_API = "rbac.authorization.k8s.io/v1" as const;
+
+/** A policy rule (rbac.authorization.k8s.io/v1 PolicyRule). */
+export interface Rule {
+  readonly apiGroups: string[];
+  readonly resources: string[];
+  readonly resourceNames?: string[];
+  readonly verbs: string[];
+}
+
+export function serviceAccountManifest(name: string, namespace: string) {
+  return { apiVersion: "v1" as const, kind: "ServiceAccount" as const, metadata: { name, namespace } };
+}
+
+export function roleManifest(name: string, namespace: string, rules: Rule[]) {
+  return { apiVersion: RBAC_API, kind: "Role" as const, metadata: { name, namespace }, rules };
+}
+
+export function clusterRoleManifest(name: string, rules: Rule[]) {
+  return { apiVersion: RBAC_API, kind: "ClusterRole" as const, metadata: { name }, rules };
+}
+
+function roleBindingBody(
   serviceAccount: string,
   namespace: string,
   kind: "Role" | "ClusterRole",
@@ -123,6 +159,7 @@ export function roleBindingBody(
   };
 }
 
+/** A RoleBinding named after the service account, of `role` to it. */
 export function roleBinding(
   serviceAccount: string,
   namespace: string,
@@ -130,8 +167,20 @@ export function roleBinding(
   role: string,
 ) {
   return {
+    apiVersion: RBAC_API,
+    kind: "RoleBinding" as const,
     metadata: { name: serviceAccount, namespace },
     ...roleBindingBody(serviceAccount, namespace, kind, role),
+  };
+}
+
+/** A ClusterRoleBinding `name` of the ClusterRole `role` to the service account. */
+export function clusterRoleBinding(name: string, serviceAccount: string, namespace: string, role: string) {
+  return {
+    apiVersion: RBAC_API,
+    kind: "ClusterRoleBinding" as const,
+    metadata: { name },
+    ...roleBindingBody(serviceAccount, namespace, "ClusterRole", role),
   };
 }
 
@@ -144,6 +193,8 @@ export function roleBinding(
  */
 export function approverClusterRole() {
   return {
+    apiVersion: RBAC_API,
+    kind: "ClusterRole" as const,
     metadata: {
       name: APPROVER_CLUSTER_ROLE,
       labels: { "rbac.authorization.k8s.io/aggregate-to-admin": "true" },
@@ -159,9 +210,13 @@ export function approverClusterRole() {
 }
 
 /**
- * The approver ClusterRole (approverClusterRole). One per cluster: a second LvmSystem in the same
- * cluster fails on it being there already (not handled yet).
+ * The approver ClusterRole (approverClusterRole) as a resource. One per cluster: a second LvmSystem
+ * in the same cluster fails on it being there already (not handled yet).
  */
-export function approverAccess(name: string, at: RbacContext) {
-  return new k8s.rbac.v1.ClusterRole(`${name}-approver`, approverClusterRole(), { parent: at.parent });
+export function approverAccess(
+  name: string,
+  manifest: ReturnType<typeof approverClusterRole>,
+  at: Pick<RbacContext, "parent">,
+) {
+  return new k8s.rbac.v1.ClusterRole(`${name}-approver`, manifest, { parent: at.parent });
 }

@@ -1,7 +1,7 @@
 /**
  * The node agent installed into the cluster tier as LvmSystem installs it: the DaemonSet, service
- * accounts and RBAC rendered by LvmSystem's own pure functions (planSystem → agentDaemonSet,
- * provisionerRules; src/components/lvm-system.ts), the CRDs from deploy/crds, and the image
+ * accounts and RBAC rendered by LvmSystem's own pure functions (planSystem → agentManifests,
+ * provisionerManifests; src/components/system-manifests.ts), the CRDs from deploy/crds, and the image
  * `npm run image` builds (deploy/image, imported into the node's containerd). The only test changes:
  * `imagePullPolicy: Never` (there is no registry) and no operator (the test drives the agent).
  *
@@ -15,14 +15,15 @@ import { AGENT_SERVER_NAME, nodeAudience } from "../../src/agent-api/auth";
 import { issueAgentCertificates, type AgentCertificates } from "../../src/components/agent-certificates";
 import { agentTlsSecretName } from "../../src/components/agent-tls";
 import { loadCrdManifests, defaultCrdDirectory } from "../../src/components/crds";
+import { agentManifests } from "../../src/components/agent-workload";
 import {
-  agentDaemonSet,
   DEFAULT_AGENT_PORT,
   planSystem,
-  provisionerRules,
   type LvmSystemArgs,
   type SystemPlan,
 } from "../../src/components/lvm-system";
+import { namespaceManifest } from "../../src/components/system-plan";
+import { provisionerManifests } from "../../src/components/system-rbac";
 import type { TopolvmSettings } from "../../src/components/topolvm-args";
 import { DEFAULT_IMAGE } from "../../src/version";
 import type { ControlPlane, Json } from "../env/cluster";
@@ -51,41 +52,18 @@ export function agentObjects(
   const plan = planSystem(name, { ...args, operator: { enabled: false } });
   const tlsSecret = agentTlsSecretName(plan.agent, args);
   const ns = plan.namespace;
-  const sa = (n: string) => ({
-    apiVersion: "v1",
-    kind: "ServiceAccount",
-    metadata: { name: n, namespace: ns },
-  });
-  const subject = (n: string) => [{ kind: "ServiceAccount", name: n, namespace: ns }];
-  const rbac = "rbac.authorization.k8s.io";
-  const ds = agentDaemonSet(plan, args);
+  const agent = agentManifests(plan, args);
+  const provisioner = provisionerManifests(plan);
   return {
     plan,
     objects: [
-      { apiVersion: "v1", kind: "Namespace", metadata: { name: ns, labels: plan.namespaceLabels } },
+      namespaceManifest(plan),
       ...loadCrdManifests(defaultCrdDirectory()),
-      sa(plan.agent),
-      {
-        apiVersion: `${rbac}/v1`,
-        kind: "ClusterRoleBinding",
-        metadata: { name: `${plan.agent}-auth-delegator` },
-        roleRef: { apiGroup: rbac, kind: "ClusterRole", name: "system:auth-delegator" },
-        subjects: subject(plan.agent),
-      },
-      sa(plan.provisioner),
-      {
-        apiVersion: `${rbac}/v1`,
-        kind: "Role",
-        metadata: { name: plan.provisioner, namespace: ns },
-        rules: provisionerRules(),
-      },
-      {
-        apiVersion: `${rbac}/v1`,
-        kind: "RoleBinding",
-        metadata: { name: plan.provisioner, namespace: ns },
-        roleRef: { apiGroup: rbac, kind: "Role", name: plan.provisioner },
-        subjects: subject(plan.provisioner),
-      },
+      agent.serviceAccount,
+      agent.authDelegator,
+      provisioner.serviceAccount,
+      provisioner.role,
+      provisioner.binding,
       ...(tlsSecret && certificates
         ? [
             {
@@ -105,7 +83,7 @@ export function agentObjects(
             },
           ]
         : []),
-      { apiVersion: "apps/v1", kind: "DaemonSet", ...ds },
+      agent.daemonSet,
     ],
   };
 }

@@ -9,7 +9,7 @@ import { agentClient } from "../../src/agent-client/agent-client";
 import type { Transport } from "../../src/kube/http";
 import { AGENT_SERVER_NAME } from "../../src/agent-api/auth";
 import { issueAgentCertificates } from "../../src/components/agent-certificates";
-import { operatorTokenRules } from "../../src/components/operator-workload";
+import { operatorTokenRules } from "../../src/components/operator-rbac";
 import { tokenRequests } from "../../src/operator/agents/token-request";
 import { systemClock } from "../../src/kube/clock";
 import { createKubeClient } from "../../src/kube/client";

@@ -12,7 +12,7 @@ import { agentClient } from "../../src/agent-client/agent-client";
 import { OperatorMetrics } from "../../src/operator/metrics";
 import { Operator, type OperatorAgentOptions } from "../../src/operator/operator";
 import { ControlPlane, Json, repoRoot } from "../env/cluster";
-import { operatorRules } from "../../src/components/operator-workload";
+import { operatorRules } from "../../src/components/operator-rbac";
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
