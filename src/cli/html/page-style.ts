@@ -34,7 +34,8 @@ text-overflow:ellipsis;white-space:nowrap;cursor:pointer;height:100%}
 button.nm:hover,button.nm[aria-expanded=true]{text-decoration:underline;background:#ebf4ff}
 .st{padding:0 .4rem;color:#4a5568;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}
 .n-blocked .st,.n-Failed .st,.n-Degraded .st{color:var(--blocked);font-weight:600}
-.note{cursor:help}
+.note{cursor:help;display:inline-block;width:1.1em;height:1.1em;line-height:1.1em;text-align:center;border-radius:50%;
+background:#4a5568;color:#fff;font:700 .75em/1.1em Georgia,serif}
 .bars{display:flex;flex-direction:column;gap:2px;padding:.15rem .4rem}
 .bar{display:flex;height:5px;background:#e2e8f0;border-radius:2px;overflow:hidden}
 .bar.thin-pool{height:3px;margin-left:.6rem}

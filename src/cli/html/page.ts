@@ -73,7 +73,7 @@ ${map.nodes.map((n, i) => nodeRow(n, i, index)).join("\n")}
 function nodeRow(node: MapNode, i: number, columns: ReadonlyMap<string, number>): string {
   const cells = node.cells.map((c, j) => cell(c, j, columns.get(c.device)!)).join("");
   const set = node.nodeSet !== undefined ? ` (node set ${node.nodeSet})` : "";
-  return `<div class="row n-${esc(node.state)}" data-i="${i}" data-name="${esc(node.name)}"><button type="button" class="nm" aria-expanded="false" title="${esc(node.name + set)}">${esc(node.name)}</button><div class="st">${esc(node.state)}${node.notes.length ? ` <span class="note" title="${esc(node.notes.join("\n"))}">ⓘ</span>` : ""}</div><div class="bars">${node.bars.map(miniBar).join("")}</div>${cells}</div>`;
+  return `<div class="row n-${esc(node.state)}" data-i="${i}" data-name="${esc(node.name)}"><button type="button" class="nm" aria-expanded="false" title="${esc(node.name + set)}">${esc(node.name)}</button><div class="st">${esc(node.state)}${node.notes.length ? ` <span class="note" title="${esc(node.notes.join("\n"))}">i</span>` : ""}</div><div class="bars">${node.bars.map(miniBar).join("")}</div>${cells}</div>`;
 }
 
 function cell(c: MapCell, j: number, column: number): string {
