@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the test tiers need, idempotently (fast when everything is present):
-#   - lvm2 and friends for the host tier (loop devices, lvm metadata),
+#   - lvm2 and friends for the host tier (loop devices, lvm metadata), Chromium for the HTML pages,
 #   - etcd + a kube-apiserver built from its Go module (test/env/install.sh),
 #   - the Pulumi CLI and language hosts (test/pulumi/install.sh),
 #   - qemu, a pinned Debian kernel and our initramfs for the real-kernel tier (test/vm/install.sh).
@@ -36,6 +36,14 @@ if ! command -v promtool >/dev/null; then
   echo "test/setup.sh: installing prometheus (for promtool)"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+
+# Debian's Chromium, for the tests of the HTML pages plan --html and status --html write
+# (test/cli/html-page.test.ts drives it through playwright-core; no browser is downloaded).
+if ! command -v chromium >/dev/null; then
+  echo "test/setup.sh: installing chromium (for the HTML page tests)"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
 fi
 
 # A real etcd + kube-apiserver (+ controller-manager) built from their Go modules; cached by version.

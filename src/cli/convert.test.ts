@@ -7,7 +7,7 @@ import { CONVERT_USAGE } from "./convert";
 async function cli(argv: string[], files: Record<string, string>, stdin?: string) {
   const { io, out } = capturedIO(argv, files, stdin);
   const code = await main(io);
-  return { code, ...out };
+  return { code, stdout: out.stdout, stderr: out.stderr };
 }
 
 /** LVMS's sample LVMCluster with a second class on labelled nodes and a field it does not have. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { text } from "node:stream/consumers";
 import { PACKAGE_VERSION } from "../version";
 import { USAGE_EXIT } from "./exit-codes";
@@ -122,6 +122,7 @@ if (require.main === module) {
     argv: process.argv.slice(2),
     readFile: (file) => readFile(file, "utf8"),
     readStdin: () => text(process.stdin),
+    writeFile: (file, text) => writeFile(file, text, "utf8"),
     stdout: (text) => process.stdout.write(text),
     stderr: (text) => process.stderr.write(text),
   }).then(

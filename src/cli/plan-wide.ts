@@ -23,7 +23,16 @@ function nodeRows(node: NodePlan, set: string): string[][] {
   if (!node.selected) return [[node.node, set, "-", "-", "-", "-", "not-selected", "-"]];
   const rows: string[][] = [];
   const claim = (vg: string, c: DeviceClaim, state: string) =>
-    rows.push([node.node, set, vg, c.path ?? c.kname, formatSize(c.size), c.id, state, claimNotes(c)]);
+    rows.push([
+      node.node,
+      set,
+      vg,
+      c.path ?? c.kname,
+      formatSize(c.size),
+      c.id,
+      state,
+      claimNotes(c).join("; ") || "-",
+    ]);
   for (const vg of node.volumeGroups) {
     for (const c of vg.claimed) claim(vg.name, c, c.member ? "member" : "joins");
     for (const c of vg.leaving ?? []) claim(vg.name, c, "leaving");
@@ -38,12 +47,12 @@ function nodeRows(node: NodePlan, set: string): string[][] {
 }
 
 /** What else happens to a claimed device: a wipe (destroying what is on it), an adoption, a rename. */
-function claimNotes(c: DeviceClaim): string {
+export function claimNotes(c: DeviceClaim): string[] {
   const wipes = c.wipeSignatures?.length ? c.wipeSignatures.map(signatureText) : c.wipe;
   const notes = [
     ...(wipes?.length ? [`wipes ${wipes.join(", ")}: DESTRUCTIVE`] : []),
     ...(c.adopted ? ["an orphan PV this node's agent created, adopted"] : []),
     ...(c.renamedFrom ? [`was ${c.renamedFrom}`] : []),
   ];
-  return notes.length ? notes.join("; ") : "-";
+  return notes;
 }

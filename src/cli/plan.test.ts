@@ -220,3 +220,43 @@ test("recorded plan options of the wrong kind: exit 1 naming the file, the node 
   expect(r.stdout).toBe("");
   expect(r.stderr).toMatch(/^bad\.json: node "edge-2": agentPlanOptions\.currentLvmdConfig: /);
 });
+
+test("--html FILE writes the plan's page beside the usual output; a file that cannot be written: exit 1, no stdout", async () => {
+  const written: Record<string, string> = {};
+  const out: string[] = [];
+  const err: string[] = [];
+  const io = (argv: string[], writeFile: (f: string, t: string) => Promise<void>) => ({
+    argv,
+    readFile: async (f: string) => files[f]!,
+    writeFile,
+    stdout: (t: string) => out.push(t),
+    stderr: (t: string) => err.push(t),
+  });
+  const argv = ["--inventory", "inventory.json", "--nodeset", "quickstart.yaml", "--html", "plan.html"];
+  const code = await runPlan(io(argv, async (f, t) => void (written[f] = t)));
+  expect(code).toBe(0);
+  expect(out.join("")).toContain("node edge-1\n");
+  expect(err.join("")).toBe(
+    "pulumi-lvm plan: wrote plan.html (3 nodes; open it in a browser, it loads nothing)\n",
+  );
+  expect(written["plan.html"]).toContain("<title>pulumi-lvm plan: LVMNodeSet quickstart</title>");
+  expect(written["plan.html"]).toMatch(
+    /class="c s-joining k\d+" data-c="0" title="\/dev\/loop0: joining, 4Gi\nvg-data: joins/,
+  );
+  expect(written["plan.html"]).toContain(
+    "/dev/loop2 is smaller than the minimum device size 1Gi (it has 512Mi)",
+  );
+
+  out.length = 0;
+  err.length = 0;
+  const failed = await runPlan(
+    io(argv, async () => {
+      throw new Error("EACCES: permission denied, open 'plan.html'");
+    }),
+  );
+  expect({ failed, stdout: out.join(""), stderr: err.join("") }).toEqual({
+    failed: 1,
+    stdout: "",
+    stderr: "pulumi-lvm plan: --html plan.html: EACCES: permission denied, open 'plan.html'\n",
+  });
+});

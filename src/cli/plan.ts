@@ -15,9 +15,11 @@ import { OUTPUT_FLAGS, outputFormat, toYaml, type OutputFormat } from "./output"
 import { missLine, overlapLines, planExitCode, selectorMisses, setsSelectingNoNode } from "./plan-checks";
 import { readInventories, readNodeSets } from "./plan-input";
 import { formatPlanWide } from "./plan-wide";
+import { planMap } from "./html/plan-map";
+import { writePage } from "./html/write-page";
 
 export const PLAN_USAGE = `usage: pulumi-lvm plan --inventory <inventory.json>... -f <nodeset.yaml>... [--node <name>]...
-                       [-o text|wide|json|yaml] [--detailed-exitcode]
+                       [-o text|wide|json|yaml] [--html <file>] [--detailed-exitcode]
 
 Plans, without touching anything, what the node sets (LVMNodeSets, ${GROUP_VERSION}) would do on
 the nodes of recorded inventories ({"nodes": [{"name", "labels", "lsblk", "lvm", "signatures", ...}]}):
@@ -31,6 +33,9 @@ the admission webhook refuses them; a selector value that matches no device of a
   -o, --output <format>  text (default): the plan per node; wide: one line per node and device;
                          json, yaml: the plan document (${PLAN_API_VERSION}, docs/plan-format.md)
   --json                 the same as -o json
+  --html <file>          also write the plan as one self-contained HTML page (it loads nothing):
+                         nodes × devices coloured by what happens to each and why, the groups'
+                         sizes, the commands
   --detailed-exitcode    exit 4 when the plan has changes (as terraform plan -detailed-exitcode)
 
 ${exitCodeHelp(["OK", "INVALID", "USAGE", "BLOCKED", "CHANGES"], {
@@ -79,6 +84,8 @@ export async function runPlan(io: CliIO): Promise<number> {
     io.stderr(`${args.inventories.join(", ")}: ${error.message}\n`);
     return EXIT.INVALID;
   }
+  // The page first: a file that cannot be written is exit 1 with nothing on stdout, as for any input.
+  if (args.html !== undefined && !(await writePage(io, "plan", args.html, planMap(doc)))) return EXIT.INVALID;
   io.stdout(render(doc, args.format));
   const idle = setsSelectingNoNode(sets, fleet.nodes);
   for (const { file, set } of idle)
@@ -114,6 +121,7 @@ type Args =
       nodesets: string[];
       nodes: string[];
       format: OutputFormat;
+      html?: string;
       detailed: boolean;
     }
   | { kind: "help" }
@@ -125,6 +133,7 @@ function parseArgs(argv: readonly string[]): Args {
     nodeset: { type: "string", short: "f", value: "file", multiple: true },
     node: { type: "string", value: "name", multiple: true },
     "detailed-exitcode": { type: "boolean" },
+    html: { type: "string", value: "file" },
     ...OUTPUT_FLAGS,
   });
   if (line.kind !== "run") return line;
@@ -133,6 +142,7 @@ function parseArgs(argv: readonly string[]): Args {
     nodeset?: string[];
     node?: string[];
     "detailed-exitcode"?: boolean;
+    html?: string;
   };
   const inventories = values.inventory ?? [];
   const nodesets = values.nodeset ?? [];
@@ -148,6 +158,7 @@ function parseArgs(argv: readonly string[]): Args {
     nodesets,
     nodes: values.node ?? [],
     format: output.format,
+    ...(values.html !== undefined ? { html: values.html } : {}),
     detailed: values["detailed-exitcode"] === true,
   };
 }

@@ -1,4 +1,4 @@
-import { runCaptured } from "../../test/support/cli/captured-io";
+import { capturedIO, runCaptured } from "../../test/support/cli/captured-io";
 import type { KubePaths } from "../kube/client";
 import { run } from "./status";
 import type { StatusView } from "./status-view";
@@ -149,4 +149,33 @@ test("an unknown --nodeset, or a cluster that cannot be read: exit 1 with the re
   expect(await cli([], down)).toMatchObject({ code: 1, stderr: expect.stringContaining("ECONNREFUSED") });
   expect((await cli(["--frobnicate"], down)).code).toBe(2);
   expect((await cli(["-o", "xml"], down)).code).toBe(2);
+});
+
+test("--html FILE writes the page of what it printed (--node narrows both), before the table", async () => {
+  const r = await cli(["--html", "status.html", "--node", "n2"], cluster([SET], [N1, N2]));
+  expect(r.code).toBe(3);
+  expect(r.stderr).toBe(
+    "pulumi-lvm status: wrote status.html (1 node; open it in a browser, it loads nothing)\n",
+  );
+  const page = r.written?.["status.html"] ?? "";
+  expect(page).toMatch(/^<!doctype html>/);
+  expect(page).toContain('data-name="n2"');
+  expect(page).not.toContain('data-name="n1"');
+  expect(page).toContain('class="c s-claimed k0" data-c="0" title="/dev/vdb: claimed');
+});
+
+test("--html FILE that cannot be written: exit 1, the file and why on stderr, nothing on stdout", async () => {
+  const { io, out } = capturedIO(["--html", "/nope/status.html"]);
+  const failing = {
+    ...io,
+    writeFile: async () => {
+      throw new Error("ENOENT: no such file or directory, open '/nope/status.html'");
+    },
+  };
+  expect(await run(failing, cluster([SET], [N1]) as never)).toBe(1);
+  expect(out).toMatchObject({
+    stdout: "",
+    stderr:
+      "pulumi-lvm status: --html /nope/status.html: ENOENT: no such file or directory, open '/nope/status.html'\n",
+  });
 });

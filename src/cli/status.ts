@@ -7,8 +7,10 @@ import { CLUSTER_FLAGS, CLUSTER_FLAGS_USAGE, clusterClient } from "./cluster";
 import { EXIT, exitCodeHelp, USAGE_EXIT } from "./exit-codes";
 import { columns, OUTPUT_FLAGS, outputFormat, toYaml } from "./output";
 import { allWell, statusView, type NodeView, type StatusView } from "./status-view";
+import { statusMap } from "./html/status-map";
+import { writePage } from "./html/write-page";
 
-export const STATUS_USAGE = `usage: pulumi-lvm status [--namespace NS] [--nodeset NAME] [--node NAME]... [-o text|wide|json|yaml] [--kubeconfig PATH] [--context NAME]
+export const STATUS_USAGE = `usage: pulumi-lvm status [--namespace NS] [--nodeset NAME] [--node NAME]... [-o text|wide|json|yaml] [--html FILE] [--kubeconfig PATH] [--context NAME]
 
 What each LVMNodeSet and each node's storage is now, as the operator and the agents report it in
 the cluster (the LVMNodeSets' and LVMNodes' status; nothing is written): sets with their ready and
@@ -19,6 +21,8 @@ data and metadata use), plans waiting for an approval, and every condition that 
   --nodeset NAME      only this LVMNodeSet
   --node NAME         only these nodes (repeatable)
   -o, --output FMT    text (default), wide (every condition's message), json or yaml
+  --html FILE         also write it as one self-contained HTML page (it loads nothing): nodes ×
+                      devices coloured by state and why, the groups' and pools' use as bars
 ${CLUSTER_FLAGS_USAGE}
 
 ${exitCodeHelp(["OK", "INVALID", "USAGE", "BLOCKED"], {
@@ -35,6 +39,7 @@ const FLAGS = {
   namespace: { type: "string", value: "namespace" },
   nodeset: { type: "string", value: "name" },
   node: { type: "string", value: "node", multiple: true },
+  html: { type: "string", value: "file" },
   ...CLUSTER_FLAGS,
   ...OUTPUT_FLAGS,
 } as const;
@@ -54,6 +59,7 @@ export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<n
     namespace?: string;
     nodeset?: string;
     node?: string[];
+    html?: string;
     kubeconfig?: string;
     context?: string;
   };
@@ -71,6 +77,8 @@ export async function run(io: CliIO, client?: KubeClient & KubePaths): Promise<n
     const view = statusView(sets, nodes, v.node?.length ? new Set(v.node) : undefined);
     const shown = v.nodeset ? { ...view, unowned: [] } : view;
     const doc = { apiVersion: STATUS_API_VERSION, ...shown };
+    if (v.html !== undefined && !(await writePage(io, "status", v.html, statusMap(shown, nodes))))
+      return EXIT.INVALID;
     if (format.format === "json") io.stdout(`${JSON.stringify(doc, null, 2)}\n`);
     else if (format.format === "yaml") io.stdout(toYaml(doc));
     else io.stdout(renderText(shown, format.format === "wide"));

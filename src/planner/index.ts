@@ -14,6 +14,6 @@ export { matchesNodeSelector } from "./node-selector";
 export { InventoryError } from "./node-index";
 export { KNAME_TAG_PREFIX } from "./ownership";
 export { renderLvmdYaml, DEFAULT_LVMD_CONFIG_PATH } from "./lvmd";
-export { formatPlanText, shellQuote } from "./render";
+export { commandText, formatPlanText, planSummary, poolText, shellQuote } from "./render";
 export { canonicalJson } from "./hash";
 export { recordedPlanOptions } from "./recorded-plan-options";

@@ -9,14 +9,17 @@ import { signatureText } from "./plan-objects";
 export function formatPlanText(doc: PlanDocument): string {
   const out: string[] = [];
   for (const node of doc.nodes) out.push(...formatNode(node), "");
+  out.push(planSummary(doc));
+  return `${out.join("\n")}\n`;
+}
+
+/** The plan in one line: "3 nodes, 2 selected: 1 with actions, 1 with blocked steps, 0 converged". */
+export function planSummary(doc: PlanDocument): string {
   const selected = doc.nodes.filter((n) => n.selected);
   const pending = selected.filter((n) => n.actions.length > 0).length;
   const blocked = selected.filter((n) => n.blocked.length > 0).length;
   const converged = selected.filter((n) => !n.actions.length && !n.blocked.length).length;
-  out.push(
-    `${doc.nodes.length} ${doc.nodes.length === 1 ? "node" : "nodes"}, ${selected.length} selected: ${pending} with actions, ${blocked} with blocked steps, ${converged} converged`,
-  );
-  return `${out.join("\n")}\n`;
+  return `${doc.nodes.length} ${doc.nodes.length === 1 ? "node" : "nodes"}, ${selected.length} selected: ${pending} with actions, ${blocked} with blocked steps, ${converged} converged`;
 }
 
 function formatNode(node: NodePlan): string[] {
@@ -89,7 +92,8 @@ function claimRow(c: DeviceClaim): string[] {
   return [c.path ?? c.kname, formatSize(c.size), c.id, notes.join(", ")];
 }
 
-function poolText(p: ThinPoolPlan): string {
+/** A thin pool's size now and after the plan, in words: "514980 extents, grown to 90%VG". */
+export function poolText(p: ThinPoolPlan): string {
   if (!p.exists)
     return p.targetPercent
       ? `created with ${p.targetPercent}`
@@ -102,7 +106,8 @@ function poolText(p: ThinPoolPlan): string {
   return p.extents !== undefined ? `${p.extents} extents` : "exists";
 }
 
-function commandText(a: PlanAction): string {
+/** An action as a person would type it: its argv shell-quoted, or the file it writes. */
+export function commandText(a: PlanAction): string {
   if (a.op === "write-lvmd-config") return `write ${a.file?.path ?? "lvmd.yaml"}`;
   return a.argv.map(shellQuote).join(" ");
 }

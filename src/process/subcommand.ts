@@ -12,6 +12,11 @@ export interface CliIO {
    * @default standard input is not available: `-` is a usage error
    */
   readStdin?(): Promise<string>;
+  /**
+   * Writes a file the user named (UTF-8), replacing it; rejects with a Node.js error when it cannot.
+   * @default fs.writeFile
+   */
+  writeFile?(file: string, text: string): Promise<void>;
   /** Writes to standard output (the caller adds newlines). */
   stdout(text: string): void;
   /** Writes to standard error (the caller adds newlines). */

@@ -10,15 +10,20 @@ export interface CliRun {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+  /** The files it wrote (io.writeFile), by name; absent when none. */
+  readonly written?: Readonly<Record<string, string>>;
 }
 
-/** A CliIO over `files` (and `stdin`), and the output it captured so far. */
+/** A CliIO over `files` (and `stdin`), and the output it captured so far (the files it wrote in `written`). */
 export function capturedIO(
   argv: readonly string[],
   files: Readonly<Record<string, string>> = {},
   stdin?: string,
-): { readonly io: CliIO; readonly out: { stdout: string; stderr: string } } {
-  const out = { stdout: "", stderr: "" };
+): {
+  readonly io: CliIO;
+  readonly out: { stdout: string; stderr: string; written: Record<string, string> };
+} {
+  const out = { stdout: "", stderr: "", written: {} as Record<string, string> };
   const io: CliIO = {
     argv: [...argv],
     readFile: async (file) => {
@@ -26,6 +31,9 @@ export function capturedIO(
       throw Object.assign(new Error(`ENOENT: no such file or directory, open '${file}'`), { code: "ENOENT" });
     },
     ...(stdin !== undefined ? { readStdin: async () => stdin } : {}),
+    writeFile: async (file, text) => {
+      out.written[file] = text;
+    },
     stdout: (t) => (out.stdout += t),
     stderr: (t) => (out.stderr += t),
   };
@@ -41,5 +49,6 @@ export async function runCaptured(
 ): Promise<CliRun> {
   const { io, out } = capturedIO(argv, files, stdin);
   const code = await command(io);
-  return { code, ...out };
+  const { written, ...printed } = out;
+  return { code, ...printed, ...(Object.keys(written).length ? { written } : {}) };
 }
