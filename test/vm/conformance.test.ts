@@ -17,6 +17,7 @@
 import * as path from "node:path";
 import { agentClient, type NodePlanResponse } from "../../src/agent-client/agent-client";
 import { thinMetadataExtents } from "../../src/planner/thin";
+import type { LVMNodeSpec } from "../../src/api";
 import { request } from "../agent/harness";
 import {
   LIFECYCLE,
@@ -44,6 +45,7 @@ const NODE = "cf-node-1";
 const AGENT_PORT = 8443;
 const DATA_VG = "cf-data";
 const FAST_VG = "cf-fast";
+const REPAIR_VG = "cf-repair";
 const FAST_WWN = "0x5000c500cf0f0001";
 const DISKS: Record<DiskLabel, DiskSpec> = {
   d0: { sizeBytes: GiB, serial: "SN-CF-D0" },
@@ -731,6 +733,107 @@ describe("node agent conformance on a real kernel (agent inside the guest)", () 
       expect(status.json.lastOperation).toMatchObject({ kind: "teardown", result: "succeeded" });
     });
   }, 300_000);
+
+  test("a disk dies under a group with a thin pool and two volumes: Degraded naming it; the repair names the lost volume; after it the group is whole and the survivor intact", async () => {
+    await step("failed disk", async () => {
+      const d0 = tier.path("d0");
+      const f = tier.path("f");
+      const spec = (missingDevicePolicy?: string) =>
+        ({
+          volumeGroups: [
+            {
+              name: REPAIR_VG,
+              deviceSelector: {
+                deviceSelectorTerms: [
+                  {
+                    matchExpressions: [
+                      { key: "serial", operator: "In", values: [DISKS.d0.serial, DISKS.f.serial] },
+                    ],
+                  },
+                ],
+              },
+              minDeviceSize: "64Mi",
+              ...(missingDevicePolicy ? { missingDevicePolicy } : {}),
+            },
+          ],
+          deviceClasses: [
+            {
+              name: "repair-thin",
+              strategy: "Thin",
+              volumeGroup: REPAIR_VG,
+              default: true,
+              thin: { poolName: POOL, sizePercent: 20, overprovisionRatio: 2 },
+            },
+          ],
+        }) as LVMNodeSpec;
+      // The group first, then its pool with f not allocatable, so that the pool and its metadata live
+      // on d0 (lvm would start on f, the first PV); then one volume on each disk, lvm told where.
+      const groupOnly = { ...spec(), deviceClasses: [] } as LVMNodeSpec;
+      const built = await client.plan(a().endpoint, groupOnly);
+      await timed("failed disk: build the group (apply)", () =>
+        client.apply(a().endpoint, groupOnly, built.hash),
+      );
+      await run(["pvchange", "--allocatable", "n", f]);
+      const pool = await client.plan(a().endpoint, spec());
+      await timed("failed disk: its thin pool (apply)", () => client.apply(a().endpoint, spec(), pool.hash));
+      await run(["pvchange", "--allocatable", "y", f]);
+      await run(["lvcreate", "--yes", "-L", "64m", "-n", "keep", REPAIR_VG, d0]);
+      await run(["lvcreate", "--yes", "-L", "64m", "-n", "lost", REPAIR_VG, f]);
+      const onF = (await report("lvs", "lv_name,devices", "-a", REPAIR_VG)).filter((r) =>
+        String(r.devices).includes(f),
+      );
+      expectEqual(
+        onF.map((r) => r.lv_name),
+        ["lost"],
+        "the logical volumes on the disk that will die",
+      );
+      await run(["dd", "if=/dev/urandom", `of=/dev/${REPAIR_VG}/keep`, "bs=1M", "count=64", "oflag=direct"]);
+      const keepSum = await sha256(`/dev/${REPAIR_VG}/keep`);
+
+      // The disk dies: the SCSI device is deleted from the kernel (its /dev node goes with it).
+      await run(["sh", "-c", `echo 1 > /sys/block/${tier.path("f").replace(/^\/dev\//, "")}/device/delete`]);
+      const status = await request(a().url, "GET", "/v1/status", { token: a().token, timeoutMs: 120_000 });
+      const group = (
+        status.json.status.volumeGroups as Array<{ name: string; state: string; message?: string }>
+      ).find((v) => v.name === REPAIR_VG);
+      expect(group).toMatchObject({ state: "Degraded", message: expect.stringMatching(/is missing/) });
+
+      const waiting = await client.plan(a().endpoint, spec());
+      expectEqual(waiting.actions, [], "steps while the policy is Wait");
+      expect(waiting.blocked).toEqual([
+        expect.objectContaining({ reason: expect.stringMatching(/holds data of logical volume lost;/) }),
+      ]);
+      const repair = await client.plan(a().endpoint, spec("RemoveWithLostVolumes"));
+      const step0 = (repair.actions as Array<{ op: string; argv: string[]; lostVolumes?: string[] }>)[0]!;
+      expect(step0).toMatchObject({
+        op: "vgreduce-removemissing",
+        argv: ["vgreduce", "--removemissing", "--force", REPAIR_VG],
+        lostVolumes: [`${REPAIR_VG}/lost`],
+      });
+      await timed("failed disk: repair (vgreduce --removemissing --force)", () =>
+        client.apply(a().endpoint, spec("RemoveWithLostVolumes"), repair.hash),
+      );
+      const [vg] = await report("vgs", "vg_name,pv_count,vg_missing_pv_count", REPAIR_VG);
+      expect(vg).toMatchObject({ pv_count: "1", vg_missing_pv_count: "0" });
+      const left = (await report("lvs", "lv_name", REPAIR_VG)).map((r) => r.lv_name).sort();
+      expectEqual(left, ["keep", POOL], "the volumes after the repair");
+      expectEqual(await sha256(`/dev/${REPAIR_VG}/keep`), keepSum, "the surviving volume's checksum");
+      const after = await client.plan(a().endpoint, spec("RemoveWithLostVolumes"));
+      expectEqual(after.blocked, [], "blocked after the repair");
+      expect((after.actions as Array<{ op: string }>).map((x) => x.op)).not.toContain(
+        "vgreduce-removemissing",
+      );
+      const healthy = await request(a().url, "GET", "/v1/status", { token: a().token, timeoutMs: 120_000 });
+      expect(
+        (healthy.json.status.volumeGroups as Array<{ name: string; state: string }>).find(
+          (v) => v.name === REPAIR_VG,
+        ),
+      ).toMatchObject({ state: "Healthy" });
+
+      await run(["lvremove", "--yes", `${REPAIR_VG}/keep`, `${REPAIR_VG}/${POOL}`]);
+      await run(["vgremove", "--yes", REPAIR_VG]);
+    });
+  }, 600_000);
 
   test("every write the agent ran named only the test disks (never the system disk), as argv", async () => {
     await step("command log", async () => {
