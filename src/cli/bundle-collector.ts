@@ -32,6 +32,9 @@ export interface NotCollected {
   readonly why: string;
 }
 
+/** Tries of a read the API server answers 429 or 503. */
+const TRANSIENT_ATTEMPTS = 5;
+
 /** The folder every file of the bundle is in. */
 export const BUNDLE_DIR = "support-bundle";
 
@@ -50,7 +53,26 @@ export class BundleCollector {
   constructor(
     private readonly api: BundleApi,
     readonly redact: Redactor,
+    /** Waits between retries of a transient answer. @default setTimeout */
+    private readonly sleep: (ms: number) => Promise<void> = (ms) => new Promise((r) => setTimeout(r, ms)),
   ) {}
+
+  /**
+   * `get`, again after 0.5, 1, 1.5 and 2 s while the API server answers 429 or 503: it asks to be
+   * asked again (priority and fairness; a custom resource's storage re-initializing right after its
+   * CRD changed, which a bundle taken just after an install meets).
+   */
+  private async retrying<T>(get: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await get();
+      } catch (e) {
+        const transient = e instanceof KubeApiError && (e.status === 429 || e.status === 503);
+        if (!transient || attempt >= TRANSIENT_ATTEMPTS) throw e;
+        await this.sleep(attempt * 500);
+      }
+    }
+  }
 
   /**
    * The JSON at `path`, or undefined when it could not be read (recorded: in `absent` for a 404
@@ -62,7 +84,7 @@ export class BundleCollector {
     options: { absentIsNormal?: boolean } = {},
   ): Promise<T | undefined> {
     try {
-      return (await this.api.getPath(path)) as T;
+      return (await this.retrying(() => this.api.getPath(path))) as T;
     } catch (e) {
       this.fail(what, path, e, options.absentIsNormal ?? false);
       return undefined;
@@ -77,7 +99,7 @@ export class BundleCollector {
   /** Reads the text at `path` into the file `file` (redacted); a failure is recorded. */
   async addText(file: string, what: string, path: string): Promise<void> {
     try {
-      this.put(file, this.redact.text(await this.api.getText(path)), { what, path });
+      this.put(file, this.redact.text(await this.retrying(() => this.api.getText(path))), { what, path });
     } catch (e) {
       this.fail(what, path, e, false);
     }

@@ -4,9 +4,14 @@
  * field validation (as `kubectl apply --server-side` sends it), a second apply changes nothing, and
  * the caBundle the operator sets under its own field manager survives the next apply.
  */
+import { execFileSync } from "node:child_process";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import YAML from "yaml";
 import { CA_BUNDLE_FIELD_MANAGER } from "../../src/operator/certificates/issuer";
 import { run } from "../../src/cli/manifests";
+import { run as runBundle } from "../../src/cli/support-bundle";
 import { runCaptured } from "../support/cli/captured-io";
 import { startControlPlane, type ControlPlane, type Json } from "../env/cluster";
 
@@ -156,5 +161,58 @@ describe.each([
     expect(after.body.webhooks.map((w: Json) => w.clientConfig.caBundle)).toEqual(
       live.body.webhooks.map(() => caBundle),
     );
+  });
+});
+
+/*
+ * `pulumi-lvm support-bundle` against the same API server, the system just applied: the real
+ * kubeconfig path, real discovery and real 404s (no TopoLVM, no snapshot API here), and a token planted
+ * in an Event that must not reach the bundle.
+ */
+describe("support-bundle, through a kubeconfig, against the applied system", () => {
+  test("collects the system's objects, records what the cluster lacks, and keeps no credential", async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "bundle-"));
+    const token = fs.readFileSync(cp.kubeconfigPath, "utf8").match(/token: (\S+)/)![1]!;
+    const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJzeXN0ZW06c2EifQ.c2lnbmF0dXJlLXNpZ25hdHVyZQ";
+    const planted = await cp.request("POST", "/api/v1/namespaces/lvm-system/events", {
+      apiVersion: "v1",
+      kind: "Event",
+      metadata: { name: "planted", namespace: "lvm-system" },
+      involvedObject: {
+        apiVersion: "lvm.topolvm.io/v2alpha1",
+        kind: "LVMNodeSet",
+        name: "planted",
+        namespace: "lvm-system",
+      },
+      firstTimestamp: new Date().toISOString(),
+      lastTimestamp: new Date().toISOString(),
+      count: 1,
+      source: { component: "test" },
+      reason: "Planted",
+      message: `Authorization: Bearer ${token}; projected ${jwt}`,
+      type: "Warning",
+    });
+    expect([planted.status, planted.status === 201 ? "" : JSON.stringify(planted.body)]).toEqual([201, ""]);
+    const out = path.join(dir, "bundle.tgz");
+    const r = await runCaptured((io) => runBundle(io), ["-o", out, "--kubeconfig", cp.kubeconfigPath]);
+    expect(r.code).toBe(0);
+    execFileSync("tar", ["-xzf", out, "-C", dir]);
+    const manifest = JSON.parse(fs.readFileSync(path.join(dir, "support-bundle/manifest.json"), "utf8"));
+    const names = (items: Array<{ what: string }>) => items.map((i) => i.what).join("\n");
+    console.log(
+      `bundle manifest: ${JSON.stringify({ collected: names(manifest.collected), absent: manifest.absent, failed: manifest.failed }, null, 1)}`,
+    );
+    expect(names(manifest.collected)).toMatch(/LVMNodeSet/);
+    expect(names(manifest.collected)).toMatch(/DaemonSet/);
+    expect(manifest.failed).toEqual([]);
+    expect(names(manifest.absent)).toMatch(/LogicalVolume/);
+    const files = execFileSync("find", [dir, "-type", "f", "!", "-name", "bundle.tgz"], { encoding: "utf8" })
+      .split("\n")
+      .filter(Boolean);
+    const all = files.map((f) => fs.readFileSync(f, "utf8")).join("\n");
+    expect(all).toContain("Planted");
+    expect(all).not.toContain(token);
+    expect(all).not.toContain(jwt);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
