@@ -135,6 +135,7 @@ const LAYERS: Readonly<Record<string, readonly string[]>> = {
     "src/agent",
     "src/agent-api",
     "src/agent-client",
+    "src/components", // manifests: LvmSystem's objects from the component's own builders
     "src/inventory",
     "src/kube",
     "src/log",
