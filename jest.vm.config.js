@@ -1,10 +1,9 @@
 /**
  * The real-kernel tier (test/vm, docs/testing.md): the node agent inside a qemu guest with
  * device-mapper (conformance.test.ts: thin pools, snapshots, pvmove, a reboot with the disks
- * reordered; smoke.test.ts), and the guest's own argument tests. In `npm test`: the host lane's
- * second run, after its unit and integration tests (test/run.sh), beside the cluster tier's node: two
- * guests one after the other, each on one core, that otherwise held the host lane's single jest
- * worker for ~280 s before the cluster tier could start. Alone: `npm run test:vm`.
+ * reordered; smoke.test.ts), and the guest's own argument tests. In `npm test`: the guest lane's
+ * first run (test/run.sh), beside the unit and integration tests and before the cluster tier, whose
+ * emulated node starved beside it. Alone: `npm run test:vm`.
  */
 module.exports = {
   displayName: "vm",

@@ -3,13 +3,14 @@
 # (docs/testing-cluster.md, "CI budget"):
 #
 #   host lane   unit + integration (jest.config.js's projects: loop devices, a real kube-apiserver,
-#               the real engine), then the real-kernel tier (jest.vm.config.js: the agent in a qemu
-#               guest, its conformance and smoke tests), then bare hosts over SSH into a qemu guest
+#               the real engine), then bare hosts over SSH into a qemu guest
 #               (jest.bare-hosts.config.js), then the Kubernetes provider's tier
 #               (jest.kubernetes.config.js)
-#   guest lane  the real cluster in a qemu guest (jest.config.js's cluster project), started once
-#               the host lane's unit and integration tests are done, beside the real-kernel tier,
-#               bare hosts and the Kubernetes tier; then the user's journey (test/journey: examples/quickstart with
+#   guest lane  first the real-kernel tier (jest.vm.config.js: the agent in a qemu guest, its
+#               conformance and smoke tests) beside the unit and integration tests; then the real
+#               cluster in a qemu guest (jest.config.js's cluster project), started once the host
+#               lane's unit and integration tests are done, beside bare hosts and the Kubernetes
+#               tier; then the user's journey (test/journey: examples/quickstart with
 #               the real engine and Kubernetes provider on the same kind of node), alone once both
 #               the cluster tier and the host lane are done
 #
@@ -82,10 +83,6 @@ late=$!
   # with two against ~1,400 s with one, all 3,079 tests green at load 2-3.
   run_jest host --selectProjects unit integration --maxWorkers=2
   touch "$reports/host-tests.done"
-  # Each of its guests on one core, beside the cluster tier's node (as bare hosts' guest is); in the
-  # unit and integration run they held its single jest worker ~280 s before the cluster tier could
-  # start. First: it needs nothing from setup-late.sh, whose builds a cold cache is still running.
-  run_jest vm -c jest.vm.config.js --runInBand
   if await_ready command; then
     run_jest bare-hosts -c jest.bare-hosts.config.js --runInBand
   fi
@@ -97,7 +94,12 @@ late=$!
 host=$!
 
 (
-  # Not beside the host lane's unit and integration tests: with them (and their own qemu guest) on
+  # First the real-kernel tier, beside the host lane's unit and integration tests: it needs nothing
+  # from setup-late.sh, and its guest (one core, lvm and the agent under TCG, generous step timeouts)
+  # is no Kubernetes node to starve. Not beside the cluster tier's node: there (2026-12-07) the node
+  # took 431 s to be Ready instead of 140 s and TopoLVM's pods never got Ready in 600 s.
+  run_jest vm -c jest.vm.config.js --runInBand
+  # The cluster tier: not beside the host lane's unit and integration tests: with them (and a qemu guest) on
   # the two cores, the emulated node starved, and three CI runs in a row failed in a different
   # TopoLVM step each (an install timeout, an LV removal, csi-sanity). Beside bare hosts and the
   # Kubernetes tier it runs as it does alone.
