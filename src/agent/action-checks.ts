@@ -1,6 +1,7 @@
 import type { NodeInventory } from "../inventory/types";
 import { OWNER_TAG } from "../inventory/types";
 import { optionValue, parseArgv } from "../planner/argv";
+import { thinPoolOf } from "../planner/missing-devices";
 import type { PlanAction } from "../planner/types";
 
 /**
@@ -365,9 +366,9 @@ function decideRemoveMissing(
   if (force && lost.size === 0) return refuse("--force without the logical volumes it removes (lostVolumes)");
   if (force) {
     // Hidden sub-volumes (a pool's _tdata) are lost with the pool the plan names.
-    const owner = (key: string) => key.replace(/_t(?:data|meta)$/, "");
     const unnamed = partial.filter(
-      (key) => !lost.has(key) && !lost.has(owner(key)) && !lost.has(`${vg}/[${key.slice(vg.length + 1)}]`),
+      (key) =>
+        !lost.has(key) && !lost.has(thinPoolOf(key)) && !lost.has(`${vg}/[${key.slice(vg.length + 1)}]`),
     );
     if (unnamed.length)
       return refuse(`${unnamed.join(", ")} lost data since the plan was made; review a fresh plan`);

@@ -84,10 +84,15 @@ export function lostVolumes(lvs: readonly LogicalVolume[]): string[] {
   for (const lv of lvs.filter(partial)) {
     if (!lv.hidden) lost.add(lv.name);
     else {
-      const owner = /^(.+)_t(?:data|meta)$/.exec(lv.name)?.[1];
-      lost.add(owner !== undefined && visible.has(owner) ? owner : `[${lv.name}]`);
+      const owner = thinPoolOf(lv.name);
+      lost.add(owner !== lv.name && visible.has(owner) ? owner : `[${lv.name}]`);
     }
   }
   for (const lv of lvs) if (!lv.hidden && lv.poolLv !== undefined && lost.has(lv.poolLv)) lost.add(lv.name);
   return sortNatural([...lost], (name) => name);
+}
+
+/** The thin pool a hidden data or metadata volume belongs to ("pool0_tdata" → "pool0"); other names as they are. */
+export function thinPoolOf(name: string): string {
+  return name.replace(/_t(?:data|meta)$/, "");
 }

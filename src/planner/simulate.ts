@@ -7,6 +7,7 @@ import type {
 } from "../inventory/types";
 import type { DevicesFile, DevicesFileEntry } from "../inventory/devices-file";
 import { optionValue, parseArgv, type ParsedArgv } from "./argv";
+import { thinPoolOf } from "./missing-devices";
 import { estimateThinMetadataBytes, percentOfExtents } from "./thin";
 import type { NodePlan, PlanAction } from "./types";
 import { DEFAULT_EXTENT_SIZE, estimatedPvExtents } from "./volume-group";
@@ -398,7 +399,7 @@ class State {
     const force = a.argv.includes("--force");
     if (partial.length && !force) fail(`There are still partial LVs in VG ${vg.name}.`);
     const lost = new Set(partial.map((lv) => lv.name));
-    for (const lv of partial) if (lv.hidden) lost.add(lv.name.replace(/_t(?:data|meta)$/, ""));
+    for (const lv of partial) if (lv.hidden) lost.add(thinPoolOf(lv.name));
     this.lvs = this.lvs.filter(
       (lv) => lv.vgName !== vg.name || (!lost.has(lv.name) && !lost.has(lv.poolLv ?? "\u0000")),
     );
