@@ -69,6 +69,8 @@ const topolvmValues = config.getObject<Record<string, unknown>>("topolvmValues")
 const agentImagePullPolicy = config.get("agentImagePullPolicy");
 // Extra operator flags (`pulumi-lvm operator --help`), e.g. a longer leader Lease on slow nodes.
 const operatorArgs = config.getObject<string[]>("operatorArgs");
+// Operator replicas (default 2: a leader and a standby); 1 on a one-node cluster.
+const operatorReplicas = config.getNumber("operatorReplicas");
 // How long the API server waits for the operator's admission webhook (1–30 s, default 10): slow
 // nodes need more, or set changes and the deletion guard are refused for the delay alone.
 const webhookTimeoutSeconds = config.getNumber("webhookTimeoutSeconds");
@@ -80,6 +82,7 @@ const system = new LvmSystem("lvm", {
   ...(agentImagePullPolicy ? { agentImagePullPolicy } : {}),
   operator: {
     ...(operatorArgs ? { args: operatorArgs } : {}),
+    ...(operatorReplicas ? { replicas: operatorReplicas } : {}),
     ...(webhookTimeoutSeconds ? { admission: { timeoutSeconds: webhookTimeoutSeconds } } : {}),
   },
   tolerations: [{ key: "node-role.kubernetes.io/storage", operator: "Exists", effect: "NoSchedule" }],

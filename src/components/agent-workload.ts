@@ -1,5 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import { agentImageRef } from "./image-ref";
+import { httpProbes } from "./probes";
 import { agentCertificateManifest, agentTlsSecretName, operatorIssuedAgentSecret } from "./agent-tls";
 import type { LvmSystemArgs } from "./lvm-system-args";
 import { clusterRoleBinding, serviceAccountManifest } from "./system-rbac";
@@ -109,27 +110,8 @@ export function agentDaemonSet(plan: SystemPlan, args: LvmSystemArgs) {
               // allow-list cannot name in advance), issue device-mapper ioctls and need CAP_SYS_ADMIN
               // to enter the host's mount namespace. No narrower securityContext allows all of that.
               securityContext: { privileged: true, runAsUser: 0 },
-              // Until the agent first answers, only the startup probe counts: up to 5 minutes, so a
-              // slow or loaded node is not killed in a loop before node has loaded the agent (the
-              // liveness probe alone allowed 60 s; under qemu TCG the start took longer).
-              startupProbe: {
-                httpGet: { path: "/healthz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
-                periodSeconds: 5,
-                timeoutSeconds: 5,
-                failureThreshold: 60,
-              },
-              livenessProbe: {
-                httpGet: { path: "/healthz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
-                periodSeconds: 10,
-                timeoutSeconds: 5,
-                failureThreshold: 6,
-              },
-              readinessProbe: {
-                httpGet: { path: "/readyz", port: "http", scheme: tls ? "HTTPS" : "HTTP" },
-                periodSeconds: 5,
-                timeoutSeconds: 5,
-                failureThreshold: 3,
-              },
+              // Tolerant of a loaded node (probes.ts): a kill mid-command costs more than a late answer.
+              ...httpProbes(tls ? "HTTPS" : "HTTP"),
               resources: args.agentResources ?? {
                 requests: { cpu: "20m", memory: "64Mi" },
                 limits: { memory: "256Mi" },

@@ -194,6 +194,13 @@ export interface OperatorSettings {
   /** @default { requests: { cpu: "20m", memory: "96Mi" }, limits: { memory: "256Mi" } } */
   readonly resources?: ResourceRequirements;
   /**
+   * Replicas of the operator (1–5): one leads on a Lease, the others stand by to take over. On a
+   * one-node cluster (an edge box) a standby on the same node buys nothing and costs a process.
+   * @default 2
+   * @example 1
+   */
+  readonly replicas?: number;
+  /**
    * Report each LVMNodeSet's `ProviderReady` condition (`--provider-ready`): TopoLVM's CSIDriver
    * exists and every selected node's CSINode lists `topolvm.io`; the set's `Ready` waits for it.
    * Turn it off only for a system whose volume groups no TopoLVM uses (its sets would never be Ready).
@@ -286,6 +293,7 @@ const argsSchema = z.strictObject({
       command: z.array(z.string()).min(1).optional(),
       args: z.array(z.string()).optional(),
       resources: resourceRequirements.optional(),
+      replicas: z.number().int().min(1).max(5).optional(),
       providerReady: z.boolean().optional(),
       admission: admissionSettingsSchema.optional(),
       // --- operator placement ---

@@ -500,11 +500,13 @@ describe("LvmSystem", () => {
     expect(container.image).toBe("ghcr.io/acme/pulumi-lvm-agent:0.1.0");
     expect(container.securityContext).toEqual({ privileged: true, runAsUser: 0 });
     expect(container.livenessProbe.httpGet).toEqual({ path: "/healthz", port: "http", scheme: "HTTPS" });
-    // A slow start (a loaded node) gets 5 minutes before the liveness probe may kill the agent.
+    // A slow start (a loaded node) gets 10 minutes before the liveness probe may kill the agent,
+    // and a running agent is killed only after 3 minutes without an answer (probes.ts).
     expect(container.startupProbe).toMatchObject({
       httpGet: { path: "/healthz", port: "http", scheme: "HTTPS" },
     });
-    expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBe(300);
+    expect(container.startupProbe.periodSeconds * container.startupProbe.failureThreshold).toBe(600);
+    expect(container.livenessProbe.periodSeconds * container.livenessProbe.failureThreshold).toBe(180);
     expect(container.readinessProbe.httpGet).toEqual({ path: "/readyz", port: "http", scheme: "HTTPS" });
     expect(container.ports).toEqual([{ name: "http", containerPort: 8080, protocol: "TCP" }]);
     expect(container.command).toEqual(["pulumi-lvm", "agent"]);

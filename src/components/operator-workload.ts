@@ -10,6 +10,7 @@ import { admissionManifests, operatorAdmission, WEBHOOK_PORT, webhookTlsSecretNa
 import { issuanceFlags, type CertificateSettings } from "./certificate-settings";
 import { operatorAccessManifests, type OperatorIdentity } from "./operator-rbac";
 import { DEFAULT_OPERATOR_NODE_SELECTOR, operatorAffinity } from "./operator-placement";
+import { httpProbes } from "./probes";
 
 export type { OperatorSettings } from "./lvm-system-args";
 
@@ -99,11 +100,11 @@ export const operatorLabels = (instance: string) => ({
   "app.kubernetes.io/instance": instance,
 });
 
-/** Replicas of the operator: one leads (the Lease), the other stands by to take over. */
+/** Replicas of the operator unless `operator.replicas`: one leads (the Lease), the other stands by to take over. */
 export const OPERATOR_REPLICAS = 2;
 
 /**
- * The operator's Deployment: two replicas electing a leader on a Lease in the namespace
+ * The operator's Deployment: two replicas (`replicas`) electing a leader on a Lease in the namespace
  * (`--leader-elect`; only the leader reconciles, docs/operator.md), replaced one at a time
  * (RollingUpdate, never below the replicas: a new standby is Ready before an old pod stops, and
  * a stopping leader releases the Lease), preferably on two nodes and off the agents' nodes; watching only the system's
@@ -119,7 +120,7 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
     kind: "Deployment" as const,
     metadata: { name: at.name, namespace: at.namespace, labels },
     spec: {
-      replicas: OPERATOR_REPLICAS,
+      replicas: args.replicas ?? OPERATOR_REPLICAS,
       strategy: { type: "RollingUpdate", rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       selector: { matchLabels: labels },
       template: {
@@ -184,27 +185,8 @@ export function operatorDeployment(at: OperatorPlacement, args: OperatorSettings
                 readOnlyRootFilesystem: true,
                 capabilities: { drop: ["ALL"] },
               },
-              // Until the operator first answers, only the startup probe counts: up to 5 minutes, as
-              // for the agent (a loaded or emulated node takes minutes to load node and the operator;
-              // the liveness probe alone, 60 s, killed it in a loop there).
-              startupProbe: {
-                httpGet: { path: "/healthz", port: "http" },
-                periodSeconds: 5,
-                timeoutSeconds: 5,
-                failureThreshold: 60,
-              },
-              livenessProbe: {
-                httpGet: { path: "/healthz", port: "http" },
-                periodSeconds: 10,
-                timeoutSeconds: 5,
-                failureThreshold: 6,
-              },
-              readinessProbe: {
-                httpGet: { path: "/readyz", port: "http" },
-                periodSeconds: 5,
-                timeoutSeconds: 5,
-                failureThreshold: 3,
-              },
+              // As the agent's (probes.ts): a loaded node answers late, it is not wedged.
+              ...httpProbes(),
               resources: args.resources ?? {
                 requests: { cpu: "20m", memory: "96Mi" },
                 limits: { memory: "256Mi" },

@@ -179,6 +179,8 @@ export function quickstartStack(
     [`${project}:agentImage`]: DEFAULT_IMAGE,
     [`${project}:agentImagePullPolicy`]: "Never",
     [`${project}:operatorArgs`]: OPERATOR_ARGS_UNDER_TCG,
+    // One node: a standby operator on it would only add a process to its two emulated CPUs.
+    [`${project}:operatorReplicas`]: 1,
     // The webhook's longest wait: under TCG its answer took over 10 s, and the deletion guard,
     // refused for the delay alone (failurePolicy Fail), would fail step 6b for the wrong reason.
     [`${project}:webhookTimeoutSeconds`]: 30,

@@ -69,3 +69,20 @@ export async function pvTags(cluster: Cluster, device: string): Promise<string[]
   const row = (await lvmReport(cluster, "pvs", "pv_name,pv_tags")).find(([pv]) => pv === device);
   return row?.[1] ? row[1].split(",") : [];
 }
+
+/**
+ * What a stalled step needs from the node itself, never through lvm (a hung lvm would hang this
+ * too): the load, processes in uninterruptible sleep or running lvm/lvmd with what they wait on,
+ * and device-mapper's devices with their state (a SUSPENDED one blocks every reader).
+ */
+export async function nodeDiagnostics(cluster: Cluster): Promise<string> {
+  const script = [
+    "echo '----- node: loadavg'; cat /proc/loadavg",
+    "echo '----- node: D-state and lvm processes'; ps -eo pid,ppid,stat,etimes,wchan:28,args | awk 'NR==1 || $3 ~ /D/ || /lvm|vgs|lvs|pvs|vgcreate|lvcreate|dmsetup/' | grep -v awk",
+    "echo '----- node: dmsetup info'; dmsetup info -c 2>&1",
+    "echo '----- node: lvm locks'; ls -la /run/lock/lvm 2>&1",
+  ].join("; ");
+  return cluster.guest
+    .run(["sh", "-c", script], { timeoutMs: 20_000 })
+    .catch((e: Error) => `node diagnostics failed: ${e.message}`);
+}

@@ -47,6 +47,7 @@ import {
   disksBySerial as nodeDisksBySerial,
   lvBytes,
   lvmReport as nodeLvmReport,
+  nodeDiagnostics,
   pvTags,
   signatures as nodeSignatures,
 } from "./node";
@@ -133,7 +134,8 @@ describe("2. pulumi up", () => {
     const pods = await podsIn(c().cp, NAMESPACE);
     const ours = pods.filter((p) => p.spec.containers.some((x: Json) => x.image === DEFAULT_IMAGE));
     const commands = ours.map((p) => p.spec.containers[0].command.join(" ")).sort();
-    expect(commands).toEqual(["pulumi-lvm agent", "pulumi-lvm operator", "pulumi-lvm operator"]);
+    // One operator: the stack sets operatorReplicas 1 (one node).
+    expect(commands).toEqual(["pulumi-lvm agent", "pulumi-lvm operator"]);
     for (const p of ours) expect(p.status.phase).toBe("Running");
 
     // up returned only once the operator had built the set on its node (NodeSet's awaitNodesReady):
@@ -228,7 +230,13 @@ describe("3. a StatefulSet's PVC on the thin class", () => {
             .catch(() => ""),
         (l) => /^[0-9a-f]{64}\s+\/data\/blob$/m.test(l),
         900_000,
-        async () => (await eventsOf(c().cp, ns, "web-0")).join("\n"),
+        async () =>
+          [
+            ...(await eventsOf(c().cp, ns, "web-0")),
+            ...(await eventsOf(c().cp, ns, "data-web-0")),
+            await podSummary(c(), (p) => /^topolvm-/.test(p.metadata.name)),
+            await nodeDiagnostics(c()),
+          ].join("\n"),
       );
       expect(log).toMatch(/^[0-9a-f]{64}\s+\/data\/blob$/m);
       webSum = checksumIn(log, "/data/blob");
