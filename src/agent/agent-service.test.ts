@@ -170,3 +170,66 @@ describe("discovery cache use", () => {
     expect(touched).toEqual([["/dev/loop3"]]);
   });
 });
+
+describe("sharing an inventory between reads", () => {
+  async function counted(nowMs: { v: number }, hold?: Promise<void>) {
+    const { AgentService } = await import("./agent-service");
+    const { fakePlanner } = await import("../../test/support/agent/fake-node");
+    const node = new FakeNode(["/dev/loop3", "/dev/loop4"]);
+    const calls: boolean[] = [];
+    const service = new AgentService({
+      node: "n",
+      clock: () => new Date(nowMs.v),
+      run: node.run,
+      discover: async (call) => {
+        calls.push(call?.fresh ?? false);
+        if (hold) await hold;
+        return node.discover();
+      },
+      planner: fakePlanner,
+      journal: new Journal({ stateDir: path.join(dir, "state") }),
+      metrics: new AgentMetrics(),
+      identity: node.identity,
+      lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+    });
+    return { service, calls };
+  }
+
+  it("a status right after a plan reuses its inventory; one more than 10 s later discovers again", async () => {
+    const { specFor } = await import("../../test/support/agent/fake-node");
+    const now = { v: Date.parse("2026-12-07T08:00:00Z") };
+    const { service, calls } = await counted(now);
+    await service.plan(specFor({ vg0: ["/dev/loop3"] }));
+    now.v += 10_000;
+    await service.status();
+    expect(calls).toEqual([false]);
+    now.v += 1;
+    await service.status();
+    expect(calls).toEqual([false, false]);
+  });
+
+  it("a plan and a status at once run one discovery", async () => {
+    const { specFor } = await import("../../test/support/agent/fake-node");
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const now = { v: Date.parse("2026-12-07T08:00:00Z") };
+    const { service, calls } = await counted(now, hold);
+    const both = Promise.all([service.plan(specFor({ vg0: ["/dev/loop3"] })), service.status(), service.inventory()]);
+    await new Promise((r) => setTimeout(r, 10));
+    release();
+    await both;
+    expect(calls).toEqual([false]);
+  });
+
+  it("after an apply, a status discovers again: the operation changed the node", async () => {
+    const { specFor } = await import("../../test/support/agent/fake-node");
+    const now = { v: Date.parse("2026-12-07T08:00:00Z") };
+    const { service, calls } = await counted(now);
+    const spec = specFor({ vg0: ["/dev/loop3"] });
+    const plan = await service.plan(spec);
+    await service.apply({ spec, planHash: plan.hash });
+    calls.length = 0;
+    await service.status();
+    expect(calls).toEqual([false]);
+  });
+});

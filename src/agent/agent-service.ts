@@ -42,6 +42,11 @@ export interface AgentServiceDeps {
   readonly lvmdConfigPath: string;
   /** Metrics reuse an inventory at most this old instead of running lvm on every scrape. @default 15000 */
   readonly metricsMaxAgeMs?: number;
+  /**
+   * A status reuses an inventory at most this old (none after an operation): the operator reads the
+   * status right after the plan, and both then describe the same inventory. @default 10000
+   */
+  readonly statusMaxAgeMs?: number;
   /** @default () => new Date() */
   readonly clock?: () => Date;
   /** Filesystem seams of the identity probe. */
@@ -70,6 +75,9 @@ export class AgentService {
   private running: { kind: OperationKind; since: Date } | undefined;
   private idleWaiters: Array<() => void> = [];
   private cachedInventory: { at: number; inventory: NodeInventory } | undefined;
+  private discovering: Promise<NodeInventory> | undefined;
+  /** Bumped when an operation starts and ends: an inventory taken across one is not kept. */
+  private operations = 0;
   private metricsRefresh: Promise<void> | undefined;
   private lastMetricsRefresh = -Infinity;
   private readonly clock: () => Date;
@@ -88,10 +96,28 @@ export class AgentService {
     return this.running ? new Promise((resolve) => this.idleWaiters.push(resolve)) : Promise.resolve();
   }
 
+  /**
+   * This node's inventory. Reads that arrive while one discovery runs share it (a plan and a status
+   * at once run lsblk and lvm once, not twice; on a slow node each costs seconds); a `fresh` one (an
+   * operation's) never joins one that may use the discovery cache.
+   */
   async inventory(call?: { fresh?: boolean }): Promise<NodeInventory> {
+    if (!call?.fresh && this.discovering) return this.discovering;
+    const discovering = this.discover(call);
+    if (!call?.fresh) {
+      this.discovering = discovering;
+      void discovering.catch(() => undefined).finally(() => {
+        if (this.discovering === discovering) this.discovering = undefined;
+      });
+    }
+    return discovering;
+  }
+
+  private async discover(call?: { fresh?: boolean }): Promise<NodeInventory> {
+    const operations = this.operations;
     try {
       const inventory = await this.deps.discover(call);
-      this.cachedInventory = { at: this.clock().getTime(), inventory };
+      if (operations === this.operations) this.cachedInventory = { at: this.clock().getTime(), inventory };
       return inventory;
     } catch (e) {
       this.deps.metrics.errors.inc({ kind: "discovery" });
@@ -151,7 +177,12 @@ export class AgentService {
   }
 
   async status(): Promise<StatusResponse> {
-    const inventory = await this.inventory();
+    const recent = this.cachedInventory;
+    const maxAge = this.deps.statusMaxAgeMs ?? 10_000;
+    const inventory =
+      recent && !this.running && this.clock().getTime() - recent.at <= maxAge
+        ? recent.inventory
+        : await this.inventory();
     const last = this.deps.journal.last();
     const spec = last?.start.spec as LVMNodeSpec | undefined;
     let plan: NodePlan | undefined;
@@ -208,6 +239,7 @@ export class AgentService {
         `${this.running.kind} in progress on node ${this.deps.node} since ${this.running.since.toISOString()}; try again when it is done`,
       );
     this.running = { kind, since: this.clock() };
+    this.operations++;
     const started = Date.now();
     let result = "failed";
     try {
@@ -222,6 +254,7 @@ export class AgentService {
       this.deps.metrics.operations.inc({ operation: kind, result });
       this.deps.metrics.operationSeconds.observe({ operation: kind }, (Date.now() - started) / 1000);
       this.running = undefined;
+      this.operations++;
       this.cachedInventory = undefined; // the operation changed the node
       for (const resolve of this.idleWaiters.splice(0)) resolve();
     }
