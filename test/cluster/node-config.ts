@@ -100,7 +100,10 @@ failSwapOn: false
 podCIDR: ${POD_CIDR}
 resolvConf: /etc/resolv.conf
 serializeImagePulls: false
-nodeStatusUpdateFrequency: 5s
+# nodeStatusUpdateFrequency and nodeStatusReportFrequency: the kubelet's defaults (status computed every
+# 10 s, posted on a change or every 5 min; its Lease is the heartbeat). 5 s, set here before, posted
+# the whole Node (its image list included) every 5 s, and every Node watcher on the emulated node's
+# two CPUs (topolvm-node, the operators) decoded each post.
 # A test node with small disks: evict only when really out of space.
 evictionHard:
   memory.available: 50Mi
