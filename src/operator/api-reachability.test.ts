@@ -64,3 +64,17 @@ test("while unreachable, one probe after a backoff (0.5 s, 1 s, 2 s ...); its an
   await clock.advance(60_000);
   expect(probes).toBe(3);
 });
+
+test("waiters released by the API server's answer leave no listener on the operator's stop signal", async () => {
+  const { getEventListeners } = await import("node:events");
+  const api = new ApiReachability(new ManualClock(0), () => {});
+  const stop = new AbortController();
+  for (let outage = 0; outage < 3; outage++) {
+    api.record(unreachable());
+    const waiting = Array.from({ length: 20 }, () => api.whenReachable(stop.signal));
+    api.record();
+    await Promise.all(waiting);
+  }
+  // Before: 60 listeners (20 per outage), and node's MaxListenersExceededWarning in the operator's log.
+  expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
+});

@@ -33,7 +33,13 @@ export class ApiReachability {
   whenReachable(signal?: AbortSignal): Promise<void> {
     if (!this.down || signal?.aborted) return Promise.resolve();
     return new Promise((resolve) => {
-      const done = () => resolve();
+      // The signal is the operator's own, alive for its whole run: a waiter released by the API
+      // server's answer takes its listener off it, or each outage would leave one per waiter.
+      const done = () => {
+        signal?.removeEventListener("abort", done);
+        this.waiters = this.waiters.filter((w) => w !== done);
+        resolve();
+      };
       this.waiters.push(done);
       signal?.addEventListener("abort", done, { once: true });
     });
