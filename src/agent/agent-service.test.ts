@@ -214,11 +214,50 @@ describe("sharing an inventory between reads", () => {
     const hold = new Promise<void>((r) => (release = r));
     const now = { v: Date.parse("2026-12-07T08:00:00Z") };
     const { service, calls } = await counted(now, hold);
-    const both = Promise.all([service.plan(specFor({ vg0: ["/dev/loop3"] })), service.status(), service.inventory()]);
+    const both = Promise.all([
+      service.plan(specFor({ vg0: ["/dev/loop3"] })),
+      service.status(),
+      service.inventory(),
+    ]);
     await new Promise((r) => setTimeout(r, 10));
     release();
     await both;
     expect(calls).toEqual([false]);
+  });
+
+  it("a read that arrives after an apply does not join a discovery that started before it", async () => {
+    const { AgentService } = await import("./agent-service");
+    const { fakePlanner, specFor } = await import("../../test/support/agent/fake-node");
+    const node = new FakeNode(["/dev/loop3"]);
+    let holdNext = false;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const service = new AgentService({
+      node: "n",
+      run: node.run,
+      discover: async (call) => {
+        if (holdNext && !call?.fresh) {
+          holdNext = false;
+          await gate; // a slow read (a preview's), still running when the apply ends
+        }
+        return node.discover();
+      },
+      planner: fakePlanner,
+      journal: new Journal({ stateDir: path.join(dir, "state") }),
+      metrics: new AgentMetrics(),
+      identity: node.identity,
+      lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+    });
+    const spec = specFor({ vg0: ["/dev/loop3"] });
+    const plan = await service.plan(spec);
+    holdNext = true;
+    const before = service.inventory();
+    await service.apply({ spec, planHash: plan.hash });
+    // Resolves on its own discovery: joining the one from before the apply would wait for the gate.
+    const status = await service.status();
+    expect(status.node).toBe("n");
+    release();
+    await before;
   });
 
   it("after an apply, a status discovers again: the operation changed the node", async () => {

@@ -75,7 +75,7 @@ export class AgentService {
   private running: { kind: OperationKind; since: Date } | undefined;
   private idleWaiters: Array<() => void> = [];
   private cachedInventory: { at: number; inventory: NodeInventory } | undefined;
-  private discovering: Promise<NodeInventory> | undefined;
+  private discovering: { promise: Promise<NodeInventory>; operations: number } | undefined;
   /** Bumped when an operation starts and ends: an inventory taken across one is not kept. */
   private operations = 0;
   private metricsRefresh: Promise<void> | undefined;
@@ -99,18 +99,23 @@ export class AgentService {
   /**
    * This node's inventory. Reads that arrive while one discovery runs share it (a plan and a status
    * at once run lsblk and lvm once, not twice; on a slow node each costs seconds); a `fresh` one (an
-   * operation's) never joins one that may use the discovery cache.
+   * operation's) never joins one that may use the discovery cache, and no read joins one that
+   * started before an operation began or ended (it may not show what the operation did).
    */
   async inventory(call?: { fresh?: boolean }): Promise<NodeInventory> {
-    if (!call?.fresh && this.discovering) return this.discovering;
-    const discovering = this.discover(call);
+    const running = this.discovering;
+    if (!call?.fresh && running && running.operations === this.operations) return running.promise;
+    const promise = this.discover(call);
     if (!call?.fresh) {
+      const discovering = { promise, operations: this.operations };
       this.discovering = discovering;
-      void discovering.catch(() => undefined).finally(() => {
-        if (this.discovering === discovering) this.discovering = undefined;
-      });
+      void promise
+        .catch(() => undefined)
+        .finally(() => {
+          if (this.discovering === discovering) this.discovering = undefined;
+        });
     }
-    return discovering;
+    return promise;
   }
 
   private async discover(call?: { fresh?: boolean }): Promise<NodeInventory> {

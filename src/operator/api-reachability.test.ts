@@ -66,7 +66,7 @@ test("while unreachable, one probe after a backoff (0.5 s, 1 s, 2 s ...); its an
 });
 
 test("waiters released by the API server's answer leave no listener on the operator's stop signal", async () => {
-  const { getEventListeners } = await import("node:events");
+  const { EventEmitter } = await import("node:events");
   const api = new ApiReachability(new ManualClock(0), () => {});
   const stop = new AbortController();
   for (let outage = 0; outage < 3; outage++) {
@@ -76,5 +76,5 @@ test("waiters released by the API server's answer leave no listener on the opera
     await Promise.all(waiting);
   }
   // Before: 60 listeners (20 per outage), and node's MaxListenersExceededWarning in the operator's log.
-  expect(getEventListeners(stop.signal, "abort")).toHaveLength(0);
+  expect(EventEmitter.getEventListeners(stop.signal, "abort")).toHaveLength(0);
 });
