@@ -546,7 +546,7 @@ export async function startGuest(opts: GuestOptions): Promise<Guest> {
     // A 1 GiB translation cache (qemu 7.2's own default; only what is used is touched): a
     // Kubernetes node runs kubelet, containerd, TopoLVM's binaries and node, and once the cache is
     // full qemu throws all of it away and translates again. With 256 MiB, a round of those programs'
-    // starts took 21 s against 15.5 s with 1 GiB (2026-12-07, same guest, warm).
+    // starts took 16–23 s against 15–16 s with 1 GiB (2026-12-07, the same guest, warm, two runs each).
     const accel = process.env.PULUMI_LVM_VM_ACCEL || "tcg,thread=multi,tb-size=1024";
     // `max` minus the AVX family: qemu 7.2 (Debian 12) was the first release to emulate AVX/AVX2/
     // FMA/F16C/VAES under TCG, and V8 and glibc pick those paths when CPUID offers them. A CI run
