@@ -195,19 +195,6 @@ describe("sharing an inventory between reads", () => {
     return { service, calls };
   }
 
-  it("a status right after a plan reuses its inventory; one more than 10 s later discovers again", async () => {
-    const { specFor } = await import("../../test/support/agent/fake-node");
-    const now = { v: Date.parse("2026-12-07T08:00:00Z") };
-    const { service, calls } = await counted(now);
-    await service.plan(specFor({ vg0: ["/dev/loop3"] }));
-    now.v += 10_000;
-    await service.status();
-    expect(calls).toEqual([false]);
-    now.v += 1;
-    await service.status();
-    expect(calls).toEqual([false, false]);
-  });
-
   it("a plan and a status at once run one discovery", async () => {
     const { specFor } = await import("../../test/support/agent/fake-node");
     let release!: () => void;

@@ -42,11 +42,6 @@ export interface AgentServiceDeps {
   readonly lvmdConfigPath: string;
   /** Metrics reuse an inventory at most this old instead of running lvm on every scrape. @default 15000 */
   readonly metricsMaxAgeMs?: number;
-  /**
-   * A status reuses an inventory at most this old (none after an operation): the operator reads the
-   * status right after the plan, and both then describe the same inventory. @default 10000
-   */
-  readonly statusMaxAgeMs?: number;
   /** @default () => new Date() */
   readonly clock?: () => Date;
   /** Filesystem seams of the identity probe. */
@@ -182,12 +177,9 @@ export class AgentService {
   }
 
   async status(): Promise<StatusResponse> {
-    const recent = this.cachedInventory;
-    const maxAge = this.deps.statusMaxAgeMs ?? 10_000;
-    const inventory =
-      recent && !this.running && this.clock().getTime() - recent.at <= maxAge
-        ? recent.inventory
-        : await this.inventory();
+    // Never an inventory from before the call: a status tells what the node is now, a change made
+    // by hand a moment ago included (a reuse of the plan's inventory hid one in the provider's tests).
+    const inventory = await this.inventory();
     const last = this.deps.journal.last();
     const spec = last?.start.spec as LVMNodeSpec | undefined;
     let plan: NodePlan | undefined;
