@@ -172,18 +172,19 @@ describe("discovery cache use", () => {
 });
 
 describe("sharing an inventory between reads", () => {
-  async function counted(nowMs: { v: number }, hold?: Promise<void>) {
+  /** A service whose discoveries are recorded (fresh or not) and wait for `hold`'s promise, if any. */
+  async function counted(hold: (fresh: boolean) => Promise<void> | undefined = () => undefined) {
     const { AgentService } = await import("./agent-service");
     const { fakePlanner } = await import("../../test/support/agent/fake-node");
     const node = new FakeNode(["/dev/loop3", "/dev/loop4"]);
     const calls: boolean[] = [];
     const service = new AgentService({
       node: "n",
-      clock: () => new Date(nowMs.v),
       run: node.run,
       discover: async (call) => {
-        calls.push(call?.fresh ?? false);
-        if (hold) await hold;
+        const fresh = call?.fresh ?? false;
+        calls.push(fresh);
+        await hold(fresh);
         return node.discover();
       },
       planner: fakePlanner,
@@ -199,8 +200,7 @@ describe("sharing an inventory between reads", () => {
     const { specFor } = await import("../../test/support/agent/fake-node");
     let release!: () => void;
     const hold = new Promise<void>((r) => (release = r));
-    const now = { v: Date.parse("2026-12-07T08:00:00Z") };
-    const { service, calls } = await counted(now, hold);
+    const { service, calls } = await counted(() => hold);
     const both = Promise.all([
       service.plan(specFor({ vg0: ["/dev/loop3"] })),
       service.status(),
@@ -213,27 +213,15 @@ describe("sharing an inventory between reads", () => {
   });
 
   it("a read that arrives after an apply does not join a discovery that started before it", async () => {
-    const { AgentService } = await import("./agent-service");
-    const { fakePlanner, specFor } = await import("../../test/support/agent/fake-node");
-    const node = new FakeNode(["/dev/loop3"]);
+    const { specFor } = await import("../../test/support/agent/fake-node");
     let holdNext = false;
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const service = new AgentService({
-      node: "n",
-      run: node.run,
-      discover: async (call) => {
-        if (holdNext && !call?.fresh) {
-          holdNext = false;
-          await gate; // a slow read (a preview's), still running when the apply ends
-        }
-        return node.discover();
-      },
-      planner: fakePlanner,
-      journal: new Journal({ stateDir: path.join(dir, "state") }),
-      metrics: new AgentMetrics(),
-      identity: node.identity,
-      lvmdConfigPath: path.join(dir, "lvmd.yaml"),
+    // The first read after holdNext is set is slow (a preview's), still running when the apply ends.
+    const { service } = await counted((fresh) => {
+      if (!holdNext || fresh) return undefined;
+      holdNext = false;
+      return gate;
     });
     const spec = specFor({ vg0: ["/dev/loop3"] });
     const plan = await service.plan(spec);
@@ -249,8 +237,7 @@ describe("sharing an inventory between reads", () => {
 
   it("after an apply, a status discovers again: the operation changed the node", async () => {
     const { specFor } = await import("../../test/support/agent/fake-node");
-    const now = { v: Date.parse("2026-12-07T08:00:00Z") };
-    const { service, calls } = await counted(now);
+    const { service, calls } = await counted();
     const spec = specFor({ vg0: ["/dev/loop3"] });
     const plan = await service.plan(spec);
     await service.apply({ spec, planHash: plan.hash });
