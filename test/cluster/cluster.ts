@@ -22,6 +22,7 @@ import { cacheDir, DiskSpec, Guest, guestStoppedAnswering, REPO_ROOT, startGuest
 import { writeGuestFile } from "../vm/guest-agent";
 import { ClusterBinaries, requireClusterBinaries } from "./binaries";
 import { bootOnceMoreIfGuestHung } from "./boot-retry";
+import { sampleNode } from "./node-sampler";
 import { hashFileStats } from "./images";
 import { KubeletProxy, POD_RELAY, startKubeletProxy } from "./kubelet-proxy";
 import { ExecOptions, ExecResult, execApiOf, podExec } from "./pod-exec";
@@ -205,9 +206,11 @@ async function bootCluster(opts: ClusterOptions): Promise<Cluster> {
   let cp: ControlPlane | undefined;
   let guest: Guest | undefined;
   let stopped = false;
+  let stopSampling = () => undefined as void;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
+    stopSampling();
     for (const step of [() => guest?.stop(), () => cp?.stop(), () => proxy?.close()]) {
       try {
         await step();
@@ -266,6 +269,7 @@ async function bootCluster(opts: ClusterOptions): Promise<Cluster> {
       nodeRoot: "switch",
     });
     mark("guestBooted");
+    stopSampling = sampleNode(guest);
     for (const address of [GUEST_IP, nodeName])
       proxy.route(address, KUBELET_PORT, guest.hostPort(KUBELET_PORT));
 
