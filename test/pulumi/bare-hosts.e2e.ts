@@ -7,7 +7,7 @@
  * so the install script runs the agent under its supervisor shell (docs/components.md#agenthost).
  * Every outcome on the disks is checked with the guest's own `vgs`/`lvs`, never through the agent.
  *
- * In `npm test` (test/run.sh's host lane; test/setup.sh installs openssh-server, test/setup-late.sh
+ * In `npm test` (test/run.sh's lane `a`; test/setup.sh installs openssh-server, test/setup-late.sh
  * builds the Command plugin); alone: `npm run test:bare-hosts`; docs/testing-pulumi.md. Anything missing
  * is a failure that says how to install it, never a skip.
  */
