@@ -42,6 +42,11 @@ export interface AgentCluster {
   };
   /** Adds (or replaces) the agent pod of `node`, Ready, at 127.0.0.1:`port`. */
   agentPod(node: string, port: number): Promise<void>;
+  /**
+   * Stops `node`'s agent and starts it again on every loop device of its scratch, one added since
+   * included: a device hot-plugged into the node, as the agent sees it.
+   */
+  restartAgent(node: string): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -88,10 +93,9 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
   await createAgentServiceAccount(cp);
   const agentPod = (node: string, port: number) => createAgentPod(cp, node, port, { replace: true });
   for (const node of o.bareNodes ?? []) await cp.createNode(node, o.labels ?? { role: "storage" });
-  for (const node of o.nodes) {
-    await cp.createNode(node, o.labels ?? { role: "storage" });
-    const s = (scratch[node] = new Scratch(`operator-${node}`));
-    for (let i = 0; i < (o.devices ?? 2); i++) s.loop();
+  /** Starts `node`'s agent on its scratch's loop devices (all of them, as they are now) and its pod. */
+  const runAgent = async (node: string) => {
+    const s = scratch[node]!;
     agents[node] = await startAgent({
       node,
       devices: s.loops,
@@ -104,6 +108,12 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
       extraArgs: ["--namespace", o.namespaces[0]!, ...tlsArgs],
     });
     await agentPod(node, Number(new URL(agents[node].url).port));
+  };
+  for (const node of o.nodes) {
+    await cp.createNode(node, o.labels ?? { role: "storage" });
+    const s = (scratch[node] = new Scratch(`operator-${node}`));
+    for (let i = 0; i < (o.devices ?? 2); i++) s.loop();
+    await runAgent(node);
   }
   const [, , saNs, sa] = cp.identities.operator.username.split(":");
   await must(cp, "POST", "/api/v1/namespaces", { metadata: { name: saNs } });
@@ -148,6 +158,10 @@ export async function startAgentCluster(o: AgentClusterOptions): Promise<AgentCl
     scratch,
     ...(tls ? { tls } : {}),
     agentPod,
+    restartAgent: async (node) => {
+      await agents[node]!.stop();
+      await runAgent(node);
+    },
     stop: async () => {
       await op.stop();
       for (const a of Object.values(agents)) await a.stop();

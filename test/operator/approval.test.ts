@@ -10,7 +10,6 @@ import { randomBytes } from "node:crypto";
 import { run as approve } from "../../src/cli/approve";
 import { run as status } from "../../src/cli/status";
 import { commandLog } from "../agent/command-log-reader";
-import { startAgent } from "../agent/harness";
 import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
 import { eventually, lvmNodesPath, must, setsPath, sleep } from "./env";
@@ -88,16 +87,7 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
   const extra = s.loop(320); // mkfs.xfs makes nothing under 300 MiB
   execFileSync("mkfs.xfs", ["-q", "-f", extra]);
   const uuid = execFileSync("blkid", ["-s", "UUID", "-o", "value", extra]).toString().trim();
-  await c.agents.n1!.stop();
-  c.agents.n1 = await startAgent({
-    node: "n1",
-    devices: s.loops,
-    ...s.agentFiles(),
-    ownMachine: true,
-    auth: { kubeconfig: c.cp.kubeconfigFor("agent") },
-    extraArgs: ["--namespace", NS],
-  });
-  await c.agentPod("n1", Number(new URL(c.agents.n1.url).port));
+  await c.restartAgent("n1");
 
   const waiting = await eventually(
     "the plan waits",

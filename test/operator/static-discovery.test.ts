@@ -8,7 +8,6 @@
  */
 import { randomBytes } from "node:crypto";
 import { commandLog } from "../agent/command-log-reader";
-import { startAgent } from "../agent/harness";
 import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
 import { eventually, lvmNodesPath, must, setsPath, sleep } from "./env";
@@ -79,16 +78,7 @@ test("a device that appears after a Static group was built is never claimed, and
   // Hot-plug: a blank device appears on the node (the agent restarts seeing it). Under Dynamic a
   // blank device matching the selector would be claimed (held for approval by the default policy).
   const extra = s.loop(128);
-  await c.agents.n1!.stop();
-  c.agents.n1 = await startAgent({
-    node: "n1",
-    devices: s.loops,
-    ...s.agentFiles(),
-    ownMachine: true,
-    auth: { kubeconfig: c.cp.kubeconfigFor("agent") },
-    extraArgs: ["--namespace", NS],
-  });
-  await c.agentPod("n1", Number(new URL(c.agents.n1.url).port));
+  await c.restartAgent("n1");
 
   const shown = await eventually(
     "the new device reported excluded",
