@@ -10,13 +10,14 @@
  * Per N: set created → every LVMNode Ready (the set's readyNodes = N and its Ready condition); the
  * API requests per node that took; one no-op resync (its duration from the first plan call to the
  * last status call, its API writes other than the Lease's, and requests per node); the operator's
- * RSS (now and peak). Goals (issue 17): 500 nodes Ready < 60 s, a no-op resync of 500 makes 0
+ * RSS (now and peak); how many LVMNodes hold a plan waiting for approval under the default policy
+ * Destructive (none should). Goals: 500 nodes Ready < 60 s, a no-op resync of 500 makes 0
  * writes, RSS < 200 MiB at 1,000 nodes, requests per node O(1).
  */
 import * as os from "node:os";
 import { binariesAvailable, type Json } from "../env/cluster";
 import { startFakeAgentCluster } from "../operator/fake-agent-cluster";
-import { eventually, must, setsPath, sleep } from "../operator/env";
+import { eventually, lvmNodes, must, setsPath, sleep } from "../operator/env";
 import { startOperatorProcess } from "../operator/operator-process";
 
 const NS = "storage";
@@ -93,6 +94,9 @@ function resyncBurst(
 
 export interface ScaleResult {
   readonly nodes: number;
+  readonly approvalPolicy: "Destructive";
+  /** LVMNodes holding a plan that waits for approval after the no-op resync. */
+  readonly pendingApprovals: number;
   readonly registerSeconds: number;
   readonly readySeconds: number;
   readonly requestsPerNodeToReady: number;
@@ -128,6 +132,9 @@ export async function measureScale(n: number): Promise<ScaleResult> {
       metadata: { name: "all", namespace: NS },
       spec: {
         template: {
+          // The default, named: every node's first plan builds a group on a blank device, which
+          // does not wait; the line says how many plans waited anyway (pendingApprovals).
+          approvalPolicy: "Destructive",
           volumeGroups: [
             {
               name: "vg1",
@@ -179,9 +186,14 @@ export async function measureScale(n: number): Promise<ScaleResult> {
     );
     await sleep(3000);
     const after = await op.metrics();
+    const pendingApprovals = [...(await lvmNodes(c.cp, NS)).values()].filter(
+      (node) => node.status?.pendingApproval !== undefined,
+    ).length;
     const rss = op.rss();
     return {
       nodes: n,
+      approvalPolicy: "Destructive",
+      pendingApprovals,
       registerSeconds,
       readySeconds,
       requestsPerNodeToReady: +((requests(atReady) - requests(before)) / n).toFixed(2),
