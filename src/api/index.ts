@@ -8,6 +8,7 @@ export * from "./lvmnodeset";
 export * from "./names";
 export * from "./objectmeta";
 export * from "./quantity";
+export * from "./reconcile-request";
 export * from "./rollout";
 export * from "./rules";
 export * from "./selectors";

@@ -53,6 +53,16 @@ test("own changes: added, spec, deletion, finalizers; not status, not deleted", 
   expect(keysForOwnLVMNodeChange({ type: "deleted", object: a })).toEqual([]);
 });
 
+test("a new value of the reconcile-request annotation: that LVMNode; the same value again, or another annotation: nothing", () => {
+  const annotated = (annotations: Record<string, string>) => lvmNode("storage", "n1", { annotations });
+  const asked = annotated({ "lvm.topolvm.io/reconcile-requested-at": "1" });
+  const change = (old: LVMNodeObject, object: LVMNodeObject) =>
+    keysForOwnLVMNodeChange({ type: "updated", object, old });
+  expect(change(lvmNode("storage", "n1"), asked)).toEqual(["storage/n1"]);
+  expect(change(asked, annotated({ "lvm.topolvm.io/reconcile-requested-at": "2" }))).toEqual(["storage/n1"]);
+  expect(change(asked, annotated({ "lvm.topolvm.io/reconcile-requested-at": "1", team: "a" }))).toEqual([]);
+});
+
 test("an agent pod turning Ready or not: the LVMNodes of its node in every namespace", () => {
   const change = { type: "updated" as const, object: pod("n1", "True"), old: pod("n1", "False") };
   expect(keysForAgentPodChange(change, LVMNODES)).toEqual(["storage/n1", "team-b/n1"]);

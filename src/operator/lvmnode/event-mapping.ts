@@ -1,4 +1,4 @@
-import { APPROVE_ANNOTATION } from "../../api";
+import { APPROVE_ANNOTATION, RECONCILE_REQUEST_ANNOTATION } from "../../api";
 import { AGENT_POD_LABELS } from "../../agent-api/pods";
 import { podSchema } from "../../agent-client/agent-pods";
 import type { Change } from "../../kube/informer";
@@ -14,8 +14,8 @@ import type { LVMNodeObject, LVMNodeSetObject } from "../types";
  */
 
 /**
- * An LVMNode's own change: new, or changed in spec (generation), deletion, finalizers or its
- * approval annotation. Not its status.
+ * An LVMNode's own change: new, or changed in spec (generation), deletion, finalizers, its
+ * approval annotation or its reconcile-request annotation. Not its status.
  */
 export function keysForOwnLVMNodeChange(change: Change<LVMNodeObject>): string[] {
   const { object: now, old } = change;
@@ -26,6 +26,7 @@ export function keysForOwnLVMNodeChange(change: Change<LVMNodeObject>): string[]
     o.metadata.deletionTimestamp,
     o.metadata.finalizers,
     o.metadata.annotations?.[APPROVE_ANNOTATION],
+    o.metadata.annotations?.[RECONCILE_REQUEST_ANNOTATION],
   ];
   return jsonEqual(m(old), m(now)) ? [] : [objectKey(now)];
 }
