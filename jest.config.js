@@ -37,6 +37,7 @@ module.exports = {
         "<rootDir>/test/pulumi/component-provider.test.ts",
         "<rootDir>/test/pulumi/python-lvm-system.test.ts",
         "<rootDir>/test/pulumi/crd-adoption.test.ts",
+        "<rootDir>/test/pulumi/approvals-e2e.test.ts",
       ],
     },
     {

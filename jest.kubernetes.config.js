@@ -4,7 +4,8 @@
  * a component provider used from Python (component-provider.test.ts, docs/languages.md; it needs
  * pulumi-resource-command too), and an LvmSystem and a cluster-mode NodeSet applied from Python
  * (python-lvm-system.test.ts), and our CRDs kept by a destroy, adopted by the next install and
- * upgraded (crd-adoption.test.ts). In `npm test`: the host lane's last tier (test/run.sh), once
+ * upgraded (crd-adoption.test.ts), and a NodeSet's approvals through the real provider to a real
+ * operator and agent (approvals-e2e.test.ts). In `npm test`: the host lane's last tier (test/run.sh), once
  * test/setup-late.sh has built the plugin. Alone: `npm run test:kubernetes`.
  */
 module.exports = {
@@ -17,5 +18,6 @@ module.exports = {
     "**/component-provider.test.ts",
     "**/python-lvm-system.test.ts",
     "**/crd-adoption.test.ts",
+    "**/approvals-e2e.test.ts",
   ],
 };

@@ -105,6 +105,11 @@ const cluster = config.getBoolean("clusterMode")
     }
   : undefined;
 
+// A plan that would wipe a signature or add a disk to the built group waits for a person
+// (approvalPolicy Destructive, the default). `pulumi-lvm status` shows it with its hash; config
+// `approvals` (node → hash, e.g. `pulumi config set --path 'approvals.worker-1' <hash>`) approves it.
+const approvals = config.getObject<Record<string, string>>("approvals");
+
 const nodeSet = new NodeSet(
   "quickstart",
   {
@@ -112,6 +117,7 @@ const nodeSet = new NodeSet(
     template,
     ...(agents ? { agents } : {}),
     ...(cluster ? { cluster } : {}),
+    ...(approvals ? { approvals } : {}),
   },
   // Served by the system: depends on it (its CRDs, agents and operator exist first).
   { system },

@@ -59,6 +59,24 @@ export const otherArgsSchema = z.strictObject({
       serviceAccountName: nonEmptyStringInput,
     })
     .optional(),
+  approvals: z
+    .record(
+      z.string(),
+      z.union([
+        z.custom<pulumi.Output<string>>((v) => pulumi.Output.isInstance(v)),
+        z.string().regex(/^[0-9a-f]{64}$/, {
+          error: "must be a plan's hash: 64 lower-case hex digits (status.pendingApproval.hash)",
+        }),
+      ]),
+    )
+    .superRefine((approvals, ctx) => {
+      for (const node of Object.keys(approvals)) {
+        const problem = dnsSubdomainProblem(node);
+        if (problem)
+          ctx.addIssue({ code: "custom", path: [node], message: `is not a node name: it ${problem}` });
+      }
+    })
+    .optional(),
   awaitNodesReady: z.boolean().optional(),
   readyTimeoutSeconds: z.number().int().positive().optional(),
 });

@@ -196,6 +196,76 @@ describe("NodeSet", () => {
     });
   });
 
+  describe("approvals", () => {
+    const PATCH = "kubernetes:lvm.topolvm.io/v2alpha1:LVMNodePatch";
+    const H1 = "a".repeat(64);
+    const H2 = "0123456789abcdef".repeat(4);
+
+    test("one server-side apply patch per node setting lvm.topolvm.io/approve to its hash, in node order, not behind the LVMNodeSet", async () => {
+      const recorded = await runProgram(
+        () => new NodeSet("edge", { ...edgeArgs(), approvals: { "worker-3": H2, "worker-1": H1 } }),
+      );
+      const patches = ofType(recorded, PATCH);
+      expect(patches.map((p) => [p.name, p.parent?.name, p.inputs])).toEqual([
+        [
+          "edge-approve-worker-1",
+          "edge",
+          {
+            apiVersion: "lvm.topolvm.io/v2alpha1",
+            kind: "LVMNode",
+            metadata: {
+              name: "worker-1",
+              namespace: "lvm-system",
+              annotations: { "lvm.topolvm.io/approve": H1 },
+            },
+          },
+        ],
+        [
+          "edge-approve-worker-3",
+          "edge",
+          {
+            apiVersion: "lvm.topolvm.io/v2alpha1",
+            kind: "LVMNode",
+            metadata: {
+              name: "worker-3",
+              namespace: "lvm-system",
+              annotations: { "lvm.topolvm.io/approve": H2 },
+            },
+          },
+        ],
+      ]);
+      // The set's await (LVMNodesReady) cannot end while a plan waits: an approval behind it never comes.
+      const set = find(recorded, CR, "edge").resource;
+      for (const p of patches) expect(p.opts.dependsOn ?? []).not.toContain(set);
+    });
+
+    test("none given, or an empty map: no patch", async () => {
+      for (const approvals of [undefined, {}])
+        expect(
+          ofType(await runProgram(() => new NodeSet("edge", { ...edgeArgs(), approvals })), PATCH),
+        ).toEqual([]);
+    });
+
+    test("a hash that is not one, a name that is not a node's, or approvals in sandbox mode: refused by path, nothing registered", async () => {
+      const refused = async (args: NodeSetArgs) => {
+        const { error, registered } = await runFailingProgram(() => new NodeSet("edge", args));
+        expect(error).toBeInstanceOf(ValidationError);
+        expect(registered).toBe(0);
+        return error.message;
+      };
+      expect(await refused({ ...edgeArgs(), approvals: { "worker-1": "738ce1b7" } })).toContain(
+        "args.approvals.worker-1: must be a plan's hash: 64 lower-case hex digits",
+      );
+      expect(await refused({ ...edgeArgs(), approvals: { Worker_1: H1 } })).toContain(
+        "args.approvals.Worker_1: is not a node name",
+      );
+      const agents = { "node-a": { url: "http://127.0.0.1:9443", token: "token-for-node-a-0001" } };
+      expect(await refused({ ...edgeArgs(), agents, approvals: { "node-a": H1 } })).toContain(
+        "args.approvals: cannot be used with agents",
+      );
+    });
+  });
+
   describe("cluster mode (cluster)", () => {
     const cluster = { kubeconfig: "apiVersion: v1\nkind: Config\n", serviceAccountName: "lvm-provisioner" };
 

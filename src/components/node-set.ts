@@ -9,6 +9,7 @@ import { checkLVMNodeSetSpec, type LVMNodeSetSpec, type ValidationProblem } from
 import { VolumeGroup } from "./volume-group";
 import { withDependencies } from "./depends-on";
 import { DEFAULT_READY_TIMEOUT_SECONDS, lvmNodeSetResource } from "./node-set-resource";
+import { nodeApprovals } from "./node-approvals";
 import { defaultClassProblems, defaultNameProblems, otherArgsSchema } from "./node-set-validate";
 import { recordNodeSet } from "./peer-facts";
 import { secretArgProblems, secretArgsGuard, type SecretArgPath } from "./secret-args";
@@ -91,6 +92,19 @@ export interface NodeSetArgs {
    * @example { kubeconfig: config.requireSecret("kubeconfig"), serviceAccountName: system.provisionerServiceAccountName }
    */
   readonly cluster?: ClusterMode;
+  /**
+   * Plans to approve, by node: the hash of the plan waiting on that node's LVMNode under the set's
+   * `approvalPolicy` (`pulumi-lvm status`, or `kubectl get lvmnode -n <namespace> <node> -o yaml`:
+   * `status.pendingApproval`). `up` sets the approval on exactly those LVMNodes, through the
+   * Kubernetes provider's credentials, which need the verb `approve` on lvmnodes (ClusterRole
+   * pulumi-lvm-approver); the operator's webhook refuses a hash other than the waiting plan's,
+   * naming that one, and the operator applies a plan only under the hash approved. An approval is
+   * used once: remove it once its plan is applied. Not in sandbox mode (`agents`), where no operator
+   * runs and `up` applies the plan the preview showed.
+   * @default {}
+   * @example { "worker-3": "738ce1b7e2f04a65a3c1d9f0b2e8c4a7d6f5e3b1a9c8d7e6f5a4b3c2d1e0f9a8" }
+   */
+  readonly approvals?: Record<string, pulumi.Input<string>>;
   /**
    * Whether `pulumi up` waits for the operator to build the set on its nodes: the set's
    * `LVMNodesReady` condition, for the generation just applied (every selected node's LVMNode
@@ -197,6 +211,9 @@ export class NodeSet extends pulumi.ComponentResource {
       disks ? { ...childOpts, dependsOn: withDependencies(dependsOn, [disks]) } : childOpts,
     );
 
+    // Not behind the LVMNodeSet: its await cannot end while a plan waits (node-approvals.ts).
+    if (args.approvals) nodeApprovals(name, { namespace, approvals: args.approvals }, childOpts);
+
     for (const vg of spec.template.volumeGroups)
       new VolumeGroup(`${name}-${vg.name}`, { volumeGroup: vg }, childOpts);
     const storageClassNames: Record<string, pulumi.Output<string>> = {};
@@ -268,6 +285,7 @@ function validate(
     defaultStorageClass,
     agents,
     cluster,
+    approvals,
     awaitNodesReady,
     readyTimeoutSeconds,
   } = other as Pick<NodeSetArgs, keyof typeof otherArgsSchema.shape>;
@@ -279,6 +297,12 @@ function validate(
     problems.push({
       path: "args.cluster",
       message: "cannot be used together with agents: pick sandbox mode (agents) or cluster mode (cluster)",
+    });
+  if (agents && approvals && Object.keys(approvals).length)
+    problems.push({
+      path: "args.approvals",
+      message:
+        "cannot be used with agents: in sandbox mode no operator holds a plan for approval; up applies the plan the preview showed",
     });
   problems.push(...secretArgProblems(args, NODE_SET_SECRET_ARGS));
   const checked = checkLVMNodeSetSpec(spec, ["args"]);

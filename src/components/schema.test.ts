@@ -35,9 +35,17 @@ describe("Pulumi schema inference", () => {
       "template",
       "agents",
       "cluster",
+      "approvals",
       "awaitNodesReady",
       "readyTimeoutSeconds",
     ]);
+    // From every language: a map of node name → hash, each hash an Input (another stack's output).
+    expect(result.components.NodeSet!.inputs.approvals).toMatchObject({
+      type: "object",
+      additionalProperties: { type: "string" },
+      optional: true,
+    });
+    expect(result.components.NodeSet!.inputs.approvals!.additionalProperties!.plain).toBeUndefined();
     expect(result.components.NodeSet!.inputs.cluster).toMatchObject({
       $ref: "#/types/pulumi-lvm:index:ClusterMode",
       optional: true,
