@@ -128,8 +128,9 @@ function topolvmRelease(
   at: WorkloadContext,
 ): void {
   // A node that two node sets select belongs to neither: the agents leave it alone, and it runs no lvmd.
+  // pulumi.log.warn's promise never rejects (an undelivered line goes to stderr): nothing to wait for.
   for (const [a, b] of plan.overlaps)
-    pulumi.log.warn(
+    void pulumi.log.warn(
       `node sets "${a}" and "${b}" may select the same nodes; a node both select gets neither's volume groups and runs no lvmd`,
       at.parent,
     );

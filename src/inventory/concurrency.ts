@@ -20,7 +20,8 @@ export async function afterwards<T>(
 export async function allSettled<T extends readonly unknown[]>(
   promises: readonly [...{ [K in keyof T]: Promise<T[K]> }],
 ): Promise<T> {
-  const settled = await Promise.allSettled(promises);
+  // As a plain array: typescript-eslint's await-thenable cannot see promises in the mapped tuple type.
+  const settled = await Promise.allSettled(promises as readonly Promise<unknown>[]);
   for (const s of settled) if (s.status === "rejected") throw s.reason;
   return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }

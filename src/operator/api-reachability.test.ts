@@ -13,7 +13,7 @@ test("one log line when the API server stops answering, one when it answers agai
   expect(api.reachable).toBe(false);
   let resumed = false;
   const waiting = api.whenReachable().then(() => (resumed = true));
-  clock.advance(30_000);
+  await clock.advance(30_000);
   // An HTTP error is an answer: the API server is back.
   api.record(new KubeApiError("GET", "LVMNodes", 410, "Expired", "too old"));
   await waiting;
