@@ -8,8 +8,10 @@ import { APPROVE_ANNOTATION, GROUP_VERSION } from "../api";
  * on that LVMNode, set by a server-side apply patch of the Kubernetes provider, with its
  * credentials. The operator's webhook judges it as it judges `pulumi-lvm approve`: a caller without
  * the verb approve on lvmnodes gets 403, a hash other than the waiting plan's 409 naming that one;
- * and the operator applies a plan only under the hash approved. The hash is written by a person who read the plan (`pulumi-lvm status`, kubectl), not read from the
- * cluster: `pulumi up` runs the program twice, and a plan read on the second run is one nobody saw.
+ * and the operator applies a plan only under the hash approved. The hash is written by a person
+ * who read the plan (`pulumi-lvm status`, kubectl), not read from the cluster: `pulumi up` runs the
+ * program twice, and a plan read on the second run is one nobody saw. A node with no LVMNode: the
+ * apply would create one, and the API server refuses it (no spec), so the up fails naming it.
  *
  * Not dependent on the LVMNodeSet: its await (LVMNodesReady) cannot end while a plan waits, so an
  * approval behind it would never be given.

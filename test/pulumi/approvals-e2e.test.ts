@@ -5,7 +5,8 @@
  * A device hot-plugged with an xfs filesystem into a wipe-enabled wildcard group waits for an
  * approval; `pulumi up` with a stale hash wipes nothing (the operator says which hash waits); with
  * the waiting plan's hash it wipes exactly once; an up after that, and one with the approval
- * removed, change nothing on the node. The operator's admission webhook is not in this harness: its
+ * removed, change nothing on the node; an approval for a node that has no LVMNode fails the up and
+ * creates nothing. The operator's admission webhook is not in this harness: its
  * refusals are test/operator/admission.test.ts's.
  *
  * Missing binaries (the CLI, the plugin, the apiserver, lvm) are a failure saying how to get them.
@@ -160,4 +161,15 @@ test("pulumi up approves exactly the hash the program names: a stale one wipes n
   const after = await lvmNode();
   expect(after.status?.volumeGroups?.[0]?.devices?.included).toHaveLength(2);
   expect(after.metadata.annotations?.["lvm.topolvm.io/approve"]).toBeUndefined();
+
+  // A node with no LVMNode (a typo): a server-side apply would create the object, and the API server
+  // refuses one without a spec. The up fails naming it, and no LVMNode appears.
+  ws.ok(["config", "set", "--path", "approvals.n9", pending.hash]);
+  const typo = ws.run(["up", "--yes", "--skip-preview"], LONG);
+  expect(typo.code).not.toBe(0);
+  expect(typo.output).toMatch(
+    /LVMNodePatch \(wild-approve-n9\):\s+error: .*LVMNode\.lvm\.topolvm\.io "n9" is invalid: \[spec: Required value/,
+  );
+  expect((await c.cp.request("GET", lvmNodesPath(NS, "n9"))).status).toBe(404);
+  ws.ok(["config", "rm", "--path", "approvals.n9"]);
 });
