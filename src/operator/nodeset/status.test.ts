@@ -129,6 +129,33 @@ describe("nodeSetStatus", () => {
     expect([s.desiredNodes, s.readyNodes, s.failedNodes]).toEqual([2, 1, 0]);
   });
 
+  test("a node whose plan waits for an approval: AwaitingApproval, naming the node and the plan's hash", () => {
+    const hash = "738ce1b7".repeat(8);
+    const waiting: LVMNodeObject = {
+      ...withState("b", "Progressing"),
+      status: {
+        state: "Progressing",
+        pendingApproval: { hash, policy: "Destructive", since: "2044-10-22T16:29:24Z", steps: [] },
+      },
+    };
+    const status = nodeSetStatus(set, active([withState("a", "Ready"), waiting, withState("c")]), T0);
+    expect(status.conditions?.find((c) => c.type === "LVMNodesReady")).toMatchObject({
+      status: "False",
+      reason: "AwaitingApproval",
+      message: `1 of 3 LVMNodes are Ready; 1 wait for a person to approve their plan: b (plan ${hash}) (pulumi-lvm approve --node NODE --hash HASH, or a NodeSet's approvals); not yet: b (Progressing), c (Pending)`,
+    });
+    expect(status.conditions?.find((c) => c.type === "Ready")).toMatchObject({
+      status: "False",
+      reason: "AwaitingApproval",
+    });
+    // A failure elsewhere comes first: it needs someone too, and says why.
+    expect(
+      nodeSetStatus(set, active([waiting, withState("c")], { failures: ["c"] }), T0).conditions?.find(
+        (c) => c.type === "LVMNodesReady",
+      ),
+    ).toMatchObject({ reason: "ApplyFailed" });
+  });
+
   test("Ready follows the nodes as one fails and recovers; its transition time moves only on a change", () => {
     const ok = nodeSetStatus(set, active([withState("a", "Ready"), withState("b", "Ready")]), T0);
     expect(ok.conditions?.find((c) => c.type === "Ready")).toMatchObject({

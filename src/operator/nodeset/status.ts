@@ -176,6 +176,13 @@ function summarize(
     return state === "Ready" ? { name, state } : { name, state, message: notReadyMessage(o) };
   });
   const notReady = nodes.filter((n) => n.state !== "Ready");
+  // A node whose plan waits for a person is named with the plan's hash: what a `pulumi up` that
+  // waited for this condition, or `kubectl wait`, prints when it gives up.
+  const awaiting = notReady.flatMap((n) => {
+    const hash = input.lvmNodes.get(n.name)?.status?.pendingApproval?.hash;
+    return hash ? [`${n.name} (plan ${hash})`] : [];
+  });
+  const notYet = `not yet: ${names(notReady.map((n) => `${n.name} (${n.state})`))}${notReady.length > LISTED_NODES ? ` (status.nodes lists the first ${LISTED_NODES})` : ""}`;
   const condition: DesiredCondition =
     input.conflicts.length > 0
       ? {
@@ -200,12 +207,19 @@ function summarize(
                 reason: "AllLVMNodesReady",
                 message: `${nodes.length} of ${nodes.length} LVMNodes are Ready`,
               }
-            : {
-                type,
-                status: "False",
-                reason: "LVMNodesNotReady",
-                message: `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready; not yet: ${names(notReady.map((n) => `${n.name} (${n.state})`))}${notReady.length > LISTED_NODES ? ` (status.nodes lists the first ${LISTED_NODES})` : ""}`,
-              };
+            : awaiting.length > 0
+              ? {
+                  type,
+                  status: "False",
+                  reason: "AwaitingApproval",
+                  message: `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready; ${awaiting.length} wait for a person to approve their plan: ${names(awaiting)} (pulumi-lvm approve --node NODE --hash HASH, or a NodeSet's approvals); ${notYet}`,
+                }
+              : {
+                  type,
+                  status: "False",
+                  reason: "LVMNodesNotReady",
+                  message: `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready; ${notYet}`,
+                };
   return { state: summaryState(nodes, problems.size > 0), nodes, condition };
 }
 
