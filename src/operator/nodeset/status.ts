@@ -175,14 +175,6 @@ function summarize(
     const state = o?.status?.state ?? "Pending";
     return state === "Ready" ? { name, state } : { name, state, message: notReadyMessage(o) };
   });
-  const notReady = nodes.filter((n) => n.state !== "Ready");
-  // A node whose plan waits for a person is named with the plan's hash: what a `pulumi up` that
-  // waited for this condition, or `kubectl wait`, prints when it gives up.
-  const awaiting = notReady.flatMap((n) => {
-    const hash = input.lvmNodes.get(n.name)?.status?.pendingApproval?.hash;
-    return hash ? [`${n.name} (plan ${hash})`] : [];
-  });
-  const notYet = `not yet: ${names(notReady.map((n) => `${n.name} (${n.state})`))}${notReady.length > LISTED_NODES ? ` (status.nodes lists the first ${LISTED_NODES})` : ""}`;
   const condition: DesiredCondition =
     input.conflicts.length > 0
       ? {
@@ -200,27 +192,34 @@ function summarize(
           }
         : nodes.length === 0
           ? { type, status: "False", reason: "NoNodesSelected", message: "the nodeSelector selects no node" }
-          : notReady.length === 0
-            ? {
-                type,
-                status: "True",
-                reason: "AllLVMNodesReady",
-                message: `${nodes.length} of ${nodes.length} LVMNodes are Ready`,
-              }
-            : awaiting.length > 0
-              ? {
-                  type,
-                  status: "False",
-                  reason: "AwaitingApproval",
-                  message: `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready; ${awaiting.length} wait for a person to approve their plan: ${names(awaiting)} (pulumi-lvm approve --node NODE --hash HASH, or a NodeSet's approvals); ${notYet}`,
-                }
-              : {
-                  type,
-                  status: "False",
-                  reason: "LVMNodesNotReady",
-                  message: `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready; ${notYet}`,
-                };
+          : readiness(nodes, input.lvmNodes);
   return { state: summaryState(nodes, problems.size > 0), nodes, condition };
+}
+
+/** LVMNodesReady when every selected node's LVMNode was written: how many are Ready, and who waits. */
+function readiness(
+  nodes: readonly NodeEntry[],
+  lvmNodes: ReadonlyMap<string, LVMNodeObject>,
+): DesiredCondition {
+  const type = "LVMNodesReady";
+  const notReady = nodes.filter((n) => n.state !== "Ready");
+  const ready = `${nodes.length - notReady.length} of ${nodes.length} LVMNodes are Ready`;
+  if (notReady.length === 0) return { type, status: "True", reason: "AllLVMNodesReady", message: ready };
+  const notYet = `not yet: ${names(notReady.map((n) => `${n.name} (${n.state})`))}${notReady.length > LISTED_NODES ? ` (status.nodes lists the first ${LISTED_NODES})` : ""}`;
+  // A node whose plan waits for a person is named with the plan's hash: what a `pulumi up` that
+  // waited for this condition, or `kubectl wait`, prints when it gives up.
+  const awaiting = notReady.flatMap((n) => {
+    const hash = lvmNodes.get(n.name)?.status?.pendingApproval?.hash;
+    return hash ? [`${n.name} (plan ${hash})`] : [];
+  });
+  return awaiting.length > 0
+    ? {
+        type,
+        status: "False",
+        reason: "AwaitingApproval",
+        message: `${ready}; ${awaiting.length} wait for a person to approve their plan: ${names(awaiting)} (pulumi-lvm approve --node NODE --hash HASH, or a NodeSet's approvals); ${notYet}`,
+      }
+    : { type, status: "False", reason: "LVMNodesNotReady", message: `${ready}; ${notYet}` };
 }
 
 function summaryState(nodes: readonly NodeEntry[], problems: boolean): State {
