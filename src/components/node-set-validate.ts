@@ -27,6 +27,14 @@ const agentUrl = z.union([
   }),
 ]);
 
+/** A map keyed by node name (agents, approvals): each key that is not one, by its path. */
+function nodeNameKeys(map: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  for (const node of Object.keys(map)) {
+    const problem = dnsSubdomainProblem(node);
+    if (problem) ctx.addIssue({ code: "custom", path: [node], message: `is not a node name: it ${problem}` });
+  }
+}
+
 /** The args besides the spec (nodeSelector, template), which the API's own schema checks. */
 export const otherArgsSchema = z.strictObject({
   nodeSetName: objectName.optional(),
@@ -44,13 +52,7 @@ export const otherArgsSchema = z.strictObject({
           .optional(),
       }),
     )
-    .superRefine((agents, ctx) => {
-      for (const node of Object.keys(agents)) {
-        const problem = dnsSubdomainProblem(node);
-        if (problem)
-          ctx.addIssue({ code: "custom", path: [node], message: `is not a node name: it ${problem}` });
-      }
-    })
+    .superRefine(nodeNameKeys)
     .optional(),
   cluster: z
     .strictObject({
@@ -69,13 +71,7 @@ export const otherArgsSchema = z.strictObject({
         }),
       ]),
     )
-    .superRefine((approvals, ctx) => {
-      for (const node of Object.keys(approvals)) {
-        const problem = dnsSubdomainProblem(node);
-        if (problem)
-          ctx.addIssue({ code: "custom", path: [node], message: `is not a node name: it ${problem}` });
-      }
-    })
+    .superRefine(nodeNameKeys)
     .optional(),
   awaitNodesReady: z.boolean().optional(),
   readyTimeoutSeconds: z.number().int().positive().optional(),

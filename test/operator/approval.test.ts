@@ -9,9 +9,9 @@ import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { run as approve } from "../../src/cli/approve";
 import { run as status } from "../../src/cli/status";
-import { commandLog } from "../agent/command-log-reader";
 import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
+import { conditionOf, lvmNodeWaits } from "./lvmnode-waits";
 import { eventually, lvmNodesPath, must, setsPath, sleep } from "./env";
 
 jest.setTimeout(180_000);
@@ -33,15 +33,9 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => c?.stop());
 
-const wipes = () =>
-  commandLog(c.scratch.n1!.path("commands.jsonl")).filter(
-    (x) => x.tool === "wipefs" && !x.requested.includes("--no-act"),
-  );
-const lvmNode = async (): Promise<Json> => {
-  const r = await c.cp.request("GET", lvmNodesPath(NS, "n1"));
-  return r.status === 200 ? r.body : { metadata: {} };
-};
-const condition = (o: Json, type: string) => (o.status?.conditions ?? []).find((x: Json) => x.type === type);
+const n1 = () => lvmNodeWaits(c, NS, "n1");
+const lvmNode = () => n1().read();
+const wipes = () => n1().wipes();
 const annotate = (hash: string) =>
   must(c.cp, "PATCH", lvmNodesPath(NS, "n1"), {
     metadata: { annotations: { "lvm.topolvm.io/approve": hash } },
@@ -72,15 +66,7 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
     },
   });
   // The group's first build on a blank device goes ahead under Destructive.
-  await eventually(
-    "n1 Ready with one device",
-    async () => {
-      const n = await lvmNode();
-      return n.status?.state === "Ready" && n.status.volumeGroups?.[0]?.devices?.included?.length === 1;
-    },
-    60_000,
-    200,
-  );
+  await n1().readyWith(1);
 
   // Hot-plug: a device with an xfs filesystem appears on the node (the agent restarts seeing it).
   const s = c.scratch.n1!;
@@ -89,24 +75,16 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
   const uuid = execFileSync("blkid", ["-s", "UUID", "-o", "value", extra]).toString().trim();
   await c.restartAgent("n1");
 
-  const waiting = await eventually(
-    "the plan waits",
-    async () => {
-      const n = await lvmNode();
-      return n.status?.pendingApproval ? n : undefined;
-    },
-    60_000,
-    200,
-  );
+  const waiting = await n1().planWaiting();
   const pending = waiting.status.pendingApproval;
   const wipe = pending.steps.find((x: Json) => x.op === "wipefs");
   expect(wipe).toMatchObject({ device: extra, erases: [expect.objectContaining({ type: "xfs", uuid })] });
   expect(pending.claims).toEqual([expect.stringContaining(`${VG}: ${extra}`)]);
-  expect(condition(waiting, "AwaitingApproval")).toMatchObject({
+  expect(conditionOf(waiting, "AwaitingApproval")).toMatchObject({
     status: "True",
     reason: "ApprovalRequired",
   });
-  expect(condition(waiting, "Ready")).toMatchObject({ status: "False", reason: "AwaitingApproval" });
+  expect(conditionOf(waiting, "Ready")).toMatchObject({ status: "False", reason: "AwaitingApproval" });
   const awaitingGauge = `pulumi_lvm_lvmnode_awaiting_approval{namespace="${NS}",lvmnode="n1"} 1`;
   expect(await c.op.metrics.render(0, c.op.operator.lvmNodeGauges())).toContain(awaitingGauge);
 
@@ -119,16 +97,8 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
 
   // A stale approval: refused, naming the plan that waits now; still nothing wiped.
   await annotate("0000stale");
-  const refused = await eventually(
-    "the stale approval is refused",
-    async () => {
-      const n = await lvmNode();
-      return condition(n, "AwaitingApproval")?.reason === "StaleApproval" ? n : undefined;
-    },
-    30_000,
-    200,
-  );
-  expect(condition(refused, "AwaitingApproval").message).toContain(`the plan now is ${pending.hash}`);
+  const refused = await n1().staleApprovalRefused();
+  expect(conditionOf(refused, "AwaitingApproval").message).toContain(`the plan now is ${pending.hash}`);
   expect(wipes()).toEqual([]);
 
   // The CLI, through a kubeconfig: a stale hash is refused naming the waiting one (exit 1); the
@@ -164,22 +134,7 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
     code: 0,
     out: expect.stringContaining(`approved plan ${pending.hash} of LVMNode ${NS}/n1`),
   });
-  const done = await eventually(
-    "approved and applied",
-    async () => {
-      const n = await lvmNode();
-      return n.status?.volumeGroups?.[0]?.devices?.included?.length === 2 && !n.status.pendingApproval
-        ? n
-        : undefined;
-    },
-    60_000,
-    200,
-  ).catch(async (e) => {
-    const n = await lvmNode();
-    throw new Error(
-      `${(e as Error).message}: ${JSON.stringify({ annotations: n.metadata.annotations, conditions: n.status?.conditions, pending: n.status?.pendingApproval, vgs: n.status?.volumeGroups })}`,
-    );
-  });
+  const done = await n1().approvedAndApplied(2);
   expect(wipes().map((x) => x.requested)).toEqual([expect.arrayContaining([extra])]);
   expect(wipes()).toHaveLength(1);
   expect(done.status.lastApproval).toMatchObject({ hash: pending.hash });
@@ -189,12 +144,7 @@ test("a hot-plugged xfs device: shown waiting with its UUID, never wiped unappro
     10_000,
     200,
   );
-  await eventually(
-    "the annotation is gone",
-    async () => !(await lvmNode()).metadata.annotations?.["lvm.topolvm.io/approve"],
-    10_000,
-    200,
-  );
+  await n1().approvalRemoved();
   await sleep(2 * RESYNC_MS);
   expect(wipes()).toHaveLength(1);
 });

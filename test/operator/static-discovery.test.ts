@@ -10,7 +10,8 @@ import { randomBytes } from "node:crypto";
 import { commandLog } from "../agent/command-log-reader";
 import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "./agent-cluster";
-import { eventually, lvmNodesPath, must, setsPath, sleep } from "./env";
+import { eventually, must, setsPath, sleep } from "./env";
+import { lvmNodeWaits } from "./lvmnode-waits";
 
 jest.setTimeout(180_000);
 
@@ -30,10 +31,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(async () => c?.stop());
 
-const lvmNode = async (): Promise<Json> => {
-  const r = await c.cp.request("GET", lvmNodesPath(NS, "n1"));
-  return r.status === 200 ? r.body : { metadata: {} };
-};
+const n1 = () => lvmNodeWaits(c, NS, "n1");
 /** Every command the agent ran that names `device` and is not a read. */
 const writesTo = (device: string) =>
   commandLog(c.scratch.n1!.path("commands.jsonl")).filter(
@@ -65,15 +63,7 @@ test("a device that appears after a Static group was built is never claimed, and
   });
   const s = c.scratch.n1!;
   const [first] = s.loops;
-  await eventually(
-    "n1 Ready with its one device",
-    async () => {
-      const n = await lvmNode();
-      return n.status?.state === "Ready" && n.status.volumeGroups?.[0]?.devices?.included?.length === 1;
-    },
-    60_000,
-    200,
-  );
+  await n1().readyWith(1);
 
   // Hot-plug: a blank device appears on the node (the agent restarts seeing it). Under Dynamic a
   // blank device matching the selector would be claimed (held for approval by the default policy).
@@ -83,7 +73,7 @@ test("a device that appears after a Static group was built is never claimed, and
   const shown = await eventually(
     "the new device reported excluded",
     async () => {
-      const n = await lvmNode();
+      const n = await n1().read();
       const excluded = n.status?.volumeGroups?.[0]?.devices?.excluded ?? [];
       return excluded.some((x: Json) => x.kname === extra) ? n : undefined;
     },
@@ -98,7 +88,7 @@ test("a device that appears after a Static group was built is never claimed, and
 
   // Three resyncs later: still not claimed, nothing written to it, nothing waiting, still Ready.
   await sleep(3 * RESYNC_MS + 500);
-  const later = await lvmNode();
+  const later = await n1().read();
   expect(later.status.state).toBe("Ready");
   expect(later.status.pendingApproval).toBeUndefined();
   expect(later.status.volumeGroups[0].devices.included).toHaveLength(1);

@@ -16,10 +16,10 @@ import { randomBytes } from "node:crypto";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { commandLog } from "../agent/command-log-reader";
 import type { Json } from "../env/cluster";
 import { startAgentCluster, type AgentCluster } from "../operator/agent-cluster";
-import { eventually, lvmNodesPath, sleep } from "../operator/env";
+import { lvmNodesPath, sleep } from "../operator/env";
+import { conditionOf, lvmNodeWaits } from "../operator/lvmnode-waits";
 import { PulumiWorkspace, requirePulumiBinaries } from "./cli";
 import { requireKubernetesPlugin } from "./kubernetes-plugin";
 
@@ -65,45 +65,20 @@ afterAll(async () => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
 });
 
-const wipes = () =>
-  commandLog(c.scratch.n1!.path("commands.jsonl")).filter(
-    (x) => x.tool === "wipefs" && !x.requested.includes("--no-act"),
-  );
-const lvmNode = async (): Promise<Json> => {
-  const r = await c.cp.request("GET", lvmNodesPath(NS, "n1"));
-  return r.status === 200 ? r.body : { metadata: {} };
-};
-const condition = (o: Json, type: string) => (o.status?.conditions ?? []).find((x: Json) => x.type === type);
+const n1 = () => lvmNodeWaits(c, NS, "n1");
+const wipes = () => n1().wipes();
 const approve = (hash: string) => ws.ok(["config", "set", "--path", "approvals.n1", hash]);
 
 test("pulumi up approves exactly the hash the program names: a stale one wipes nothing, the waiting one wipes once", async () => {
   ws.ok(["up", "--yes", "--skip-preview"], LONG);
   // The group's first build on a blank device does not wait (approvalPolicy Destructive, the default).
-  await eventually(
-    "n1 Ready with one device",
-    async () => {
-      const n = await lvmNode();
-      return n.status?.state === "Ready" && n.status.volumeGroups?.[0]?.devices?.included?.length === 1;
-    },
-    60_000,
-    200,
-  );
+  await n1().readyWith(1);
 
   // Hot-plug: a device with an xfs filesystem appears on the node.
   const extra = c.scratch.n1!.loop(320); // mkfs.xfs makes nothing under 300 MiB
   execFileSync("mkfs.xfs", ["-q", "-f", extra]);
   await c.restartAgent("n1");
-  const pending = (
-    await eventually(
-      "the plan waits",
-      async () => {
-        const n = await lvmNode();
-        return n.status?.pendingApproval ? n : undefined;
-      },
-      60_000,
-      200,
-    )
-  ).status.pendingApproval;
+  const pending = (await n1().planWaiting()).status.pendingApproval;
   expect(pending.steps.map((s: Json) => s.op)).toContain("wipefs");
 
   // A hash that is not the waiting plan's: the patch is applied, the operator applies nothing.
@@ -111,16 +86,8 @@ test("pulumi up approves exactly the hash the program names: a stale one wipes n
   approve(stale);
   const staleUp = ws.ok(["up", "--yes", "--skip-preview"], LONG);
   expect(staleUp.output).toMatch(/\+ .*kubernetes:lvm\.topolvm\.io\/v2alpha1:LVMNodePatch.*wild-approve-n1/);
-  const refused = await eventually(
-    "the stale approval is refused",
-    async () => {
-      const n = await lvmNode();
-      return condition(n, "AwaitingApproval")?.reason === "StaleApproval" ? n : undefined;
-    },
-    30_000,
-    200,
-  );
-  expect(condition(refused, "AwaitingApproval").message).toContain(`the plan now is ${pending.hash}`);
+  const refused = await n1().staleApprovalRefused();
+  expect(conditionOf(refused, "AwaitingApproval").message).toContain(`the plan now is ${pending.hash}`);
   await sleep(2 * RESYNC_MS);
   expect(wipes()).toEqual([]);
 
@@ -130,25 +97,10 @@ test("pulumi up approves exactly the hash the program names: a stale one wipes n
   expect(preview).toContain(pending.hash);
   expect(preview).toContain(stale);
   ws.ok(["up", "--yes", "--skip-preview"], LONG);
-  const done = await eventually(
-    "approved and applied",
-    async () => {
-      const n = await lvmNode();
-      return n.status?.volumeGroups?.[0]?.devices?.included?.length === 2 && !n.status.pendingApproval
-        ? n
-        : undefined;
-    },
-    60_000,
-    200,
-  );
+  const done = await n1().approvedAndApplied(2);
   expect(done.status.lastApproval).toMatchObject({ hash: pending.hash });
   expect(wipes().map((x) => x.requested)).toEqual([expect.arrayContaining([extra])]);
-  await eventually(
-    "the operator removed the used approval",
-    async () => !(await lvmNode()).metadata.annotations?.["lvm.topolvm.io/approve"],
-    10_000,
-    200,
-  );
+  await n1().approvalRemoved();
 
   // Up again with the same config: nothing to do. Then with the approval removed: its patch goes,
   // and nothing on the node changes.
@@ -158,7 +110,7 @@ test("pulumi up approves exactly the hash the program names: a stale one wipes n
   expect(removed).toMatch(/- .*kubernetes:lvm\.topolvm\.io\/v2alpha1:LVMNodePatch.*wild-approve-n1.*deleted/);
   await sleep(2 * RESYNC_MS);
   expect(wipes()).toHaveLength(1);
-  const after = await lvmNode();
+  const after = await n1().read();
   expect(after.status?.volumeGroups?.[0]?.devices?.included).toHaveLength(2);
   expect(after.metadata.annotations?.["lvm.topolvm.io/approve"]).toBeUndefined();
 
